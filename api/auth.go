@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/apikey"
+	"github.com/linkd/linkd/queries"
+)
+
+// Resources a key's permissions name.
+const (
+	resDomains    = "domains"
+	resLinks      = "links"
+	resProjects   = "projects"
+	resWorkspaces = "workspaces"
+	resAnalytics  = "analytics"
+	resAPIKeys    = "api_keys" // key management: full access only for writes
+	resAny        = ""         // any valid key
+)
+
+type principal struct {
+	key queries.APIKey
+}
+
+func (p principal) actor() commands.Actor {
+	return commands.Actor{UserID: p.key.UserID, KeyID: p.key.ID, Operator: p.key.Operator}
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p principal) error
+
+// bearer returns the key of an "Authorization: Bearer <key>" header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// authenticate finds the active key of a request.
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (queries.APIKey, error) {
+	key := bearer(r)
+	if key == "" || len(key) > 256 {
+		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
+	}
+	hash := s.hasher.Hash(key)
+	if v, ok := s.keyCache.Load(hash); ok {
+		k := v.(queries.APIKey)
+		if k.IsActive {
+			return k, nil
+		}
+		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
+	}
+	k, ok, err := s.rm.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return queries.APIKey{}, err
+	}
+	if !ok || !k.IsActive {
+		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
+	}
+	s.keyCache.Store(hash, k)
+	return k, nil
+}
+
+// permitted applies the key's access level to a resource and method.
+func permitted(k queries.APIKey, resource, method string) bool {
+	if k.Kind == apikey.KindPublishable {
+		return false // publishable keys are for client-side collection only
+	}
+	read := method == http.MethodGet || method == http.MethodHead
+	if resource == resAny {
+		return true
+	}
+	switch k.Access {
+	case apikey.AccessFull:
+		return true
+	case apikey.AccessReadOnly:
+		return read
+	case apikey.AccessLimited:
+		if resource == resAPIKeys {
+			return read
+		}
+		switch k.Permissions[resource] {
+		case apikey.PermWrite:
+			return true
+		case apikey.PermRead:
+			return read
+		}
+	}
+	return false
+}
+
+// authed wraps a handler: key, permission, rate limit, then the handler.
+func (s *Server) authed(resource string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k, err := s.authenticate(r.Context(), r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !permitted(k, resource, r.Method) {
+			s.writeError(w, r, domain.ErrInsufficientPermissions())
+			return
+		}
+		p := principal{key: k}
+		if !s.rateLimit(w, r, p, resource) {
+			return
+		}
+		if err := h(w, r, p); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// rateLimit counts the request against its resource and sets the headers;
+// it answers 429 and returns false when the limit is spent.
+func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, resource string) bool {
+	if s.limiter == nil {
+		return true
+	}
+	limit := s.cfg.ResourceLimit
+	if resource == resDomains {
+		limit = s.cfg.DomainLimit
+	}
+	vars := mux.Vars(r)
+	var id string
+	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id"} {
+		if v := vars[name]; v != "" {
+			id = name + ":" + v
+			break
+		}
+	}
+	if id == "" {
+		id = "user:" + p.key.UserID
+	}
+	if resource == resAny {
+		resource = "keys"
+	}
+	d := s.limiter.Allow(resource+"|"+id, limit, time.Hour, s.now())
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
+	if d.Allowed || p.key.Operator {
+		return true
+	}
+	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+	writeDetail(w, http.StatusTooManyRequests, "Rate limit exceeded")
+	return false
+}

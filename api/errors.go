@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+)
+
+// statusOf maps a domain error kind to its HTTP status: the one place that
+// does so.
+func statusOf(k domain.Kind) int {
+	switch k {
+	case domain.KindInvalid:
+		return http.StatusBadRequest
+	case domain.KindUnauthorized:
+		return http.StatusUnauthorized
+	case domain.KindForbidden, domain.KindPlan:
+		return http.StatusForbidden
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindConflict:
+		return http.StatusConflict
+	case domain.KindGone:
+		return http.StatusGone
+	case domain.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case domain.KindRateLimited:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	_ = enc.Encode(v)
+}
+
+// writeDetail answers {"detail": msg}.
+func writeDetail(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"detail": msg})
+}
+
+// writeError answers an error in the spec's shape. Unknown errors are
+// logged and answered with a generic 500: never a stack trace.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var de *domain.Error
+	switch {
+	case errors.As(err, &de):
+		body := map[string]any{"detail": de.Message}
+		for k, v := range de.Extra {
+			body[k] = v
+		}
+		writeJSON(w, statusOf(de.Kind), body)
+	case errors.Is(err, commands.ErrConcurrency):
+		writeDetail(w, http.StatusConflict, "The resource was changed concurrently; try again")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		writeDetail(w, http.StatusServiceUnavailable, "The request timed out")
+	default:
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeDetail(w, http.StatusInternalServerError, "Internal server error")
+	}
+}
+
+func logAttrs(r *http.Request) []any {
+	return []any{slog.String("method", r.Method), slog.String("path", r.URL.Path)}
+}

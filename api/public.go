@@ -1,0 +1,71 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+)
+
+// publicLinkByCode answers GET /v1/links/code/{code}: the link, without its
+// password, counting the access as a click. Password-protected links need
+// the X-Link-Password header.
+func (s *Server) publicLinkByCode(w http.ResponseWriter, r *http.Request) {
+	if err := s.servePublicLink(w, r); err != nil {
+		s.writeError(w, r, err)
+	}
+}
+
+func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
+	rd := s.redirect
+	if rd == nil {
+		return domain.NotFound("Link not found")
+	}
+	ctx := r.Context()
+	domainID, _, err := rd.domainOf(ctx, r.Host)
+	if err != nil {
+		return err
+	}
+	code := mux.Vars(r)["code"]
+	l, err := rd.lookup(ctx, domainID, code)
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		return domain.NotFound("Link not found")
+	}
+	now := s.now()
+	if l.ExpirationDate != nil && !now.Before(*l.ExpirationDate) {
+		return domain.Gone(commands.MsgLinkExpired)
+	}
+	if l.PasswordEnc != "" {
+		given := r.Header.Get("X-Link-Password")
+		if given == "" {
+			return &domain.Error{Kind: domain.KindUnauthorized, Message: "Password required",
+				Extra: map[string]any{"password_description": l.PasswordDescription}}
+		}
+		want, err := s.cipher.Decrypt(l.PasswordEnc)
+		if err != nil {
+			return err
+		}
+		if !constantTimeEqual(given, want) {
+			return &domain.Error{Kind: domain.KindUnauthorized, Message: "Invalid password"}
+		}
+	}
+	info := rd.enricher.Enrich(r, now)
+	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceAPI, now), Limit: l.ExpirationClickCount})
+	if err != nil {
+		return err
+	}
+	v := *l
+	v.Clicks = int64(res.Version) + 1
+	body, err := s.renderLink(ctx, v, false, map[string]string{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}

@@ -1,0 +1,295 @@
+// Package api is linkd's HTTP interface: the link management API (/v1),
+// short-link redirects (/{code}), health, metrics and the OpenAPI document.
+// Handlers translate requests into commands and queries; domain errors
+// become statuses in one place (errors.go).
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/queries"
+)
+
+// ReadModel is what the API reads: the core projection.
+type ReadModel interface {
+	Link(ctx context.Context, id string) (queries.Link, bool, error)
+	LinkByCode(ctx context.Context, domainID, code string) (queries.Link, bool, error)
+	Links(ctx context.Context, f queries.LinkFilter, p queries.Page) (queries.PageResult[queries.Link], error)
+	Workspace(ctx context.Context, id string) (queries.Workspace, bool, error)
+	WorkspacesOf(ctx context.Context, userID string) ([]queries.Workspace, error)
+	WorkspaceIDsOf(ctx context.Context, userID string) ([]string, error)
+	DefaultWorkspace(ctx context.Context, userID string) (queries.Workspace, bool, error)
+	Role(ctx context.Context, workspaceID, userID string) (string, error)
+	Members(ctx context.Context, workspaceID string) ([]queries.Member, error)
+	Project(ctx context.Context, id string) (queries.Project, bool, error)
+	Projects(ctx context.Context, workspaceIDs []string, p queries.Page) (queries.PageResult[queries.Project], error)
+	Domain(ctx context.Context, id string) (queries.Domain, bool, error)
+	VerifiedDomain(ctx context.Context, name string) (queries.Domain, bool, error)
+	Domains(ctx context.Context, workspaceIDs []string, p queries.Page) (queries.PageResult[queries.Domain], error)
+	APIKeyByHash(ctx context.Context, hash string) (queries.APIKey, bool, error)
+	APIKeysOf(ctx context.Context, userID string) ([]queries.APIKey, error)
+	commands.Contents
+}
+
+// Head tells the position of the last event: reads wait until the
+// projections they read have reached it.
+type Head interface {
+	Head(ctx context.Context) (eventstore.Position, error)
+}
+
+// Decrypter opens link passwords.
+type Decrypter interface {
+	Decrypt(text string) (string, error)
+}
+
+// Hasher hashes API keys.
+type Hasher interface {
+	Hash(key string) string
+}
+
+// RateDecision is a rate limiter's answer.
+type RateDecision struct {
+	Allowed    bool
+	Limit      int
+	Remaining  int
+	Reset      time.Time
+	RetryAfter time.Duration
+}
+
+// Limiter limits requests per key.
+type Limiter interface {
+	Allow(key string, limit int, per time.Duration, now time.Time) RateDecision
+}
+
+// Config holds the settings the API needs.
+type Config struct {
+	// DefaultDomain is the host (and port) of short URLs.
+	DefaultDomain string
+	// PublicScheme is "http" or "https".
+	PublicScheme string
+	// KeyPrefix starts every key ("svc_").
+	KeyPrefix string
+	// WaitTimeout bounds how long a request waits for projections to show
+	// a write (reads follow writes). Default 5 s.
+	WaitTimeout time.Duration
+	// ResourceLimit and DomainLimit are the per-hour request limits.
+	ResourceLimit int
+	DomainLimit   int
+}
+
+// Server serves the interface.
+type Server struct {
+	cfg     Config
+	cmd     *commands.Deps
+	rm      ReadModel
+	stats   queries.StatsReadModel
+	head    Head
+	core    *projections.Watermark
+	statsWM *projections.Watermark
+	hasher  Hasher
+	cipher  Decrypter
+	dns     commands.DNSChecker
+	limiter Limiter
+	log     *slog.Logger
+	now     func() time.Time
+
+	redirect *Redirector
+
+	keyCache sync.Map // hash -> queries.APIKey
+}
+
+// Deps are the parts a Server is built from.
+type Deps struct {
+	Commands  *commands.Deps
+	ReadModel ReadModel
+	Stats     queries.StatsReadModel
+	Head      Head
+	// CoreWatermark and StatsWatermark tell how far the core and the
+	// statistics projections have applied the log.
+	CoreWatermark  *projections.Watermark
+	StatsWatermark *projections.Watermark
+	Hasher         Hasher
+	Cipher         Decrypter
+	DNS            commands.DNSChecker
+	Limiter        Limiter
+	Redirector     *Redirector
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// New builds a Server.
+func New(cfg Config, d Deps) *Server {
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 5 * time.Second
+	}
+	if cfg.ResourceLimit <= 0 {
+		cfg.ResourceLimit = 500
+	}
+	if cfg.DomainLimit <= 0 {
+		cfg.DomainLimit = 100
+	}
+	if cfg.PublicScheme == "" {
+		cfg.PublicScheme = "http"
+	}
+	if cfg.KeyPrefix == "" {
+		cfg.KeyPrefix = "svc_"
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = func() time.Time { return time.Now().UTC() }
+	}
+	return &Server{
+		cfg: cfg, cmd: d.Commands, rm: d.ReadModel, stats: d.Stats, head: d.Head,
+		core: d.CoreWatermark, statsWM: d.StatsWatermark, hasher: d.Hasher, cipher: d.Cipher,
+		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, now: d.Now,
+	}
+}
+
+// InvalidateKeys forgets cached API keys (after any key changes).
+func (s *Server) InvalidateKeys() {
+	s.keyCache.Range(func(k, _ any) bool {
+		s.keyCache.Delete(k)
+		return true
+	})
+}
+
+// Handler returns the HTTP handler of the whole interface.
+func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+	})
+	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/openapi.json", s.openAPI).Methods(http.MethodGet)
+	if extra != nil {
+		extra(r)
+	}
+
+	v1 := r.PathPrefix("/v1").Subrouter()
+	v1.NotFoundHandler = http.HandlerFunc(s.notFound)
+	v1.MethodNotAllowedHandler = r.MethodNotAllowedHandler
+	// The public short-code read needs no key.
+	v1.HandleFunc("/links/code/{code}", s.publicLinkByCode).Methods(http.MethodGet)
+
+	route := func(method, path, resource string, h handlerFunc) {
+		v1.Handle(path, s.authed(resource, h)).Methods(method)
+	}
+	route("POST", "/api-keys", resAPIKeys, s.createAPIKey)
+	route("GET", "/api-keys", resAPIKeys, s.listAPIKeys)
+	route("GET", "/api-keys/validate", resAny, s.validateAPIKey)
+	route("DELETE", "/api-keys/{key_id}", resAPIKeys, s.deactivateAPIKey)
+
+	route("POST", "/workspaces", resWorkspaces, s.createWorkspace)
+	route("GET", "/workspaces", resWorkspaces, s.listWorkspaces)
+	route("GET", "/workspaces/{workspace_id}", resWorkspaces, s.getWorkspace)
+	route("PUT", "/workspaces/{workspace_id}", resWorkspaces, s.updateWorkspace)
+	route("DELETE", "/workspaces/{workspace_id}", resWorkspaces, s.deleteWorkspace)
+	route("GET", "/workspaces/{workspace_id}/members", resWorkspaces, s.listMembers)
+	route("POST", "/workspaces/{workspace_id}/members", resWorkspaces, s.addMember)
+	route("PUT", "/workspaces/{workspace_id}/members/{user_id}", resWorkspaces, s.changeMemberRole)
+	route("DELETE", "/workspaces/{workspace_id}/members/{user_id}", resWorkspaces, s.removeMember)
+
+	route("POST", "/projects", resProjects, s.createProject)
+	route("GET", "/projects", resProjects, s.listProjects)
+	route("GET", "/projects/{project_id}", resProjects, s.getProject)
+	route("PUT", "/projects/{project_id}", resProjects, s.updateProject)
+	route("DELETE", "/projects/{project_id}", resProjects, s.deleteProject)
+
+	route("POST", "/domains", resDomains, s.createDomain)
+	route("GET", "/domains", resDomains, s.listDomains)
+	route("GET", "/domains/{domain_id}", resDomains, s.getDomain)
+	route("PUT", "/domains/{domain_id}", resDomains, s.updateDomain)
+	route("DELETE", "/domains/{domain_id}", resDomains, s.deleteDomain)
+	route("GET", "/domains/{domain_id}/verify", resDomains, s.verifyDomain)
+
+	route("POST", "/links", resLinks, s.createLink)
+	route("GET", "/links", resLinks, s.listLinks)
+	route("GET", "/links/{link_id}", resLinks, s.getLink)
+	route("PUT", "/links/{link_id}", resLinks, s.updateLink)
+	route("DELETE", "/links/{link_id}", resLinks, s.deleteLink)
+	route("GET", "/links/{link_id}/qr", resLinks, s.linkQR)
+
+	route("GET", "/stats/links/{link_id}", resAnalytics, s.linkDailyStats)
+	route("GET", "/stats/links/{link_id}/summary", resAnalytics, s.linkSummary)
+	route("GET", "/stats/workspaces", resAnalytics, s.myWorkspaceDailyStats)
+	route("GET", "/stats/workspaces/summary", resAnalytics, s.myWorkspaceSummary)
+	route("GET", "/stats/workspaces/{workspace_id}", resAnalytics, s.workspaceDailyStats)
+	route("GET", "/stats/workspaces/{workspace_id}/summary", resAnalytics, s.workspaceSummary)
+
+	// Short links: everything else on GET/HEAD/POST at the top level.
+	if s.redirect != nil {
+		r.Handle("/{code}", s.redirect).Methods(http.MethodGet, http.MethodHead, http.MethodPost)
+	}
+	return s.bound(r)
+}
+
+// bound limits every request: body size, and a timeout for API calls.
+func (s *Server) bound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes+1)
+		}
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeDetail(w, http.StatusNotFound, "Not Found")
+}
+
+// waitCore waits until the core projection shows a command's events.
+func (s *Server) waitCore(ctx context.Context, res commands.Result) {
+	if !res.Wrote || s.core == nil {
+		return
+	}
+	s.wait(ctx, s.core, res.Position)
+}
+
+func (s *Server) wait(ctx context.Context, wm *projections.Watermark, pos eventstore.Position) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
+	defer cancel()
+	if err := wm.Wait(ctx, pos); err != nil {
+		s.log.Warn("projection did not catch up in time", "position", pos.String(), "err", err)
+	}
+}
+
+// barrier waits until a projection has applied everything appended so far,
+// so that a read shows every write, click and access answered before it.
+func (s *Server) barrier(ctx context.Context, wm *projections.Watermark) {
+	if wm == nil || s.head == nil {
+		return
+	}
+	head, err := s.head.Head(ctx)
+	if err != nil {
+		s.log.Warn("reading the head of the log failed", "err", err)
+		return
+	}
+	if wm.Reached(head) {
+		return
+	}
+	s.wait(ctx, wm, head)
+}

@@ -1,0 +1,195 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/queries"
+)
+
+func renderWorkspace(ws queries.Workspace) map[string]any {
+	return map[string]any{
+		"id":          ws.ID,
+		"name":        ws.Name,
+		"description": ws.Description,
+		"created_at":  formatTime(ws.CreatedAt),
+		"updated_at":  formatTime(ws.UpdatedAt),
+		"plan":        ws.Plan,
+	}
+}
+
+type workspaceBody struct {
+	Name        domain.Opt[string] `json:"name"`
+	Description domain.Opt[string] `json:"description"`
+}
+
+func (s *Server) respondWorkspace(w http.ResponseWriter, r *http.Request, status int, id string) error {
+	ws, ok, err := s.rm.Workspace(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return domain.NotFound("Workspace not found")
+	}
+	writeJSON(w, status, renderWorkspace(ws))
+	return nil
+}
+
+func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
+	var b workspaceBody
+	if err := decodeBody(r, &b); err != nil {
+		return err
+	}
+	name, _ := b.Name.Value()
+	ws, res, err := commands.CreateWorkspaceHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateWorkspace{
+		Actor: p.actor(), Name: name, Description: b.Description.V,
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	return s.respondWorkspace(w, r, http.StatusCreated, ws.ID)
+}
+
+func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, p principal) error {
+	s.barrier(r.Context(), s.core)
+	list, err := s.rm.WorkspacesOf(r.Context(), p.key.UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]any, 0, len(list))
+	for _, ws := range list {
+		out = append(out, renderWorkspace(ws))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// memberOf checks that the caller belongs to a workspace: 404 when it does
+// not exist, 403 when they are not a member.
+func (s *Server) memberOf(r *http.Request, p principal, id string) (queries.Workspace, string, error) {
+	ws, ok, err := s.rm.Workspace(r.Context(), id)
+	if err != nil {
+		return ws, "", err
+	}
+	if !ok {
+		return ws, "", domain.NotFound("Workspace not found")
+	}
+	role, err := s.rm.Role(r.Context(), id, p.key.UserID)
+	if err != nil {
+		return ws, "", err
+	}
+	if role == "" {
+		return ws, "", domain.Forbidden(domain.MsgAccessDeniedWorkspace)
+	}
+	return ws, role, nil
+}
+
+func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
+	s.barrier(r.Context(), s.core)
+	ws, _, err := s.memberOf(r, p, mux.Vars(r)["workspace_id"])
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderWorkspace(ws))
+	return nil
+}
+
+func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
+	var b workspaceBody
+	if err := decodeBody(r, &b); err != nil {
+		return err
+	}
+	ws, res, err := commands.UpdateWorkspaceHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateWorkspace{
+		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"], Name: b.Name, Description: nullAsEmpty(b.Description),
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	return s.respondWorkspace(w, r, http.StatusOK, ws.ID)
+}
+
+func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
+	res, err := commands.DeleteWorkspaceHandler{Deps: s.cmd, Contents: s.rm}.Handle(r.Context(), commands.DeleteWorkspace{
+		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"],
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	writeJSON(w, http.StatusOK, map[string]string{"message": "Workspace deleted successfully"})
+	return nil
+}
+
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, p principal) error {
+	s.barrier(r.Context(), s.core)
+	id := mux.Vars(r)["workspace_id"]
+	if _, _, err := s.memberOf(r, p, id); err != nil {
+		return err
+	}
+	members, err := s.rm.Members(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]any, 0, len(members))
+	for _, m := range members {
+		out = append(out, map[string]any{"user_id": m.UserID, "email": m.Email, "role": m.Role, "joined_at": formatTime(m.JoinedAt)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) addMember(w http.ResponseWriter, r *http.Request, p principal) error {
+	q := r.URL.Query()
+	userID := q.Get("user_id")
+	if userID == "" {
+		return domain.Invalid("user_id is required")
+	}
+	role := q.Get("role")
+	if role == "" {
+		role = "member"
+	}
+	res, err := commands.MembersHandler{Deps: s.cmd}.Add(r.Context(), commands.AddMember{
+		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"], UserID: userID, Email: q.Get("email"), Role: role,
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	writeJSON(w, http.StatusOK, map[string]string{"message": "Member added successfully"})
+	return nil
+}
+
+func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request, p principal) error {
+	role := r.URL.Query().Get("role")
+	if role == "" {
+		return domain.Invalid("role is required")
+	}
+	vars := mux.Vars(r)
+	res, err := commands.MembersHandler{Deps: s.cmd}.ChangeRole(r.Context(), commands.ChangeMemberRole{
+		Actor: p.actor(), WorkspaceID: vars["workspace_id"], UserID: vars["user_id"], Role: role,
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	writeJSON(w, http.StatusOK, map[string]string{"message": "Member role updated successfully"})
+	return nil
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, p principal) error {
+	vars := mux.Vars(r)
+	res, err := commands.MembersHandler{Deps: s.cmd}.Remove(r.Context(), commands.RemoveMember{
+		Actor: p.actor(), WorkspaceID: vars["workspace_id"], UserID: vars["user_id"],
+	})
+	if err != nil {
+		return err
+	}
+	s.waitCore(r.Context(), res)
+	writeJSON(w, http.StatusOK, map[string]string{"message": "Member removed successfully"})
+	return nil
+}

@@ -1,0 +1,319 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/linkd/linkd/api"
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/eventstore/esdb"
+	"github.com/linkd/linkd/internal/enrich"
+	"github.com/linkd/linkd/internal/secrets"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/core"
+	"github.com/linkd/linkd/queries"
+)
+
+// App is a running linkd: event store, projections, bus and interface.
+type App struct {
+	cfg    Config
+	log    *slog.Logger
+	out    io.Writer
+	store  eventstore.Store
+	core   *core.Store
+	stats  statsProjection
+	secret *secrets.Secret
+
+	runner  runner
+	server  *api.Server
+	handler http.Handler
+	metrics *metrics
+
+	closers []func() error
+	wg      sync.WaitGroup
+}
+
+// statsProjection is the statistics read model and its projector: embedded
+// analytics by default, ClickHouse when LINKD_CLICKHOUSE_DSN is set.
+type statsProjection interface {
+	projections.Projector
+	queries.StatsReadModel
+}
+
+// runner feeds the projections: in process, or from Kafka.
+type runner interface {
+	Run(ctx context.Context) error
+	Watermark(name string) *projections.Watermark
+}
+
+// NewLogger makes the structured logger of cfg.
+func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// OpenStore opens the event store cfg names.
+func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.Store, error) {
+	if cfg.Embedded() {
+		d := embedded.SyncInterval
+		if cfg.Durability == "always" {
+			d = embedded.SyncAlways
+		}
+		return embedded.Open(embedded.Options{
+			Dir: filepath.Join(cfg.DataDir, "events"), Durability: d, FlushInterval: cfg.FlushInterval, Logger: log,
+		})
+	}
+	return esdb.Open(ctx, cfg.EventStore, esdb.Options{Logger: log})
+}
+
+// Open builds the app; out receives what is printed once (a generated
+// operator key).
+func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	a := &App{cfg: cfg, log: log, out: out}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	var err error
+	if a.secret, err = secrets.Load(cfg.DataDir, cfg.Secret); err != nil {
+		return nil, err
+	}
+	store, err := OpenStore(ctx, cfg, log)
+	if err != nil {
+		return nil, fmt.Errorf("event store: %w", err)
+	}
+	a.metrics = newMetrics()
+	a.store = a.metrics.instrument(store)
+	a.closers = append(a.closers, store.Close)
+	if a.core, err = core.Open(filepath.Join(cfg.DataDir, "readmodel.db")); err != nil {
+		return nil, fmt.Errorf("read model: %w", err)
+	}
+	a.closers = append(a.closers, a.core.Close)
+	if a.stats, err = openStats(ctx, cfg, log); err != nil {
+		return nil, fmt.Errorf("statistics: %w", err)
+	}
+	a.closers = append(a.closers, closeOf(a.stats))
+	projs := []projections.Projector{a.core, a.stats}
+	if a.runner, err = newRunner(cfg, a.store, projs, log, a.metrics); err != nil {
+		return nil, err
+	}
+
+	en, err := enrich.New(enrich.Config{CityDB: cfg.GeoIPDB, Secret: a.secret.Derive("visitor"), TrustedProxies: cfg.Trusted()})
+	if err != nil {
+		return nil, fmt.Errorf("enrichment: %w", err)
+	}
+	a.closers = append(a.closers, en.Close)
+
+	deps := &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: cfg.DefaultPlan}
+	cipher := a.secret.Cipher()
+	rd := api.NewRedirector(api.RedirectConfig{DefaultHost: cfg.ShortDomain(), SecureCookies: cfg.PublicScheme == "https"},
+		a.core, commands.RecordClickHandler{Deps: deps}, en, cipher, log)
+	a.server = api.New(api.Config{
+		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
+	}, api.Deps{
+		Commands: deps, ReadModel: a.core, Stats: a.stats, Head: a.store,
+		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
+		Hasher: a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
+		Redirector: rd, Logger: log,
+	})
+	a.core.OnChange(func(changes []core.Change) {
+		keys := false
+		for _, c := range changes {
+			switch c.Kind {
+			case "apikey", "reset":
+				keys = true
+			}
+			rd.Invalidate(c.Kind, c.ID)
+		}
+		if keys {
+			a.server.InvalidateKeys()
+		}
+	})
+	a.handler = a.metrics.http(a.server.Handler(func(r *mux.Router) {
+		r.Handle("/metrics", a.metrics.handler(a)).Methods(http.MethodGet)
+	}))
+	ok = true
+	return a, nil
+}
+
+func closeOf(p any) func() error {
+	if c, ok := p.(interface{ Close() error }); ok {
+		return c.Close
+	}
+	return func() error { return nil }
+}
+
+// Handler is the HTTP interface.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Store is the event store.
+func (a *App) Store() eventstore.Store { return a.store }
+
+// Start runs the projections in the background and makes sure the
+// operator key exists. It returns once the read models have caught up with
+// the log, so that the first request sees everything written before.
+func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
+	rctx, cancel := context.WithCancel(context.Background())
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.runner.Run(rctx); err != nil {
+			a.log.Error("projections stopped", "err", err)
+		}
+	}()
+	if err := a.catchUp(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := a.ensureOperatorKey(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	return cancel, nil
+}
+
+// catchUp waits until every projection has applied the log up to its head.
+func (a *App) catchUp(ctx context.Context) error {
+	head, err := a.store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{core.Name, a.stats.Name()} {
+		if err := a.runner.Watermark(name).Wait(ctx, head); err != nil {
+			return fmt.Errorf("projection %s did not catch up: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (a *App) ensureOperatorKey(ctx context.Context) error {
+	deps := &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan}
+	key, res, err := commands.EnsureOperatorKeyHandler{Deps: deps, Hasher: a.secret.Hasher(), ServicePrefix: a.cfg.KeyPrefix}.Handle(ctx, commands.EnsureOperatorKey{
+		Key: a.cfg.InitialAPIKey,
+		Exists: func(ctx context.Context, hash string) (bool, error) {
+			_, ok, err := a.core.APIKeyByHash(ctx, hash)
+			return ok, err
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("operator key: %w", err)
+	}
+	if res.Wrote {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := a.runner.Watermark(core.Name).Wait(wctx, res.Position); err != nil {
+			return fmt.Errorf("operator key not projected: %w", err)
+		}
+	}
+	if key != "" {
+		fmt.Fprintf(a.out, "linkd operator API key (shown once, keep it): %s\n", key)
+	}
+	return nil
+}
+
+// Serve listens on the configured address until ctx ends, then drains:
+// in-flight requests finish, the projections stop after their current
+// batch, and the stores flush and close.
+func (a *App) Serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return a.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on a given listener.
+func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
+	stop, err := a.Start(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	a.log.Info("linkd serving", "addr", ln.Addr().String(), "short_domain", a.cfg.ShortDomain(),
+		"eventstore", storeKind(a.cfg), "bus", busKind(a.cfg), "analytics", statsKind(a.cfg))
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		a.log.Info("linkd draining")
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+	}
+	stop()
+	a.wg.Wait()
+	return err
+}
+
+// Close releases everything Open made.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+func storeKind(c Config) string {
+	if c.Embedded() {
+		return "embedded"
+	}
+	return strings.SplitN(c.EventStore, "://", 2)[0]
+}
+
+func busKind(c Config) string {
+	if c.KafkaBrokers != "" {
+		return "kafka"
+	}
+	return "in-process"
+}
+
+func statsKind(c Config) string {
+	if c.ClickHouseDSN != "" {
+		return "clickhouse"
+	}
+	return "embedded"
+}

@@ -1,0 +1,173 @@
+// Package app is linkd's composition root: the one place that knows every
+// adapter. It reads the configuration, opens the event store, the
+// projections and the bus, and serves the interface.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linkd/linkd/internal/enrich"
+)
+
+// Config is every setting of linkd. Each has an environment variable; the
+// table of DECISIONS.md and docs/operations.md lists them.
+type Config struct {
+	Addr            string        // LINKD_ADDR
+	DataDir         string        // LINKD_DATA_DIR
+	InitialAPIKey   string        // LINKD_INITIAL_API_KEY
+	DefaultDomain   string        // LINKD_DEFAULT_DOMAIN (default: Addr)
+	PublicScheme    string        // LINKD_PUBLIC_SCHEME
+	TrustedProxies  string        // LINKD_TRUSTED_PROXIES
+	DNSServer       string        // LINKD_DNS_SERVER
+	DefaultPlan     string        // LINKD_DEFAULT_PLAN
+	EventStore      string        // LINKD_EVENTSTORE: "" or "embedded" or esdb://... kurrentdb://...
+	KafkaBrokers    string        // LINKD_KAFKA_BROKERS
+	ClickHouseDSN   string        // LINKD_CLICKHOUSE_DSN
+	Secret          string        // LINKD_SECRET: hex or base64; default a file in DataDir
+	GeoIPDB         string        // LINKD_GEOIP_DB: .mmdb city database
+	KeyPrefix       string        // LINKD_KEY_PREFIX (default svc_)
+	Durability      string        // LINKD_DURABILITY: "interval" (default) or "always"
+	FlushInterval   time.Duration // LINKD_FLUSH_INTERVAL (default 100ms)
+	LogLevel        string        // LINKD_LOG_LEVEL: debug, info, warn, error
+	LogFormat       string        // LINKD_LOG_FORMAT: json (default) or text
+	KafkaPartitions int           // LINKD_KAFKA_PARTITIONS (default 12)
+}
+
+// Defaults returns the configuration before flags and environment.
+func Defaults() Config {
+	return Config{
+		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro",
+		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
+		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12,
+	}
+}
+
+// FromEnv overlays the LINKD_* environment variables on c.
+func (c *Config) FromEnv(getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	str := func(name string, dst *string) {
+		if v, ok := lookup(getenv, name); ok {
+			*dst = v
+		}
+	}
+	str("LINKD_ADDR", &c.Addr)
+	str("LINKD_DATA_DIR", &c.DataDir)
+	str("LINKD_INITIAL_API_KEY", &c.InitialAPIKey)
+	str("LINKD_DEFAULT_DOMAIN", &c.DefaultDomain)
+	str("LINKD_PUBLIC_SCHEME", &c.PublicScheme)
+	str("LINKD_TRUSTED_PROXIES", &c.TrustedProxies)
+	str("LINKD_DNS_SERVER", &c.DNSServer)
+	str("LINKD_DEFAULT_PLAN", &c.DefaultPlan)
+	str("LINKD_EVENTSTORE", &c.EventStore)
+	str("LINKD_KAFKA_BROKERS", &c.KafkaBrokers)
+	str("LINKD_CLICKHOUSE_DSN", &c.ClickHouseDSN)
+	str("LINKD_SECRET", &c.Secret)
+	str("LINKD_GEOIP_DB", &c.GeoIPDB)
+	str("LINKD_KEY_PREFIX", &c.KeyPrefix)
+	str("LINKD_DURABILITY", &c.Durability)
+	str("LINKD_LOG_LEVEL", &c.LogLevel)
+	str("LINKD_LOG_FORMAT", &c.LogFormat)
+	var errs []error
+	if v, ok := lookup(getenv, "LINKD_FLUSH_INTERVAL"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_FLUSH_INTERVAL: %w", err))
+		}
+		c.FlushInterval = d
+	}
+	if v, ok := lookup(getenv, "LINKD_KAFKA_PARTITIONS"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_KAFKA_PARTITIONS: %w", err))
+		}
+		c.KafkaPartitions = n
+	}
+	return errors.Join(errs...)
+}
+
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := strings.TrimSpace(getenv(name))
+	return v, v != ""
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("LINKD_ADDR %q: want host:port", c.Addr))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("LINKD_DATA_DIR is empty"))
+	}
+	if c.PublicScheme != "http" && c.PublicScheme != "https" {
+		errs = append(errs, fmt.Errorf("LINKD_PUBLIC_SCHEME %q: want http or https", c.PublicScheme))
+	}
+	if c.DefaultPlan != "free" && c.DefaultPlan != "pro" {
+		errs = append(errs, fmt.Errorf("LINKD_DEFAULT_PLAN %q: want free or pro", c.DefaultPlan))
+	}
+	if _, err := enrich.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("LINKD_TRUSTED_PROXIES: %w", err))
+	}
+	if c.DNSServer != "" {
+		if _, _, err := net.SplitHostPort(c.DNSServer); err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_DNS_SERVER %q: want host:port", c.DNSServer))
+		}
+	}
+	switch es := strings.ToLower(c.EventStore); {
+	case es == "", es == "embedded":
+	case strings.HasPrefix(es, "esdb://"), strings.HasPrefix(es, "esdb+discover://"),
+		strings.HasPrefix(es, "kurrentdb://"), strings.HasPrefix(es, "kurrentdb+discover://"),
+		strings.HasPrefix(es, "kurrent://"):
+	default:
+		errs = append(errs, fmt.Errorf("LINKD_EVENTSTORE %q: want embedded, esdb://... or kurrentdb://...", c.EventStore))
+	}
+	if c.ClickHouseDSN != "" && !strings.HasPrefix(c.ClickHouseDSN, "clickhouse://") && !strings.HasPrefix(c.ClickHouseDSN, "tcp://") {
+		errs = append(errs, fmt.Errorf("LINKD_CLICKHOUSE_DSN: want clickhouse://user:password@host:9000/database"))
+	}
+	if c.Durability != "interval" && c.Durability != "always" {
+		errs = append(errs, fmt.Errorf("LINKD_DURABILITY %q: want interval or always", c.Durability))
+	}
+	if c.FlushInterval <= 0 || c.FlushInterval > time.Minute {
+		errs = append(errs, fmt.Errorf("LINKD_FLUSH_INTERVAL %v: want between 1ms and 1m", c.FlushInterval))
+	}
+	if c.KeyPrefix == "" {
+		errs = append(errs, errors.New("LINKD_KEY_PREFIX is empty"))
+	}
+	if c.KafkaPartitions < 1 || c.KafkaPartitions > 1024 {
+		errs = append(errs, fmt.Errorf("LINKD_KAFKA_PARTITIONS %d: want 1 to 1024", c.KafkaPartitions))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LINKD_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// ShortDomain is the host of short URLs.
+func (c *Config) ShortDomain() string {
+	if c.DefaultDomain != "" {
+		return c.DefaultDomain
+	}
+	return c.Addr
+}
+
+// Trusted parses LINKD_TRUSTED_PROXIES.
+func (c *Config) Trusted() []netip.Prefix {
+	p, _ := enrich.ParseTrustedProxies(c.TrustedProxies)
+	return p
+}
+
+// Embedded reports whether the event store is the embedded one.
+func (c *Config) Embedded() bool {
+	return c.EventStore == "" || strings.EqualFold(c.EventStore, "embedded")
+}

@@ -1,0 +1,166 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// metrics are linkd's Prometheus metrics, in a registry of their own.
+type metrics struct {
+	reg       *prometheus.Registry
+	appendDur prometheus.Histogram
+	appended  *prometheus.CounterVec
+	appendErr prometheus.Counter
+	requests  *prometheus.CounterVec
+	reqDur    *prometheus.HistogramVec
+	relayPos  prometheus.Gauge
+	relayPub  prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "linkd_eventstore_append_seconds", Help: "Latency of appends to the event store.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16),
+		}),
+		appended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkd_events_appended_total", Help: "Events appended, by stream category.",
+		}, []string{"category"}),
+		appendErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkd_eventstore_append_errors_total", Help: "Appends that failed (wrong expected version included).",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkd_http_requests_total", Help: "HTTP requests by kind and status class.",
+		}, []string{"kind", "status"}),
+		reqDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "linkd_http_request_seconds", Help: "HTTP request latency by kind.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"kind"}),
+		relayPos: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "linkd_relay_position", Help: "Commit position of the last event the relay published and had acknowledged (Kafka mode).",
+		}),
+		relayPub: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkd_relay_published_total", Help: "Events the relay published to Kafka.",
+		}),
+	}
+	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// handler serves /metrics, with the projection gauges computed at scrape
+// time.
+func (m *metrics) handler(a *App) http.Handler {
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linkd_eventstore_head_position", Help: "Commit position of the last event in the log."},
+		func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			h, err := a.store.Head(ctx)
+			if err != nil {
+				return -1
+			}
+			return float64(h.Commit)
+		})
+	m.reg.MustRegister(lag)
+	for _, name := range []string{"core", a.stats.Name()} {
+		wm := a.runner.Watermark(name)
+		if wm == nil {
+			continue
+		}
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_projection_position", Help: "Commit position up to which the projection has applied the log.",
+			ConstLabels: prometheus.Labels{"projection": name},
+		}, func() float64 { return float64(wm.Position().Commit) }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_projection_lag", Help: "Log positions between the head and what the projection has applied (0 when caught up).",
+			ConstLabels: prometheus.Labels{"projection": name},
+		}, func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			h, err := a.store.Head(ctx)
+			if err != nil || wm.Reached(h) {
+				return 0
+			}
+			return float64(h.Commit) - float64(wm.Position().Commit)
+		}))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_projection_pending_events", Help: "Events delivered to the projection and not yet applied (Kafka mode).",
+			ConstLabels: prometheus.Labels{"projection": name},
+		}, func() float64 { return float64(wm.Pending()) }))
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// statusRecorder remembers a response's status.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// http counts requests by kind (redirect, api, other) and status class.
+func (m *metrics) http(next http.Handler) http.Handler {
+	kinds := []string{"api", "redirect", "other"}
+	classes := []string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+	counters := map[[2]string]prometheus.Counter{}
+	for _, k := range kinds {
+		for _, c := range classes {
+			counters[[2]string{k, c}] = m.requests.WithLabelValues(k, c)
+		}
+	}
+	durs := map[string]prometheus.Observer{}
+	for _, k := range kinds {
+		durs[k] = m.reqDur.WithLabelValues(k)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		kind := "other"
+		switch p := r.URL.Path; {
+		case strings.HasPrefix(p, "/v1/"):
+			kind = "api"
+		case p != "/healthz" && p != "/metrics" && p != "/openapi.json" && strings.Count(p, "/") == 1:
+			kind = "redirect"
+		}
+		class := rec.status / 100
+		if class < 1 || class > 5 {
+			class = 5
+		}
+		counters[[2]string{kind, classes[class-1]}].Inc()
+		durs[kind].Observe(time.Since(start).Seconds())
+	})
+}
+
+// instrumented wraps an event store to time appends and count events.
+type instrumented struct {
+	eventstore.Store
+	m *metrics
+}
+
+func (m *metrics) instrument(s eventstore.Store) eventstore.Store { return &instrumented{Store: s, m: m} }
+
+func (s *instrumented) Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error) {
+	start := time.Now()
+	res, err := s.Store.Append(ctx, stream, expected, events...)
+	s.m.appendDur.Observe(time.Since(start).Seconds())
+	if err != nil {
+		s.m.appendErr.Inc()
+	} else {
+		s.m.appended.WithLabelValues(eventstore.Category(stream)).Add(float64(len(events)))
+	}
+	return res, err
+}

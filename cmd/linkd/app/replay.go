@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/core"
+)
+
+// ReplayProgress receives a replay's progress.
+type ReplayProgress func(name string, reached, head eventstore.Position, events uint64)
+
+// Replay rebuilds the named projections (all when names is empty) from the
+// event store. linkd serve must not be running on the same data directory:
+// the embedded store is locked by the process that holds it.
+func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, progress ReplayProgress, out io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	store, err := OpenStore(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("event store (is linkd serve running on this data directory?): %w", err)
+	}
+	defer store.Close()
+	cs, err := core.Open(filepath.Join(cfg.DataDir, "readmodel.db"))
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	stats, err := openStats(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeOf(stats)()
+	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats}
+	if len(names) == 0 {
+		for n := range all {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	for _, n := range names {
+		p, ok := all[n]
+		if !ok {
+			known := make([]string, 0, len(all))
+			for k := range all {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return fmt.Errorf("unknown projection %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		start := time.Now()
+		applied, err := projections.Replay(ctx, store, p, projections.ReplayOptions{
+			Progress: func(reached, head eventstore.Position, events uint64) {
+				if progress != nil {
+					progress(n, reached, head, events)
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		el := time.Since(start)
+		fmt.Fprintf(out, "replayed %s: %d events in %s (%.0f events/s)\n", n, applied, el.Round(time.Millisecond), float64(applied)/max(el.Seconds(), 1e-9))
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Command linkd is a self-hostable service for short links and deep links,
+// click analytics and conversion tracking.
+//
+//	linkd serve                        run everything in one process
+//	linkd replay [--projection NAME]   rebuild read models from the event store
+//
+// Settings come from flags and LINKD_* environment variables (see
+// docs/operations.md).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linkd/linkd/cmd/linkd/app"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "linkd:", err)
+		os.Exit(1)
+	}
+}
+
+// config reads defaults, then the environment, then the flags.
+func config(cmd *cobra.Command) (app.Config, error) {
+	cfg := app.Defaults()
+	if err := cfg.FromEnv(os.Getenv); err != nil {
+		return cfg, err
+	}
+	if f := cmd.Flags().Lookup("addr"); f != nil && f.Changed {
+		cfg.Addr = f.Value.String()
+	}
+	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
+		cfg.DataDir = f.Value.String()
+	}
+	return cfg, cfg.Validate()
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "linkd",
+		Short:         "Short links, deep links, click analytics and conversion tracking",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("addr", "127.0.0.1:8080", "listen address (LINKD_ADDR)")
+	root.PersistentFlags().String("data-dir", "./data", "where the embedded stores keep their files (LINKD_DATA_DIR)")
+	root.AddCommand(serveCmd(), replayCmd())
+	return root
+}
+
+func serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the API, short links and projections in one process",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config(cmd)
+			if err != nil {
+				return err
+			}
+			log := app.NewLogger(cfg, os.Stderr)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			a, err := app.Open(ctx, cfg, log, os.Stdout)
+			if err != nil {
+				return err
+			}
+			serveErr := a.Serve(ctx)
+			closeErr := a.Close()
+			if serveErr != nil {
+				return serveErr
+			}
+			if closeErr == nil {
+				log.Info("linkd stopped cleanly")
+			}
+			return closeErr
+		},
+	}
+}

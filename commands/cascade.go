@@ -1,0 +1,186 @@
+package commands
+
+import (
+	"context"
+	"errors"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/customdomain"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/project"
+	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/workspace"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Contents lists what a workspace or project holds, from the read model.
+// Only cascades use it: deleting a workspace deletes what it holds, and
+// deleting a project detaches its links. Uniqueness never asks it.
+type Contents interface {
+	WorkspaceLinkIDs(ctx context.Context, workspaceID string) ([]string, error)
+	WorkspaceProjectIDs(ctx context.Context, workspaceID string) ([]string, error)
+	WorkspaceDomainIDs(ctx context.Context, workspaceID string) ([]string, error)
+	ProjectLinkIDs(ctx context.Context, projectID string) ([]string, error)
+}
+
+// DeleteWorkspace removes a workspace with its links, projects, domains and
+// member access; admins only.
+type DeleteWorkspace struct {
+	Actor       Actor
+	WorkspaceID string
+}
+
+type DeleteWorkspaceHandler struct {
+	*Deps
+	Contents Contents
+}
+
+func (h DeleteWorkspaceHandler) Handle(ctx context.Context, c DeleteWorkspace) (Result, error) {
+	var w *workspace.Workspace
+	res, err := retry(ctx, func() (Result, error) {
+		var err error
+		w, err = memberWorkspace(ctx, h.Store, c.Actor, c.WorkspaceID)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := w.Delete(c.Actor.UserID, h.now()); err != nil {
+			return Result{}, err
+		}
+		return save(ctx, h.Store, workspace.Stream(w.ID), w, metaOf(c.Actor))
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	a := c.Actor
+	if r, err := release(ctx, h.Deps, a, reservation.KindWorkspaceName, workspaceNameKey(w.OwnerID, w.Name), w.ID); err == nil {
+		res.merge(r)
+	}
+	if w.IsDefault {
+		if r, err := release(ctx, h.Deps, a, reservation.KindDefaultSpace, w.OwnerID, w.ID); err == nil {
+			res.merge(r)
+		}
+	}
+	linkIDs, err := h.Contents.WorkspaceLinkIDs(ctx, w.ID)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range linkIDs {
+		r, err := deleteLink(ctx, h.Deps, a, id)
+		if err != nil && domain.KindOf(err) != domain.KindNotFound {
+			return res, err
+		}
+		res.merge(r)
+	}
+	projectIDs, err := h.Contents.WorkspaceProjectIDs(ctx, w.ID)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range projectIDs {
+		r, err := deleteProject(ctx, h.Deps, a, id)
+		if err != nil && domain.KindOf(err) != domain.KindNotFound {
+			return res, err
+		}
+		res.merge(r)
+	}
+	domainIDs, err := h.Contents.WorkspaceDomainIDs(ctx, w.ID)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range domainIDs {
+		r, err := deleteDomain(ctx, h.Deps, a, id)
+		if err != nil && domain.KindOf(err) != domain.KindNotFound {
+			return res, err
+		}
+		res.merge(r)
+	}
+	return res, nil
+}
+
+func deleteLink(ctx context.Context, d *Deps, a Actor, id string) (Result, error) {
+	var l *link.Link
+	res, err := retry(ctx, func() (Result, error) {
+		var err error
+		l, err = loadLink(ctx, d.Store, id)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := l.Delete(d.now()); err != nil {
+			return Result{}, err
+		}
+		return save(ctx, d.Store, link.Stream(id), l, metaOf(a))
+	})
+	if err != nil {
+		return res, err
+	}
+	r, err := release(ctx, d, a, reservation.KindShortCode, codeKey(l.DomainID, l.Code), l.ID)
+	res.merge(r)
+	return res, err
+}
+
+func deleteProject(ctx context.Context, d *Deps, a Actor, id string) (Result, error) {
+	var p *project.Project
+	res, err := retry(ctx, func() (Result, error) {
+		var err error
+		p, err = loadProject(ctx, d.Store, id)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := p.Delete(d.now()); err != nil {
+			return Result{}, err
+		}
+		return save(ctx, d.Store, project.Stream(id), p, metaOf(a))
+	})
+	if err != nil {
+		return res, err
+	}
+	r, err := release(ctx, d, a, reservation.KindProjectName, projectNameKey(p.WorkspaceID, p.Name), p.ID)
+	res.merge(r)
+	return res, err
+}
+
+func deleteDomain(ctx context.Context, d *Deps, a Actor, id string) (Result, error) {
+	var x *customdomain.Domain
+	res, err := retry(ctx, func() (Result, error) {
+		var err error
+		x, err = loadDomain(ctx, d.Store, id)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := x.Delete(d.now()); err != nil {
+			return Result{}, err
+		}
+		return save(ctx, d.Store, customdomain.Stream(id), x, metaOf(a))
+	})
+	if err != nil {
+		return res, err
+	}
+	r, err := release(ctx, d, a, reservation.KindDomainName, x.Name, x.ID)
+	res.merge(r)
+	return res, err
+}
+
+// detachLinks clears the project of links that belonged to a deleted
+// project, so that the link streams agree with the read model.
+func detachLinks(ctx context.Context, d *Deps, a Actor, projectID string, ids []string) (Result, error) {
+	var res Result
+	for _, id := range ids {
+		r, err := retry(ctx, func() (Result, error) {
+			l, err := loadLink(ctx, d.Store, id)
+			if err != nil {
+				return Result{}, err
+			}
+			if !l.Exists() || l.ProjectID == nil || *l.ProjectID != projectID {
+				return Result{}, nil
+			}
+			if err := l.Update(link.Patch{ProjectID: domain.NullOpt[string]()}, a.UserID, d.now()); err != nil {
+				return Result{}, err
+			}
+			return save(ctx, d.Store, link.Stream(id), l, metaOf(a))
+		})
+		if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
+			return res, err
+		}
+		res.merge(r)
+	}
+	return res, nil
+}

@@ -1,0 +1,186 @@
+// Package commands holds the write side: one file per command, each with
+// its handler. A handler loads the aggregates it needs from their streams,
+// calls their behaviour, and appends the new events with the version it
+// loaded (optimistic concurrency). The interfaces handlers need are declared
+// here, small.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// EventStore is what commands need of the event store.
+type EventStore interface {
+	Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error)
+	ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error)
+	StreamVersion(ctx context.Context, stream string) (uint64, bool, error)
+}
+
+// Cipher encrypts link passwords so that they never rest in plain text.
+type Cipher interface {
+	Encrypt(plain string) (string, error)
+}
+
+// Deps are what every handler is given.
+type Deps struct {
+	Store  EventStore
+	Now    func() time.Time
+	NewID  func() string
+	Cipher Cipher
+	// DefaultPlan is the plan of new workspaces.
+	DefaultPlan string
+	// CodeLength is the length of generated short codes (default 7).
+	CodeLength int
+}
+
+// NewUUID returns a time-ordered UUID (v7) string.
+func NewUUID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func (d *Deps) now() time.Time {
+	if d.Now == nil {
+		return time.Now().UTC()
+	}
+	return d.Now().UTC()
+}
+
+func (d *Deps) newID() string {
+	if d.NewID == nil {
+		return NewUUID()
+	}
+	return d.NewID()
+}
+
+// Actor is who issues a command.
+type Actor struct {
+	UserID   string
+	KeyID    string
+	Operator bool
+}
+
+// Result tells where a command's events landed: the position a reader waits
+// for to see them.
+type Result struct {
+	Position eventstore.Position
+	Wrote    bool
+	// Version is the stream version of the last event of the last append.
+	Version uint64
+}
+
+// merge keeps the latest position of two results.
+func (r *Result) merge(o Result) {
+	if o.Wrote {
+		if !r.Wrote || r.Position.Less(o.Position) {
+			r.Position = o.Position
+			r.Version = o.Version
+		}
+		r.Wrote = true
+	}
+}
+
+// ErrConcurrency is returned when a stream changed under a command more
+// times than it retried.
+var ErrConcurrency = errors.New("commands: concurrent modification, try again")
+
+// readAll reads the whole history of a stream; an absent stream is empty.
+func readAll(ctx context.Context, s EventStore, stream string) ([]domain.Event, error) {
+	var out []domain.Event
+	var from uint64
+	for {
+		page, err := s.ReadStream(ctx, stream, from, 1024)
+		if errors.Is(err, eventstore.ErrStreamNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", stream, err)
+		}
+		for _, re := range page {
+			e, err := domain.DecodeEvent(re.Type, re.Data)
+			if err != nil {
+				return nil, fmt.Errorf("read %s@%d: %w", stream, re.Version, err)
+			}
+			out = append(out, e)
+		}
+		if len(page) < 1024 {
+			return out, nil
+		}
+		from = page[len(page)-1].Version + 1
+	}
+}
+
+// pending is what an aggregate offers to be saved.
+type pending interface {
+	Pending() []domain.Event
+	LoadedVersion() (uint64, bool)
+	ClearPending()
+}
+
+// save appends an aggregate's recorded events with the version it was
+// loaded at.
+func save(ctx context.Context, s EventStore, stream string, agg pending, meta domain.Metadata) (Result, error) {
+	events := agg.Pending()
+	if len(events) == 0 {
+		return Result{}, nil
+	}
+	expected := eventstore.NoStream()
+	if v, ok := agg.LoadedVersion(); ok {
+		expected = eventstore.Exact(v)
+	}
+	res, err := appendEvents(ctx, s, stream, expected, meta, events...)
+	if err != nil {
+		return Result{}, err
+	}
+	agg.ClearPending()
+	return res, nil
+}
+
+func appendEvents(ctx context.Context, s EventStore, stream string, expected eventstore.ExpectedVersion, meta domain.Metadata, events ...domain.Event) (Result, error) {
+	md, err := json.Marshal(meta)
+	if err != nil {
+		return Result{}, err
+	}
+	data := make([]eventstore.EventData, len(events))
+	for i, e := range events {
+		typ, body, err := domain.EncodeEvent(e)
+		if err != nil {
+			return Result{}, err
+		}
+		data[i] = eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: typ, Data: body, Metadata: md}
+	}
+	ar, err := s.Append(ctx, stream, expected, data...)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Position: ar.Position, Wrote: true, Version: ar.NextExpectedVersion}, nil
+}
+
+// retry runs f again when it fails on a concurrent change of its stream.
+func retry(ctx context.Context, f func() (Result, error)) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := f()
+		if !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			return res, err
+		}
+		if attempt == 20 {
+			return res, ErrConcurrency
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	}
+}
+
+func metaOf(a Actor) domain.Metadata {
+	return domain.Metadata{UserID: a.UserID, KeyID: a.KeyID}
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,411 @@
+package commands
+
+import (
+	"context"
+	"crypto/rand"
+	"math/big"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/workspace"
+)
+
+// codeKey is the reservation key of a code on a domain: codes are unique per
+// domain and case-sensitive.
+func codeKey(domainID *string, code string) string {
+	d := "default"
+	if domainID != nil && *domainID != "" {
+		d = *domainID
+	}
+	return d + "/" + code
+}
+
+// codeAlphabet leaves out characters that are easy to confuse (0 O o, 1 l I).
+const codeAlphabet = "23456789abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
+
+// GenerateCode returns a random code of n characters from codeAlphabet.
+func GenerateCode(n int) string {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(codeAlphabet)))
+	for i := range b {
+		v, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err)
+		}
+		b[i] = codeAlphabet[v.Int64()]
+	}
+	return string(b)
+}
+
+// Plan-gated features, by the names their refusals use.
+const (
+	featurePassword   = "password protection"
+	featureExpiration = "link expiration"
+	featureUTMTpl     = "UTM templates"
+	featurePixel      = "tracking pixels"
+	featureMetadata   = "custom link previews"
+	featureChangeURL  = "changing the destination URL"
+)
+
+// CreateLink makes a link in a workspace (the caller's default one when
+// none is given).
+type CreateLink struct {
+	Actor       Actor
+	WorkspaceID string
+	CustomCode  string
+	// Password in plain text; it is encrypted before it is recorded.
+	Password string
+	// EnableConversionTracking nil means the plan's default.
+	EnableConversionTracking *bool
+	Attributes               link.Attributes
+}
+
+type CreateLinkHandler struct{ *Deps }
+
+func (h CreateLinkHandler) Handle(ctx context.Context, c CreateLink) (*link.Link, Result, error) {
+	a := c.Actor
+	var res Result
+	var w *workspace.Workspace
+	var err error
+	if c.WorkspaceID != "" {
+		w, err = memberWorkspace(ctx, h.Store, a, c.WorkspaceID)
+	} else {
+		var r Result
+		w, r, err = EnsureDefaultWorkspaceHandler(h).Handle(ctx, EnsureDefaultWorkspace{Actor: a})
+		res.merge(r)
+	}
+	if err != nil {
+		return nil, res, err
+	}
+	attrs := c.Attributes
+	attrs.WorkspaceID = w.ID
+	if err := link.ValidateAttributes(&attrs); err != nil {
+		return nil, res, err
+	}
+	if w.Plan == workspace.PlanFree {
+		if err := freePlanCreate(c); err != nil {
+			return nil, res, err
+		}
+	}
+	if c.EnableConversionTracking != nil {
+		attrs.EnableConversionTracking = *c.EnableConversionTracking
+	} else {
+		attrs.EnableConversionTracking = w.Plan == workspace.PlanPro
+	}
+	if err := h.checkRefs(ctx, w.ID, attrs.ProjectID, attrs.DomainID); err != nil {
+		return nil, res, err
+	}
+	if c.Password != "" {
+		if len(c.Password) > link.MaxPasswordBytes {
+			return nil, res, domain.Invalid("password is too long")
+		}
+		enc, err := h.Cipher.Encrypt(c.Password)
+		if err != nil {
+			return nil, res, err
+		}
+		attrs.PasswordEnc = enc
+	}
+	id := h.newID()
+	code, r, err := h.claimCode(ctx, a, attrs.DomainID, c.CustomCode, id)
+	if err != nil {
+		return nil, res, err
+	}
+	res.merge(r)
+	l, err := link.Create(id, code, a.UserID, attrs, h.now())
+	if err != nil {
+		return nil, res, err
+	}
+	r, err = save(ctx, h.Store, link.Stream(id), l, metaOf(a))
+	if err != nil {
+		return nil, res, err
+	}
+	res.merge(r)
+	return l, res, nil
+}
+
+func freePlanCreate(c CreateLink) error {
+	at := c.Attributes
+	switch {
+	case c.Password != "":
+		return domain.PlanRequired(featurePassword)
+	case at.ExpirationDate != nil || at.ExpirationClickCount != nil:
+		return domain.PlanRequired(featureExpiration)
+	case at.UTMTemplateID != "":
+		return domain.PlanRequired(featureUTMTpl)
+	case at.PixelID != nil && *at.PixelID != "":
+		return domain.PlanRequired(featurePixel)
+	case at.Metadata != nil && *at.Metadata != (link.Preview{}):
+		return domain.PlanRequired(featureMetadata)
+	}
+	return nil
+}
+
+// checkRefs checks that the project and domain a link names belong to its
+// workspace.
+func (h CreateLinkHandler) checkRefs(ctx context.Context, workspaceID string, projectID, domainID *string) error {
+	return checkRefs(ctx, h.Deps, workspaceID, projectID, domainID)
+}
+
+func checkRefs(ctx context.Context, d *Deps, workspaceID string, projectID, domainID *string) error {
+	if projectID != nil && *projectID != "" {
+		p, err := loadProject(ctx, d.Store, *projectID)
+		if err != nil {
+			return err
+		}
+		if !p.Exists() {
+			return domain.NotFound("Project not found")
+		}
+		if p.WorkspaceID != workspaceID {
+			return domain.Forbidden(domain.MsgAccessDeniedWorkspace)
+		}
+	}
+	if domainID != nil && *domainID != "" {
+		x, err := loadDomain(ctx, d.Store, *domainID)
+		if err != nil {
+			return err
+		}
+		if !x.Exists() {
+			return domain.NotFound("Domain not found")
+		}
+		if x.WorkspaceID != workspaceID {
+			return domain.Forbidden(domain.MsgAccessDeniedWorkspace)
+		}
+	}
+	return nil
+}
+
+// claimCode reserves the custom code, or a generated one.
+func (h CreateLinkHandler) claimCode(ctx context.Context, a Actor, domainID *string, custom, owner string) (string, Result, error) {
+	if custom != "" {
+		if err := link.ValidateCode(custom); err != nil {
+			return "", Result{}, err
+		}
+		res, held, err := reserve(ctx, h.Deps, a, reservation.KindShortCode, codeKey(domainID, custom), custom, owner, "", linkAlive(h.Deps))
+		if err != nil {
+			return "", Result{}, err
+		}
+		if held != nil {
+			return "", Result{}, domain.Conflict("Custom code already exists")
+		}
+		return custom, res, nil
+	}
+	n := h.CodeLength
+	if n <= 0 {
+		n = 7
+	}
+	for attempt := 0; attempt < 16; attempt++ {
+		code := GenerateCode(n + attempt/4)
+		if link.IsReservedCode(code) {
+			continue
+		}
+		res, held, err := reserve(ctx, h.Deps, a, reservation.KindShortCode, codeKey(domainID, code), code, owner, "", nil)
+		if err != nil {
+			return "", Result{}, err
+		}
+		if held == nil {
+			return code, res, nil
+		}
+	}
+	return "", Result{}, ErrConcurrency
+}
+
+// UpdateLink changes the given fields of a link. Members change their own
+// links; admins any link of the workspace.
+type UpdateLink struct {
+	Actor  Actor
+	LinkID string
+	Patch  link.Patch
+	// Password in plain text: set, or cleared with null or "".
+	Password   domain.Opt[string]
+	IsArchived *bool
+}
+
+type UpdateLinkHandler struct{ *Deps }
+
+func (h UpdateLinkHandler) Handle(ctx context.Context, c UpdateLink) (*link.Link, Result, error) {
+	a := c.Actor
+	var res Result
+	var l *link.Link
+	var oldDomain *string
+	var oldCode string
+	r, err := retry(ctx, func() (Result, error) {
+		var err error
+		l, err = loadLink(ctx, h.Store, c.LinkID)
+		if err != nil {
+			return Result{}, err
+		}
+		if !l.Exists() {
+			return Result{}, domain.NotFound("Link not found")
+		}
+		w, err := loadWorkspace(ctx, h.Store, l.WorkspaceID)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := canEditLink(w, l, a); err != nil {
+			return Result{}, err
+		}
+		p := c.Patch
+		if err := link.ValidatePatch(&p); err != nil {
+			return Result{}, err
+		}
+		target := w
+		if v, ok := p.WorkspaceID.Value(); ok && v != l.WorkspaceID {
+			target, err = memberWorkspace(ctx, h.Store, a, v)
+			if err != nil {
+				return Result{}, err
+			}
+		} else {
+			p.WorkspaceID = domain.Opt[string]{}
+		}
+		if target.Plan == workspace.PlanFree {
+			if err := freePlanUpdate(l, p, c.Password); err != nil {
+				return Result{}, err
+			}
+		}
+		projectID, domainID := l.ProjectID, l.DomainID
+		if p.ProjectID.Set {
+			projectID = p.ProjectID.Ptr()
+		}
+		if target.ID != l.WorkspaceID && !p.ProjectID.Set && projectID != nil {
+			// A project belongs to one workspace: moving the link leaves it.
+			p.ProjectID = domain.NullOpt[string]()
+			projectID = nil
+		}
+		if err := checkRefs(ctx, h.Deps, target.ID, projectID, nil); err != nil {
+			return Result{}, err
+		}
+		if target.ID != l.WorkspaceID && domainID != nil {
+			return Result{}, domain.Invalid("A link on a custom domain cannot move to another workspace")
+		}
+		if c.Password.Set {
+			if v, ok := c.Password.Value(); ok && v != "" {
+				if len(v) > link.MaxPasswordBytes {
+					return Result{}, domain.Invalid("password is too long")
+				}
+				enc, err := h.Cipher.Encrypt(v)
+				if err != nil {
+					return Result{}, err
+				}
+				p.PasswordEnc = domain.Some(enc)
+			} else {
+				p.PasswordEnc = domain.Some("")
+			}
+		}
+		oldDomain, oldCode = l.DomainID, l.Code
+		newCode, codeChanged := p.Code.Value()
+		codeChanged = codeChanged && newCode != l.Code
+		if !codeChanged {
+			p.Code = domain.Opt[string]{}
+		}
+		if codeChanged {
+			r, held, err := reserve(ctx, h.Deps, a, reservation.KindShortCode, codeKey(l.DomainID, newCode), newCode, l.ID, "", linkAlive(h.Deps))
+			if err != nil {
+				return Result{}, err
+			}
+			if held != nil {
+				return Result{}, domain.Conflict("Custom code already exists")
+			}
+			res.merge(r)
+		}
+		if !patchEmpty(p) {
+			if err := l.Update(p, a.UserID, h.now()); err != nil {
+				return Result{}, err
+			}
+		}
+		if c.IsArchived != nil {
+			if err := l.SetArchived(*c.IsArchived, h.now()); err != nil {
+				return Result{}, err
+			}
+		}
+		if len(l.Pending()) == 0 {
+			return Result{}, nil
+		}
+		return save(ctx, h.Store, link.Stream(l.ID), l, metaOf(a))
+	})
+	if err != nil {
+		return nil, res, err
+	}
+	res.merge(r)
+	if l.Code != oldCode {
+		r, err := release(ctx, h.Deps, a, reservation.KindShortCode, codeKey(oldDomain, oldCode), l.ID)
+		if err != nil {
+			return nil, res, err
+		}
+		res.merge(r)
+	}
+	return l, res, nil
+}
+
+func patchEmpty(p link.Patch) bool {
+	var zero link.Patch
+	b1, _ := jsonMarshal(p)
+	b2, _ := jsonMarshal(zero)
+	return string(b1) == string(b2)
+}
+
+func freePlanUpdate(l *link.Link, p link.Patch, password domain.Opt[string]) error {
+	if v, ok := password.Value(); ok && v != "" {
+		return domain.PlanRequired(featurePassword)
+	}
+	if _, ok := p.ExpirationDate.Value(); ok {
+		return domain.PlanRequired(featureExpiration)
+	}
+	if _, ok := p.ExpirationClickCount.Value(); ok {
+		return domain.PlanRequired(featureExpiration)
+	}
+	if v, ok := p.UTMTemplateID.Value(); ok && v != "" {
+		return domain.PlanRequired(featureUTMTpl)
+	}
+	if v, ok := p.PixelID.Value(); ok && v != "" {
+		return domain.PlanRequired(featurePixel)
+	}
+	if v, ok := p.Metadata.Value(); ok && v != (link.Preview{}) {
+		return domain.PlanRequired(featureMetadata)
+	}
+	if v, ok := p.OriginalURL.Value(); ok && v != l.OriginalURL {
+		return domain.PlanRequired(featureChangeURL)
+	}
+	return nil
+}
+
+// canEditLink: admins edit every link of their workspace, members their own.
+func canEditLink(w *workspace.Workspace, l *link.Link, a Actor) error {
+	switch w.Role(a.UserID) {
+	case workspace.RoleAdmin:
+		return nil
+	case workspace.RoleMember:
+		if l.CreatedBy == a.UserID {
+			return nil
+		}
+		return domain.ErrInsufficientPermissions()
+	default:
+		return domain.Forbidden(domain.MsgAccessDeniedWorkspace)
+	}
+}
+
+// DeleteLink removes a link and frees its code.
+type DeleteLink struct {
+	Actor  Actor
+	LinkID string
+}
+
+type DeleteLinkHandler struct{ *Deps }
+
+func (h DeleteLinkHandler) Handle(ctx context.Context, c DeleteLink) (Result, error) {
+	l, err := loadLink(ctx, h.Store, c.LinkID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !l.Exists() {
+		return Result{}, domain.NotFound("Link not found")
+	}
+	w, err := loadWorkspace(ctx, h.Store, l.WorkspaceID)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := canEditLink(w, l, c.Actor); err != nil {
+		return Result{}, err
+	}
+	return deleteLink(ctx, h.Deps, c.Actor, c.LinkID)
+}

@@ -1,0 +1,74 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// MsgLinkExpired is the detail of an access to an expired link.
+const MsgLinkExpired = "Link has expired"
+
+// RecordClick counts one access to a link. When the link has a click limit
+// the click is appended at the exact next version of the link's click
+// stream, so concurrent clicks can never count past the limit.
+type RecordClick struct {
+	Click click.Recorded
+	// Limit is the link's expiration_click_count, nil for none.
+	Limit *int64
+}
+
+type RecordClickHandler struct{ *Deps }
+
+// Handle appends the click and returns its click id (also the tracking id
+// when the link tracks conversions).
+func (h RecordClickHandler) Handle(ctx context.Context, c RecordClick) (click.Recorded, Result, error) {
+	ev := c.Click
+	if ev.ClickID == "" {
+		ev.ClickID = uuid.Must(uuid.NewV7()).String()
+	}
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = h.now()
+	}
+	ev.Timestamp = ev.Timestamp.UTC()
+	if ev.TrackingID != "" && ev.TrackingExpiresAt == nil {
+		exp := ev.Timestamp.Add(click.TrackingTTL)
+		ev.TrackingExpiresAt = &exp
+	}
+	stream := click.Stream(ev.LinkID)
+	if c.Limit == nil {
+		res, err := appendEvents(ctx, h.Store, stream, eventstore.Any(), domain.Metadata{}, &ev)
+		return ev, res, err
+	}
+	for attempt := 0; ; attempt++ {
+		v, exists, err := h.Store.StreamVersion(ctx, stream)
+		if err != nil {
+			return ev, Result{}, err
+		}
+		count := int64(0)
+		expected := eventstore.NoStream()
+		if exists {
+			count = int64(v) + 1
+			expected = eventstore.Exact(v)
+		}
+		if count >= *c.Limit {
+			return ev, Result{}, domain.Gone(MsgLinkExpired)
+		}
+		res, err := appendEvents(ctx, h.Store, stream, expected, domain.Metadata{}, &ev)
+		if !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			return ev, res, err
+		}
+		if attempt > 1000 {
+			return ev, Result{}, ErrConcurrency
+		}
+		if attempt > 10 {
+			time.Sleep(time.Duration(attempt%7) * 100 * time.Microsecond)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package link
+
+import (
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/linkd/linkd/domain"
+)
+
+// Preview is the link's social preview data. Both representations of the
+// spec are accepted: favicon and social_image, or image.
+type Preview struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Favicon     string `json:"favicon,omitempty"`
+	SocialImage string `json:"social_image,omitempty"`
+	Image       string `json:"image,omitempty"`
+}
+
+// QRCodeOptions style the link's QR code.
+type QRCodeOptions struct {
+	Size                 int    `json:"size,omitempty"`
+	Color                string `json:"color,omitempty"`
+	BackgroundColor      string `json:"background_color,omitempty"`
+	Logo                 string `json:"logo,omitempty"`
+	LogoSize             int    `json:"logo_size,omitempty"`
+	ErrorCorrectionLevel string `json:"error_correction_level,omitempty"`
+}
+
+// ExcludedCountry is a country whose visitors may not follow the link.
+type ExcludedCountry struct {
+	Code      string `json:"code"`
+	Label     string `json:"label,omitempty"`
+	Phone     string `json:"phone,omitempty"`
+	Suggested bool   `json:"suggested,omitempty"`
+	Lang      string `json:"lang,omitempty"`
+	Continent string `json:"continent,omitempty"`
+}
+
+// Limits of field lengths (the spec leaves them open; docs/decisions.md
+// records them).
+const (
+	MaxURLLength     = 8192
+	MaxCodeLength    = 50
+	MaxNameLength    = 512
+	MaxTextLength    = 4096
+	MaxPasswordBytes = 256
+	MaxCountries     = 300
+)
+
+var allowedSchemes = map[string]bool{
+	"http": true, "https": true, "mailto": true, "tel": true, "sms": true,
+	"whatsapp": true, "tg": true, "skype": true,
+}
+
+// MsgInvalidURL is the spec's text for a refused URL.
+const MsgInvalidURL = "Invalid URL format"
+
+// ValidateURL accepts the schemes of the spec: http and https with a host,
+// and mailto, tel, sms, whatsapp, tg, skype with something after the colon.
+func ValidateURL(raw string) error {
+	if raw == "" || len(raw) > MaxURLLength || !utf8.ValidString(raw) || strings.TrimSpace(raw) != raw {
+		return domain.Invalid(MsgInvalidURL)
+	}
+	for _, r := range raw {
+		if r < 0x20 || r == 0x7f || r == ' ' {
+			return domain.Invalid(MsgInvalidURL)
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return domain.Invalid(MsgInvalidURL)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if !allowedSchemes[scheme] {
+		return domain.Invalid(MsgInvalidURL)
+	}
+	switch scheme {
+	case "http", "https":
+		host := u.Hostname()
+		if host == "" || u.Opaque != "" || strings.ContainsAny(host, " <>\"{}|\\^`") {
+			return domain.Invalid(MsgInvalidURL)
+		}
+		if p := u.Port(); p == "" && strings.HasSuffix(u.Host, ":") {
+			return domain.Invalid(MsgInvalidURL)
+		}
+	default:
+		rest := u.Opaque
+		if rest == "" {
+			rest = strings.TrimPrefix(u.Host+u.Path, "//")
+		}
+		if rest == "" && u.RawQuery == "" {
+			return domain.Invalid(MsgInvalidURL)
+		}
+	}
+	return nil
+}
+
+// ValidateOptionalURL validates a per-platform or logo URL: empty is fine.
+func ValidateOptionalURL(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if err := ValidateURL(raw); err != nil {
+		return domain.Invalid("Invalid URL format for %s", field)
+	}
+	return nil
+}
+
+// ValidateCode checks a custom short code: 1 to 50 letters, digits, '-' and
+// '_'. Reserved paths of the listener are refused.
+func ValidateCode(code string) error {
+	if code == "" || len(code) > MaxCodeLength {
+		return domain.Invalid("Custom code must be 1 to %d characters", MaxCodeLength)
+	}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return domain.Invalid("Custom code may contain only letters, digits, '-' and '_'")
+		}
+	}
+	if IsReservedCode(code) {
+		return domain.Invalid("Custom code %q is reserved", code)
+	}
+	return nil
+}
+
+var reservedCodes = map[string]bool{
+	"healthz": true, "metrics": true, "openapi.json": true, "radar.js": true,
+	"v1": true, "api": true, "favicon.ico": true, "robots.txt": true,
+	"static": true, "assets": true, "docs": true, "admin": true,
+	"readyz": true, "livez": true, "debug": true,
+}
+
+// IsReservedCode reports whether code is a path the listener serves itself.
+func IsReservedCode(code string) bool { return reservedCodes[strings.ToLower(code)] }
+
+// NormalizeColor checks a "#RGB" or "#RRGGBB" colour and returns it in
+// upper case, keeping its digit count.
+func NormalizeColor(s string) (string, bool) {
+	if len(s) != 4 && len(s) != 7 || s[0] != '#' {
+		return "", false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return "", false
+		}
+	}
+	return strings.ToUpper(s), true
+}
+
+// Validate checks and normalises QR code options.
+func (q *QRCodeOptions) Validate() error {
+	if q == nil {
+		return nil
+	}
+	if q.Size != 0 && (q.Size < 64 || q.Size > 2048) {
+		return domain.Invalid("qr_code_options.size must be between 64 and 2048")
+	}
+	if q.LogoSize < 0 || q.LogoSize > 1024 {
+		return domain.Invalid("qr_code_options.logo_size must be between 0 and 1024")
+	}
+	for _, c := range []*string{&q.Color, &q.BackgroundColor} {
+		if *c == "" {
+			continue
+		}
+		n, ok := NormalizeColor(*c)
+		if !ok {
+			return domain.Invalid("qr_code_options colours must be hex colours like #000000")
+		}
+		*c = n
+	}
+	switch strings.ToUpper(q.ErrorCorrectionLevel) {
+	case "", "L", "M", "Q", "H":
+		q.ErrorCorrectionLevel = strings.ToUpper(q.ErrorCorrectionLevel)
+	default:
+		return domain.Invalid("qr_code_options.error_correction_level must be L, M, Q or H")
+	}
+	if err := ValidateOptionalURL("qr_code_options.logo", q.Logo); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateCountries checks and normalises excluded countries. strict requires
+// code, label and phone (the update rules of the spec).
+func ValidateCountries(cs []ExcludedCountry, strict bool) error {
+	if len(cs) > MaxCountries {
+		return domain.Invalid("Too many excluded countries")
+	}
+	for i := range cs {
+		c := strings.ToUpper(strings.TrimSpace(cs[i].Code))
+		if len(c) != 2 || c[0] < 'A' || c[0] > 'Z' || c[1] < 'A' || c[1] > 'Z' {
+			return domain.Invalid("excluded_countries code must be an ISO 3166-1 alpha-2 code")
+		}
+		cs[i].Code = c
+		if strict && (cs[i].Label == "" || cs[i].Phone == "") {
+			return domain.Invalid("excluded_countries entries need code, label and phone")
+		}
+	}
+	return nil
+}
+
+// ValidateText bounds free text fields.
+func ValidateText(field, s string, max int) error {
+	if len(s) > max {
+		return domain.Invalid("%s is too long (at most %d bytes)", field, max)
+	}
+	if !utf8.ValidString(s) {
+		return domain.Invalid("%s is not valid UTF-8", field)
+	}
+	return nil
+}
+
+// Expired reports whether a link with these limits has expired at now with
+// clicks counted clicks.
+func Expired(expiresAt *time.Time, clickLimit *int64, clicks int64, now time.Time) bool {
+	if expiresAt != nil && !now.Before(*expiresAt) {
+		return true
+	}
+	if clickLimit != nil && clicks >= *clickLimit {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,59 @@
+package embedded_test
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/eventstore/eventstoretest"
+)
+
+func TestContract(t *testing.T) {
+	for _, d := range []embedded.Durability{embedded.SyncInterval, embedded.SyncAlways} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			eventstoretest.Run(t, harness(d))
+		})
+	}
+}
+
+// harness opens each test's store in a directory of its own.
+func harness(d embedded.Durability) eventstoretest.Harness {
+	var mu sync.Mutex
+	dirs := map[eventstore.Store]string{}
+	open := func(t testing.TB, dir string) eventstore.Store {
+		t.Helper()
+		s, err := embedded.Open(embedded.Options{Dir: dir, Durability: d, Logger: quietLogger()})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		mu.Lock()
+		dirs[s] = dir
+		mu.Unlock()
+		return s
+	}
+	return eventstoretest.Harness{
+		New: func(t testing.TB) eventstore.Store { return open(t, t.TempDir()) },
+		Reopen: func(t testing.TB, s eventstore.Store) eventstore.Store {
+			t.Helper()
+			mu.Lock()
+			dir := dirs[s]
+			delete(dirs, s)
+			mu.Unlock()
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			return open(t, dir)
+		},
+	}
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{}, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+type testWriter struct{}
+
+func (testWriter) Write(p []byte) (int, error) { return len(p), nil }

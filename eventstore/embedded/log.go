@@ -1,0 +1,161 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The log is a sequence of segment files. Offsets are global: a segment
+// named after its base offset holds the bytes [base, next segment's base).
+// An append never spans two segments, and a segment is fsynced before the
+// next one is created, so only the last segment can have a torn tail.
+//
+// An event's Position is the offset just past its record (Commit ==
+// Prepare), so positions start above zero (Start is "before everything"),
+// and reading "after p" starts reading records at offset p: ReadAll seeks in
+// O(log segments).
+
+const segmentExt = ".seg"
+
+type segment struct {
+	base int64
+	f    *os.File
+}
+
+func segmentName(base int64) string { return fmt.Sprintf("%020d%s", base, segmentExt) }
+
+type segmentInfo struct {
+	base int64
+	size int64
+	path string
+}
+
+// listSegments returns the segment files of dir sorted by base offset.
+func listSegments(dir string) ([]segmentInfo, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []segmentInfo
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, segmentExt) || e.IsDir() {
+			continue
+		}
+		base, err := strconv.ParseInt(strings.TrimSuffix(name, segmentExt), 10, 64)
+		if err != nil || base < 0 {
+			return nil, fmt.Errorf("embedded: unexpected file %s in %s", name, dir)
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, segmentInfo{base: base, size: info.Size(), path: filepath.Join(dir, name)})
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].base < segs[j].base })
+	return segs, nil
+}
+
+// segmentFor returns the segment holding offset off and the offset where
+// that segment ends (the next base, or MaxInt64 for the last segment).
+func (s *Store) segmentFor(off int64) (*segment, int64) {
+	segs := *s.segs.Load()
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > off }) - 1
+	if i < 0 {
+		return nil, 0
+	}
+	end := int64(math.MaxInt64)
+	if i+1 < len(segs) {
+		end = segs[i+1].base
+	}
+	return segs[i], end
+}
+
+// errBadRecord reports a record that cannot be decoded at off.
+type errBadRecord struct {
+	off int64
+	err error
+}
+
+func (e *errBadRecord) Error() string {
+	return fmt.Sprintf("embedded: bad record at log offset %d: %v", e.off, e.err)
+}
+
+func (e *errBadRecord) Unwrap() error { return e.err }
+
+const readChunk = 256 << 10
+
+// logReader reads records one after another from off up to limit, which
+// must be a record boundary.
+type logReader struct {
+	s      *Store
+	off    int64 // offset of the next record
+	limit  int64
+	buf    []byte
+	bufOff int64 // offset of buf[0]
+	chunk  int
+}
+
+func newLogReader(s *Store, off, limit int64) *logReader {
+	return &logReader{s: s, off: off, limit: limit, bufOff: off, chunk: readChunk}
+}
+
+// next returns the next record, its start offset and its length; io.EOF at
+// limit; *errBadRecord when the bytes at the current offset are not a record.
+func (r *logReader) next() (rawRecord, int64, int, error) {
+	if r.off >= r.limit {
+		return rawRecord{}, 0, 0, io.EOF
+	}
+	rec, n, err := parseRecord(r.buf[r.off-r.bufOff:])
+	// Read more: once when the header is missing, again when the record is
+	// longer than what that read brought.
+	for try := 0; errors.Is(err, errShort) && try < 2; try++ {
+		if err := r.fill(n); err != nil {
+			return rawRecord{}, 0, 0, err
+		}
+		rec, n, err = parseRecord(r.buf)
+	}
+	if errors.Is(err, errShort) {
+		// The record would run past limit or past the segment's end.
+		err = errCorrupt
+	}
+	if err != nil {
+		return rawRecord{}, 0, 0, &errBadRecord{off: r.off, err: err}
+	}
+	start := r.off
+	r.off += int64(n)
+	return rec, start, n, nil
+}
+
+// fill reads from r.off at least need bytes (when the limits allow), and up
+// to a chunk.
+func (r *logReader) fill(need int) error {
+	seg, segEnd := r.s.segmentFor(r.off)
+	if seg == nil {
+		return &errBadRecord{off: r.off, err: errors.New("no segment")}
+	}
+	want := int64(max(need, r.chunk, recHeaderSize))
+	want = min(want, r.limit-r.off, segEnd-r.off)
+	if int64(cap(r.buf)) >= want && r.buf != nil {
+		r.buf = r.buf[:want]
+	} else {
+		r.buf = make([]byte, want)
+	}
+	r.bufOff = r.off
+	n, err := seg.f.ReadAt(r.buf, r.off-seg.base)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == want) {
+		if errors.Is(err, io.EOF) {
+			r.buf = r.buf[:n]
+			return nil // parseRecord reports the short record
+		}
+		return fmt.Errorf("embedded: read log: %w", err)
+	}
+	return nil
+}

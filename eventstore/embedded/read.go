@@ -1,0 +1,244 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// ReadStream implements eventstore.Store.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	if max <= 0 {
+		return nil, nil
+	}
+	// Load committed before opening the iterator: every event before it
+	// is already in the index.
+	limit := s.committed.Load()
+	lower, upper := streamBounds(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: read index: %w", err)
+	}
+	type loc struct {
+		version uint64
+		start   int64
+		n       int
+	}
+	var locs []loc
+	for ok := it.SeekGE(eventKey(nil, stream, from)); ok && len(locs) < max; ok = it.Next() {
+		start, n, err := decodeLoc(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if start+int64(n) > limit {
+			break // written, not acknowledged yet
+		}
+		locs = append(locs, loc{versionOfKey(it.Key()), start, n})
+	}
+	if len(locs) == 0 {
+		exists := false
+		if it.First() {
+			start, n, err := decodeLoc(it.Value())
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			exists = start+int64(n) <= limit
+		}
+		if err := it.Close(); err != nil {
+			return nil, fmt.Errorf("embedded: read index: %w", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
+		}
+		return nil, nil
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("embedded: read index: %w", err)
+	}
+
+	events := make([]eventstore.RecordedEvent, 0, len(locs))
+	var in interner
+	// Read runs of adjacent records (one append, usually) with one read.
+	for i := 0; i < len(locs); {
+		j := i + 1
+		end := locs[i].start + int64(locs[i].n)
+		for j < len(locs) && locs[j].start == end && end-locs[i].start < readChunk {
+			end += int64(locs[j].n)
+			j++
+		}
+		r := newLogReader(s, locs[i].start, end)
+		r.chunk = int(end - locs[i].start)
+		for k := i; k < j; k++ {
+			rec, start, n, err := r.next()
+			if err != nil {
+				return nil, fmt.Errorf("embedded: read stream %q: %w", stream, err)
+			}
+			if string(rec.stream) != stream || rec.version != locs[k].version {
+				return nil, fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
+			}
+			events = append(events, toEvent(&rec, start+int64(n), &in))
+		}
+		i = j
+	}
+	return events, nil
+}
+
+// StreamVersion implements eventstore.Store.
+func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, false, err
+	}
+	defer s.exit()
+	v, ok, err := lastVersion(s.db, stream, s.committed.Load())
+	if err != nil {
+		return 0, false, fmt.Errorf("embedded: read index: %w", err)
+	}
+	return v, ok, nil
+}
+
+// Head implements eventstore.Store.
+func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
+	if err := s.enter(ctx); err != nil {
+		return eventstore.Start, err
+	}
+	defer s.exit()
+	return position(s.committed.Load()), nil
+}
+
+// ReadAll implements eventstore.Store.
+func (s *Store) ReadAll(ctx context.Context, after eventstore.Position, max int) ([]eventstore.RecordedEvent, error) {
+	off, err := offsetOf(after)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	if max <= 0 {
+		return nil, nil
+	}
+	events, _, err := s.scan(ctx, off, s.committed.Load(), max, eventstore.Filter{})
+	return events, err
+}
+
+// scan reads the log from off (a record boundary) up to limit and returns
+// up to max events that filter keeps, and the position of the last event it
+// read (kept or not).
+func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter eventstore.Filter) ([]eventstore.RecordedEvent, int64, error) {
+	if off >= limit {
+		return nil, off, nil
+	}
+	if max <= 0 {
+		max = math.MaxInt
+	}
+	var events []eventstore.RecordedEvent
+	var in interner
+	r := newLogReader(s, off, limit)
+	last := off
+	for skipped := 0; len(events) < max; {
+		rec, start, n, err := r.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if last == off {
+				return nil, off, fmt.Errorf("embedded: position %v is not the position of an event of this store: %w", position(off), err)
+			}
+			return nil, off, err
+		}
+		last = start + int64(n)
+		if !match(filter, rec.stream) {
+			if skipped++; skipped%1024 == 0 && ctx.Err() != nil {
+				return nil, off, ctx.Err()
+			}
+			continue
+		}
+		events = append(events, toEvent(&rec, last, &in))
+	}
+	return events, last, nil
+}
+
+// offsetOf returns the log offset of a position of this store.
+func offsetOf(p eventstore.Position) (int64, error) {
+	if p.Commit != p.Prepare || p.Commit > math.MaxInt64 {
+		return 0, fmt.Errorf("embedded: position %v is not a position of this store", p)
+	}
+	return int64(p.Commit), nil
+}
+
+func timeOf(nanos int64) time.Time { return time.Unix(0, nanos).UTC() }
+
+func position(off int64) eventstore.Position {
+	return eventstore.Position{Commit: uint64(off), Prepare: uint64(off)}
+}
+
+// toEvent copies rec out of the read buffer.
+func toEvent(rec *rawRecord, end int64, in *interner) eventstore.RecordedEvent {
+	ev := eventstore.RecordedEvent{
+		ID:       uuid.UUID(rec.id),
+		Stream:   in.bytes(rec.stream),
+		Version:  rec.version,
+		Position: position(end),
+		Type:     in.bytes(rec.typ),
+		Time:     timeOf(rec.nanos),
+	}
+	if len(rec.data)+len(rec.meta) > 0 {
+		b := make([]byte, len(rec.data)+len(rec.meta))
+		copy(b, rec.data)
+		copy(b[len(rec.data):], rec.meta)
+		if len(rec.data) > 0 {
+			ev.Data = b[:len(rec.data):len(rec.data)]
+		}
+		if len(rec.meta) > 0 {
+			ev.Metadata = b[len(rec.data):]
+		}
+	}
+	return ev
+}
+
+// interner shares the strings of stream names and types within one read.
+type interner struct{ m map[string]string }
+
+func (in *interner) bytes(b []byte) string {
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = make(map[string]string)
+	}
+	if len(in.m) < 4096 {
+		in.m[s] = s
+	}
+	return s
+}
+
+// match is Filter.Match on a stream name in a read buffer.
+func match(f eventstore.Filter, stream []byte) bool {
+	if len(stream) > 0 && stream[0] == '$' {
+		return false
+	}
+	if len(f.StreamPrefixes) == 0 {
+		return true
+	}
+	for _, p := range f.StreamPrefixes {
+		if len(stream) >= len(p) && string(stream[:len(p)]) == p {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,820 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func openT(t testing.TB, opts Options) *Store {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = discardLogger()
+	}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func closeT(t testing.TB, s *Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func testEvents(n int, tag string) []eventstore.EventData {
+	out := make([]eventstore.EventData, n)
+	for i := range out {
+		out[i] = eventstore.EventData{
+			ID:   uuid.New(),
+			Type: "Tested",
+			Data: []byte(fmt.Sprintf(`{"tag":%q,"i":%d,"pad":"%s"}`, tag, i, strings.Repeat("x", 150))),
+		}
+	}
+	return out
+}
+
+func mustAppend(t testing.TB, s *Store, stream string, exp eventstore.ExpectedVersion, evs ...eventstore.EventData) eventstore.AppendResult {
+	t.Helper()
+	res, err := s.Append(ctxT(t), stream, exp, evs...)
+	if err != nil {
+		t.Fatalf("Append(%s): %v", stream, err)
+	}
+	return res
+}
+
+func readAll(t testing.TB, s *Store) []eventstore.RecordedEvent {
+	t.Helper()
+	var out []eventstore.RecordedEvent
+	after := eventstore.Start
+	for {
+		evs, err := s.ReadAll(ctxT(t), after, 333)
+		if err != nil {
+			t.Fatalf("ReadAll: %v", err)
+		}
+		for _, ev := range evs {
+			if !after.Less(ev.Position) {
+				t.Fatalf("ReadAll: %v after %v", ev.Position, after)
+			}
+			after = ev.Position
+		}
+		out = append(out, evs...)
+		if len(evs) < 333 {
+			return out
+		}
+	}
+}
+
+func sameEvents(t testing.TB, what string, got, want []eventstore.RecordedEvent) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d events, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || g.Stream != w.Stream || g.Version != w.Version || g.Position != w.Position ||
+			g.Type != w.Type || !g.Time.Equal(w.Time) || !bytes.Equal(g.Data, w.Data) || !bytes.Equal(g.Metadata, w.Metadata) {
+			t.Fatalf("%s: event %d is %s@%d %v, want %s@%d %v", what, i, g.Stream, g.Version, g.Position, w.Stream, w.Version, w.Position)
+		}
+	}
+}
+
+// checkConsistent verifies that every stream in the log reads back the same
+// through the index, with gapless versions.
+func checkConsistent(t testing.TB, s *Store) []eventstore.RecordedEvent {
+	t.Helper()
+	all := readAll(t, s)
+	per := map[string][]eventstore.RecordedEvent{}
+	for _, ev := range all {
+		if ev.Version != uint64(len(per[ev.Stream])) {
+			t.Fatalf("%s: version %d after %d events", ev.Stream, ev.Version, len(per[ev.Stream]))
+		}
+		per[ev.Stream] = append(per[ev.Stream], ev)
+	}
+	for stream, evs := range per {
+		got, err := s.ReadStream(ctxT(t), stream, 0, 1<<30)
+		if err != nil {
+			t.Fatalf("ReadStream(%s): %v", stream, err)
+		}
+		sameEvents(t, "ReadStream "+stream, got, evs)
+		v, ok, err := s.StreamVersion(ctxT(t), stream)
+		if err != nil || !ok || v != uint64(len(evs)-1) {
+			t.Fatalf("StreamVersion(%s) = %d, %v, %v; want %d", stream, v, ok, err, len(evs)-1)
+		}
+	}
+	if len(all) > 0 {
+		if h, _ := s.Head(ctxT(t)); h != all[len(all)-1].Position {
+			t.Fatalf("Head = %v, last event at %v", h, all[len(all)-1].Position)
+		}
+	}
+	return all
+}
+
+func lastSegment(t testing.TB, dir string) string {
+	t.Helper()
+	segs, err := listSegments(filepath.Join(dir, logSub))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("list segments: %v (%d)", err, len(segs))
+	}
+	return segs[len(segs)-1].path
+}
+
+func appendFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"minimal", Options{Dir: "x"}, nil},
+		{"always", Options{Dir: "x", Durability: SyncAlways, FlushInterval: time.Second}, nil},
+		{"no dir", Options{}, []string{"Dir is required"}},
+		{"everything wrong", Options{Durability: 7, FlushInterval: -1}, []string{"Dir is required", "Durability 7", "FlushInterval -1ns is negative"}},
+		{"interval too long", Options{Dir: "x", FlushInterval: time.Hour}, []string{"longer than"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.opts.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate: nil error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate: %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := Open(Options{}); err == nil {
+		t.Fatal("Open without Dir succeeded")
+	}
+}
+
+func TestLockedDir(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, Options{Dir: dir})
+	if s2, err := Open(Options{Dir: dir, Logger: discardLogger()}); err == nil {
+		s2.Close()
+		t.Fatal("a second Open of the same directory succeeded")
+	} else if !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("second Open: %v, want a lock error", err)
+	}
+	closeT(t, s)
+	closeT(t, openT(t, Options{Dir: dir}))
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	id := uuid.New()
+	ev := eventstore.EventData{Type: "T", Data: []byte("data"), Metadata: []byte("meta")}
+	buf := appendRecord(nil, "stream-1", &ev, id, true)
+	if len(buf) != recordSize("stream-1", &ev) {
+		t.Fatalf("record is %d bytes, recordSize says %d", len(buf), recordSize("stream-1", &ev))
+	}
+	sealRecord(buf, 42, 1234)
+	rec, n, err := parseRecord(buf)
+	if err != nil || n != len(buf) {
+		t.Fatalf("parseRecord: %d, %v", n, err)
+	}
+	if rec.version != 42 || rec.nanos != 1234 || rec.id != id || !rec.last() || string(rec.stream) != "stream-1" ||
+		string(rec.typ) != "T" || string(rec.data) != "data" || string(rec.meta) != "meta" {
+		t.Fatalf("parseRecord: %+v", rec)
+	}
+	for i := range buf {
+		for _, bit := range []byte{0x01, 0x40} {
+			bad := append([]byte(nil), buf...)
+			bad[i] ^= bit
+			if _, _, err := parseRecord(bad); err == nil {
+				t.Fatalf("flipping bit %#x of byte %d went unnoticed", bit, i)
+			}
+		}
+	}
+	if _, need, err := parseRecord(buf[:len(buf)-1]); !errors.Is(err, errShort) || need != len(buf) {
+		t.Fatalf("short record: %d, %v", need, err)
+	}
+	if _, _, err := parseRecord(make([]byte, 64)); !errors.Is(err, errCorrupt) {
+		t.Fatalf("zeros: %v", err)
+	}
+}
+
+// TestTornTail: whatever follows the last complete append in the last
+// segment is cut off at Open, and the store goes on.
+func TestTornTail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tail func(t *testing.T, seg []byte, lastAppend []byte) []byte
+	}{
+		{"garbage", func(*testing.T, []byte, []byte) []byte { return []byte("this is not a record at all, not at all") }},
+		{"half a record", func(_ *testing.T, seg, _ []byte) []byte {
+			n := recordLen(seg)
+			return seg[:n/2]
+		}},
+		{"header only", func(_ *testing.T, seg, _ []byte) []byte { return seg[:recHeaderSize] }},
+		{"zeros", func(*testing.T, []byte, []byte) []byte { return make([]byte, 8192) }},
+		{"append without its last record", func(t *testing.T, _, last []byte) []byte {
+			// The first two records of a three-event append: each is a
+			// valid record, but the append never ended.
+			n1 := recordLen(last)
+			n2 := recordLen(last[n1:])
+			if n1+n2 >= len(last) {
+				t.Fatal("test bug: the last append has fewer than three records")
+			}
+			return last[:n1+n2]
+		}},
+		{"complete record then garbage", func(_ *testing.T, seg, _ []byte) []byte {
+			return append(append([]byte(nil), seg[:recordLen(seg)]...), 0xde, 0xad)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, Options{Dir: dir})
+			mustAppend(t, s, "a-1", eventstore.NoStream(), testEvents(2, "one")...)
+			mustAppend(t, s, "b-1", eventstore.NoStream(), testEvents(1, "two")...)
+			before := mustAppend(t, s, "a-1", eventstore.Exact(1), testEvents(3, "three")...)
+			want := checkConsistent(t, s)
+			closeT(t, s)
+
+			path := lastSegment(t, dir)
+			size := fileSize(t, path)
+			seg, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lastStart := int(want[len(want)-4].Position.Commit) // the three-event append starts here
+			appendFile(t, path, tc.tail(t, seg, seg[lastStart:]))
+
+			s = openT(t, Options{Dir: dir})
+			defer closeT(t, s)
+			if got := fileSize(t, path); got != size {
+				t.Errorf("last segment is %d bytes after Open, want %d", got, size)
+			}
+			sameEvents(t, "after reopen", checkConsistent(t, s), want)
+			res := mustAppend(t, s, "a-1", eventstore.Exact(4), testEvents(1, "four")...)
+			if res.NextExpectedVersion != 5 || !before.Position.Less(res.Position) {
+				t.Fatalf("append after recovery: %+v", res)
+			}
+			closeT(t, s)
+			s = openT(t, Options{Dir: dir})
+			if all := checkConsistent(t, s); len(all) != len(want)+1 {
+				t.Fatalf("%d events after the second reopen, want %d", len(all), len(want)+1)
+			}
+		})
+	}
+}
+
+// setIndexMarks rewrites the index's marks, as a crash can leave them.
+func withIndex(t *testing.T, dir string, f func(db *pebble.DB)) {
+	t.Helper()
+	db, err := pebble.Open(filepath.Join(dir, indexSub), &pebble.Options{Logger: pebbleLogger{discardLogger()}, FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setMark(t *testing.T, db *pebble.DB, key []byte, off int64) {
+	t.Helper()
+	b := db.NewBatch()
+	defer b.Close()
+	if err := setOffset(b, key, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIndexAheadOfLog: a machine crash can keep index entries (Pebble
+// flushed them) of events whose log tail was lost (not yet fsynced). Open
+// must drop those entries so versions and reads follow the log.
+func TestIndexAheadOfLog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lose func(t *testing.T, path string, durable, end int64)
+	}{
+		{"tail missing", func(t *testing.T, path string, durable, _ int64) {
+			if err := os.Truncate(path, durable); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"tail partly zeroed", func(t *testing.T, path string, durable, end int64) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			// A page in the middle of the lost appends never reached the disk.
+			if _, err := f.WriteAt(make([]byte, 100), durable+(end-durable)/2); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, Options{Dir: dir})
+			mustAppend(t, s, "a-1", eventstore.NoStream(), testEvents(3, "kept")...)
+			mustAppend(t, s, "b-1", eventstore.NoStream(), testEvents(1, "kept")...)
+			kept := checkConsistent(t, s)
+			durable := int64(kept[len(kept)-1].Position.Commit)
+			for i := range 20 {
+				mustAppend(t, s, "a-1", eventstore.Any(), testEvents(2, fmt.Sprint("lost", i))...)
+			}
+			mustAppend(t, s, "c-1", eventstore.NoStream(), testEvents(2, "lost")...)
+			end := s.committed.Load()
+			closeT(t, s)
+
+			// The log was fsynced up to durable only; the index kept it all.
+			withIndex(t, dir, func(db *pebble.DB) { setMark(t, db, keyDurable, durable) })
+			tc.lose(t, lastSegment(t, dir), durable, end)
+
+			s = openT(t, Options{Dir: dir})
+			defer closeT(t, s)
+			all := checkConsistent(t, s)
+			if len(all) < len(kept) {
+				t.Fatalf("%d events after recovery, want at least the %d durable ones", len(all), len(kept))
+			}
+			sameEvents(t, "durable events", all[:len(kept)], kept)
+			if _, ok, _ := s.StreamVersion(ctxT(t), "c-1"); ok && len(all) == len(kept) {
+				t.Fatal("stream c-1 exists though its events are lost")
+			}
+			if _, err := s.ReadStream(ctxT(t), "c-1", 0, 10); len(all) == len(kept) && !errors.Is(err, eventstore.ErrStreamNotFound) {
+				t.Fatalf("ReadStream of a lost stream: %v", err)
+			}
+			v, _, _ := s.StreamVersion(ctxT(t), "a-1")
+			res := mustAppend(t, s, "a-1", eventstore.Exact(v), testEvents(1, "after")...)
+			if res.NextExpectedVersion != v+1 {
+				t.Fatalf("NextExpectedVersion = %d, want %d", res.NextExpectedVersion, v+1)
+			}
+			checkConsistent(t, s)
+		})
+	}
+}
+
+// TestIndexRebuilt: the index is disposable; a lost or lagging index is
+// rebuilt from the log.
+func TestIndexRebuilt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir string, mid int64)
+	}{
+		{"index deleted", func(t *testing.T, dir string, _ int64) {
+			if err := os.RemoveAll(filepath.Join(dir, indexSub)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"index lost its tail", func(t *testing.T, dir string, mid int64) {
+			withIndex(t, dir, func(db *pebble.DB) {
+				// Drop every entry after mid, as if Pebble's unsynced WAL
+				// tail died with the process.
+				it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{eventKeyTag}, UpperBound: []byte{eventKeyTag + 1}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := db.NewBatch()
+				for ok := it.First(); ok; ok = it.Next() {
+					start, n, _ := decodeLoc(it.Value())
+					if start+int64(n) > mid {
+						b.Delete(it.Key(), nil)
+					}
+				}
+				it.Close()
+				b.Commit(pebble.Sync)
+				b.Close()
+				setMark(t, db, keyIndexed, mid)
+				setMark(t, db, keyDurable, mid)
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, Options{Dir: dir, segmentSize: 16 << 10})
+			for i := range 300 {
+				mustAppend(t, s, fmt.Sprintf("s-%d", i%17), eventstore.Any(), testEvents(1+i%3, "x")...)
+			}
+			want := checkConsistent(t, s)
+			closeT(t, s)
+			tc.damage(t, dir, int64(want[len(want)/2].Position.Commit))
+			s = openT(t, Options{Dir: dir, segmentSize: 16 << 10})
+			defer closeT(t, s)
+			sameEvents(t, "after rebuild", checkConsistent(t, s), want)
+			mustAppend(t, s, "s-0", eventstore.StreamExists(), testEvents(1, "y")...)
+			checkConsistent(t, s)
+		})
+	}
+}
+
+// TestSegments: the log rolls over to new files; reads, subscriptions and
+// recovery cross segment boundaries.
+func TestSegments(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir, segmentSize: 8 << 10}
+	s := openT(t, opts)
+	sub, err := s.SubscribeAll(ctxT(t), eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := range 200 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%7), eventstore.Any(), testEvents(1+i%4, "x")...)
+	}
+	// An append bigger than a segment gets one of its own.
+	big := eventstore.EventData{Type: "Big", Data: bytes.Repeat([]byte("b"), 20<<10)}
+	mustAppend(t, s, "big-1", eventstore.NoStream(), big, big)
+	mustAppend(t, s, "s-0", eventstore.Any(), testEvents(2, "after big")...)
+	want := checkConsistent(t, s)
+	for i := range want {
+		ev, err := sub.Recv(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameEvents(t, "subscription", []eventstore.RecordedEvent{ev}, want[i:i+1])
+	}
+	segs, _ := listSegments(filepath.Join(dir, logSub))
+	if len(segs) < 10 {
+		t.Fatalf("%d segments, want many", len(segs))
+	}
+	for i, seg := range segs[:len(segs)-1] {
+		if seg.size > opts.segmentSize && seg.size < 40<<10 {
+			t.Errorf("segment %d holds %d bytes", i, seg.size)
+		}
+	}
+	closeT(t, s)
+	s = openT(t, opts)
+	defer closeT(t, s)
+	sameEvents(t, "after reopen", checkConsistent(t, s), want)
+	// Reading from every position gives the rest of the log.
+	for i := 0; i < len(want); i += 37 {
+		got, err := s.ReadAll(ctxT(t), want[i].Position, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameEvents(t, fmt.Sprintf("ReadAll after %d", i), got, want[i+1:min(i+6, len(want))])
+	}
+}
+
+func TestBadPosition(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	res := mustAppend(t, s, "a-1", eventstore.NoStream(), testEvents(3, "x")...)
+	if _, err := s.ReadAll(ctxT(t), eventstore.Position{Commit: 5, Prepare: 5}, 10); err == nil {
+		t.Error("ReadAll from the middle of a record succeeded")
+	}
+	if _, err := s.ReadAll(ctxT(t), eventstore.Position{Commit: 5, Prepare: 4}, 10); err == nil {
+		t.Error("ReadAll from a foreign position succeeded")
+	}
+	if evs, err := s.ReadAll(ctxT(t), eventstore.Position{Commit: res.Position.Commit + 100, Prepare: res.Position.Commit + 100}, 10); err != nil || len(evs) != 0 {
+		t.Errorf("ReadAll after the head: %d events, %v", len(evs), err)
+	}
+}
+
+// TestSlowSubscriber: subscribers that fall behind the live ring read the
+// log again; fast, slow and filtered subscribers all get every event once,
+// in order, while writers never wait for them.
+func TestSlowSubscriber(t *testing.T) {
+	for _, d := range []Durability{SyncInterval, SyncAlways} {
+		t.Run(d.String(), func(t *testing.T) {
+			s := openT(t, Options{Dir: t.TempDir(), Durability: d})
+			defer closeT(t, s)
+			s.live.mu.Lock()
+			s.live.maxEvents, s.live.maxBytes = 64, 16<<10
+			s.live.mu.Unlock()
+			mustAppend(t, s, "pre-1", eventstore.NoStream(), testEvents(50, "history")...)
+
+			const writers, appends = 4, 150
+			type result struct {
+				got []eventstore.RecordedEvent
+				err error
+			}
+			filters := []eventstore.Filter{{}, {}, {StreamPrefixes: []string{"w1-", "w3-"}}}
+			results := make([]result, len(filters))
+			var subs sync.WaitGroup
+			var writing atomic.Bool
+			writing.Store(true)
+			total := 50 + writers*appends*2
+			want := []int{total, total, 2 * appends * 2}
+			for i, f := range filters {
+				sub, err := s.SubscribeAll(ctxT(t), eventstore.Start, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sub.Close()
+				subs.Add(1)
+				go func() {
+					defer subs.Done()
+					for len(results[i].got) < want[i] {
+						ev, err := sub.Recv(ctxT(t))
+						if err != nil {
+							results[i].err = err
+							return
+						}
+						results[i].got = append(results[i].got, ev)
+						if i == 1 && len(results[i].got)%50 == 0 && writing.Load() {
+							time.Sleep(20 * time.Millisecond) // the slow one
+						}
+					}
+				}()
+			}
+			var wg sync.WaitGroup
+			for g := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range appends {
+						mustAppend(t, s, fmt.Sprintf("w%d-%d", g, i%5), eventstore.Any(), testEvents(2, "live")...)
+					}
+				}()
+			}
+			wg.Wait()
+			writing.Store(false)
+			done := make(chan struct{})
+			go func() { subs.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("subscribers did not finish")
+			}
+			all := checkConsistent(t, s)
+			for i, r := range results {
+				if r.err != nil {
+					t.Fatalf("subscriber %d: %v", i, r.err)
+				}
+				var expect []eventstore.RecordedEvent
+				for _, ev := range all {
+					if filters[i].Match(ev.Stream) {
+						expect = append(expect, ev)
+					}
+				}
+				sameEvents(t, fmt.Sprintf("subscriber %d", i), r.got, expect)
+			}
+		})
+	}
+}
+
+// TestReadsDuringAppends: readers never see part of an append, and what
+// they see never goes backwards.
+func TestReadsDuringAppends(t *testing.T) {
+	for _, d := range []Durability{SyncInterval, SyncAlways} {
+		t.Run(d.String(), func(t *testing.T) {
+			s := openT(t, Options{Dir: t.TempDir(), Durability: d, segmentSize: 64 << 10})
+			defer closeT(t, s)
+			ctx := ctxT(t)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						res, err := s.Append(ctx, fmt.Sprintf("s-%d", (g+i)%6), eventstore.Any(), testEvents(3, "x")...)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if d == SyncAlways && s.syncedEnd.Load() < int64(res.Position.Commit) {
+							t.Errorf("SyncAlways: Append returned before its fsync (synced %d, event at %d)", s.syncedEnd.Load(), res.Position.Commit)
+							return
+						}
+					}
+				}()
+			}
+			var errs []string
+			var mu sync.Mutex
+			report := func(format string, args ...any) {
+				mu.Lock()
+				errs = append(errs, fmt.Sprintf(format, args...))
+				mu.Unlock()
+			}
+			var readers sync.WaitGroup
+			for r := range 3 {
+				readers.Add(1)
+				go func() {
+					defer readers.Done()
+					var lastHead eventstore.Position
+					lastVersion := map[string]uint64{}
+					deadline := time.Now().Add(500 * time.Millisecond)
+					for time.Now().Before(deadline) {
+						head, err := s.Head(ctx)
+						if err != nil || head.Less(lastHead) {
+							report("Head went from %v to %v (%v)", lastHead, head, err)
+							return
+						}
+						lastHead = head
+						stream := fmt.Sprintf("s-%d", r)
+						if v, ok, err := s.StreamVersion(ctx, stream); err != nil {
+							report("StreamVersion: %v", err)
+							return
+						} else if ok {
+							if v < lastVersion[stream] || v%3 != 2 {
+								report("StreamVersion(%s) = %d after %d", stream, v, lastVersion[stream])
+								return
+							}
+							lastVersion[stream] = v
+							evs, err := s.ReadStream(ctx, stream, 0, 1<<20)
+							if err != nil || len(evs) < int(v)+1 || len(evs)%3 != 0 {
+								report("ReadStream(%s): %d events (version %d), %v", stream, len(evs), v, err)
+								return
+							}
+						}
+						evs, err := s.ReadAll(ctx, eventstore.Start, 1<<20)
+						if err != nil {
+							report("ReadAll: %v", err)
+							return
+						}
+						if len(evs)%3 != 0 || (len(evs) > 0 && evs[len(evs)-1].Position.Less(head)) {
+							report("ReadAll saw %d events ending at %v, head was %v", len(evs), evs[len(evs)-1].Position, head)
+							return
+						}
+					}
+				}()
+			}
+			readers.Wait()
+			close(stop)
+			wg.Wait()
+			for _, e := range errs {
+				t.Error(e)
+			}
+			checkConsistent(t, s)
+		})
+	}
+}
+
+// TestSyncInterval: the flusher fsyncs what was written within its interval.
+func TestSyncInterval(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir(), FlushInterval: 10 * time.Millisecond})
+	defer closeT(t, s)
+	res := mustAppend(t, s, "a-1", eventstore.NoStream(), testEvents(1, "x")...)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.syncedEnd.Load() < int64(res.Position.Commit) {
+		if time.Now().After(deadline) {
+			t.Fatal("the flusher did not fsync the log")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCloseWithAppendsInFlight: Close lets queued appends finish or fail,
+// and every acknowledged one is there after reopening.
+func TestCloseWithAppendsInFlight(t *testing.T) {
+	for _, d := range []Durability{SyncInterval, SyncAlways} {
+		t.Run(d.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, Options{Dir: dir, Durability: d})
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			acked := map[string]uint64{}
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					stream := fmt.Sprintf("s-%d", g)
+					for {
+						res, err := s.Append(context.Background(), stream, eventstore.Any(), testEvents(2, "x")...)
+						if errors.Is(err, eventstore.ErrClosed) {
+							return
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						acked[stream] = res.NextExpectedVersion
+						mu.Unlock()
+					}
+				}()
+			}
+			time.Sleep(100 * time.Millisecond)
+			closeT(t, s)
+			wg.Wait()
+			s = openT(t, Options{Dir: dir, Durability: d})
+			defer closeT(t, s)
+			checkConsistent(t, s)
+			for stream, v := range acked {
+				got, ok, err := s.StreamVersion(ctxT(t), stream)
+				if err != nil || !ok || got < v {
+					t.Fatalf("%s: version %d, %v, %v after reopen; %d was acknowledged", stream, got, ok, err, v)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionCache(t *testing.T) {
+	c := newVersionCache(3)
+	c.put("a", 1)
+	c.put("b", 2)
+	c.put("c", 3)
+	c.get("a") // b is now the least recently used
+	c.put("d", 4)
+	if _, ok := c.get("b"); ok {
+		t.Fatal("b was not evicted")
+	}
+	for k, v := range map[string]uint64{"a": 1, "c": 3, "d": 4} {
+		if got, ok := c.get(k); !ok || got != v {
+			t.Fatalf("get(%s) = %d, %v", k, got, ok)
+		}
+	}
+	c.put("c", 9)
+	if got, _ := c.get("c"); got != 9 || c.len() != 3 {
+		t.Fatalf("update: %d, len %d", got, c.len())
+	}
+	c.reset()
+	if _, ok := c.get("a"); ok || c.len() != 0 {
+		t.Fatal("reset kept entries")
+	}
+}
+
+// TestManyStreamsSmallCache: with more streams than the cache holds,
+// versions fall back to the index and stay exact.
+func TestManyStreamsSmallCache(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, Options{Dir: dir, cacheSize: 1}) // raised to the minimum
+	defer closeT(t, s)
+	const streams = 3 * minCacheSize
+	ctx := ctxT(t)
+	for round := range 2 {
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < streams; i += 8 {
+					exp := eventstore.NoStream()
+					if round == 1 {
+						exp = eventstore.Exact(0)
+					}
+					if _, err := s.Append(ctx, fmt.Sprintf("s-%d", i), exp, testEvents(1, "x")...); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if s.w.cache.len() > minCacheSize {
+			t.Fatalf("cache holds %d streams, capacity %d", s.w.cache.len(), minCacheSize)
+		}
+	}
+	if _, err := s.Append(ctxT(t), "s-0", eventstore.NoStream(), testEvents(1, "x")...); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+		t.Fatalf("NoStream on an evicted stream: %v", err)
+	}
+}

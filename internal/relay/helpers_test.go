@@ -1,0 +1,196 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/internal/relay"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func openStore(t testing.TB) *embedded.Store {
+	t.Helper()
+	s, err := embedded.Open(embedded.Options{Dir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func streamNames(n int, cats ...string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%04d", cats[i%len(cats)], i)
+	}
+	return out
+}
+
+// appendRounds appends versions [from, to) to every stream, one event per
+// Append, from several goroutines, so that streams interleave in the log.
+func appendRounds(t testing.TB, s eventstore.Store, streams []string, from, to uint64) {
+	t.Helper()
+	const writers = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := from; v < to; v++ {
+				for i := w; i < len(streams); i += writers {
+					if _, err := appendOne(s, streams[i], v); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func appendOne(s eventstore.Store, stream string, v uint64) (eventstore.AppendResult, error) {
+	exp := eventstore.NoStream()
+	if v > 0 {
+		exp = eventstore.Exact(v - 1)
+	}
+	return s.Append(context.Background(), stream, exp, eventstore.EventData{
+		Type:     "Tested",
+		Data:     fmt.Appendf(nil, `{"stream":%q,"v":%d}`, stream, v),
+		Metadata: []byte(`{"by":"test"}`),
+	})
+}
+
+// runRelay runs r until the returned stop is called; stop returns Run's
+// error.
+func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				err = errors.New("relay did not stop within 30 s")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// waitAcked waits until the relay has acknowledged everything up to the
+// store's head.
+func waitAcked(t testing.TB, r *relay.Relay, s eventstore.Store) {
+	t.Helper()
+	head, err := s.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now().Add(60 * time.Second)
+	for r.Acked().Less(head) {
+		if time.Now().After(end) {
+			t.Fatalf("relay acknowledged up to %s, head is %s (stats %+v)", r.Acked(), head, r.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// applyPublisher hands each published event straight to an Apply function,
+// as if a bus delivered it at once: a publisher for tests without Kafka.
+type applyPublisher struct {
+	mu    sync.Mutex
+	apply func(context.Context, []eventstore.RecordedEvent) error
+	// topics records the topic of each stream.
+	topics map[string]string
+}
+
+func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
+	for _, m := range msgs {
+		evs, err := bus.Decode(m)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		if p.topics == nil {
+			p.topics = map[string]string{}
+		}
+		p.topics[evs[0].Stream] = topic
+		err = p.apply(context.Background(), evs)
+		p.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *applyPublisher) Close() error { return nil }
+
+// failingPublisher passes the first n publishes through, calls onCrash at
+// publish crashAt, and fails every publish after n: a broker connection that
+// dies mid-way.
+type failingPublisher struct {
+	next    message.Publisher
+	n       int64
+	count   atomic.Int64
+	crashAt int64
+	onCrash func()
+	delay   time.Duration // before each publish: a broker round trip
+	failed  atomic.Bool
+}
+
+func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error {
+	time.Sleep(p.delay)
+	c := p.count.Add(1)
+	if c == p.crashAt && p.onCrash != nil {
+		p.onCrash()
+	}
+	if c > p.n {
+		p.failed.Store(true)
+		return errors.New("test: broker gone")
+	}
+	return p.next.Publish(topic, msgs...)
+}
+
+func (p *failingPublisher) Close() error { return nil }
+
+// crashableCheckpoint saves through to a real store until Crash: after it
+// nothing is saved any more, as when the process dies.
+type crashableCheckpoint struct {
+	relay.CheckpointStore
+	crashed atomic.Bool
+}
+
+func (c *crashableCheckpoint) Save(ctx context.Context, p eventstore.Position) error {
+	if c.crashed.Load() {
+		return nil
+	}
+	return c.CheckpointStore.Save(ctx, p)
+}
+
+func (c *crashableCheckpoint) Crash() { c.crashed.Store(true) }

@@ -1,0 +1,441 @@
+// Package relay publishes the global event log to the bus: it reads the log
+// after its checkpoint (catch-up, then live) and publishes every event as a
+// single-event message on its category's topic (bus.TopicOf), keyed by
+// stream, through a Watermill publisher: Kafka when LINKD_KAFKA_BROKERS is
+// set.
+//
+// Delivery is at least once. The checkpoint only moves past an event once
+// the publisher has acknowledged it and every event before it, so a relay
+// that dies re-publishes from its checkpoint: projectors skip the duplicates
+// by (stream, version).
+//
+// A Kafka publish costs one round trip, so the relay publishes
+// concurrently: events are routed to workers by a hash of their stream, and
+// each worker publishes its events one after another, so the events of one
+// stream are published, and land in their partition, in version order.
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/projections"
+)
+
+// Follower is a projection that reads follow writes through: the relay
+// registers on its watermark every event of its categories before
+// publishing it, and reports each batch handed out (see
+// projections.Watermark). The projection's runner reports Done.
+type Follower struct {
+	Watermark  *projections.Watermark
+	Categories []string
+}
+
+// Options tune a relay. Zero values take the defaults.
+type Options struct {
+	// Workers publish concurrently, each the events of its share of the
+	// streams, in order (default 32).
+	Workers int
+	// MaxBatch bounds the events read from the log before they are handed
+	// to the workers (default 256). The checkpoint advances batch by batch,
+	// so a crash re-publishes up to about one batch per worker queue.
+	MaxBatch int
+	// QueueSize is each worker's queue (default 256). The relay holds at
+	// most Workers*QueueSize+MaxBatch events not yet acknowledged.
+	QueueSize int
+	// SaveInterval is how often the checkpoint is saved while it moves
+	// (default 100 ms). It is also saved when the relay stops.
+	SaveInterval time.Duration
+	// RetryBackoff is the first pause after a failed publish, doubled up to
+	// MaxRetryBackoff (defaults 100 ms and 5 s). A failed event is retried
+	// until it is published or the relay stops; it is never skipped.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	// StopTimeout bounds how long a stopping relay waits for the publishes in
+	// progress (default 10 s).
+	StopTimeout time.Duration
+	// Followers are the projections whose watermarks the relay feeds.
+	Followers []Follower
+	Logger    *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = 32
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 256
+	}
+	if o.SaveInterval <= 0 {
+		o.SaveInterval = 100 * time.Millisecond
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 100 * time.Millisecond
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = 5 * time.Second
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Relay publishes the global log. Make one with New; Run it once.
+type Relay struct {
+	store eventstore.Store
+	pub   message.Publisher
+	cp    CheckpointStore
+	opts  Options
+
+	followers []follower
+	track     tracker
+	published atomic.Uint64
+	failures  atomic.Uint64
+	saved     atomic.Pointer[eventstore.Position]
+}
+
+type follower struct {
+	wm   *projections.Watermark
+	cats map[string]bool
+}
+
+// New prepares a relay that reads store after the position cp holds and
+// publishes through pub. pub must be safe for concurrent use (Watermill's
+// contract; the Kafka publisher is).
+func New(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts Options) *Relay {
+	r := &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
+	for _, f := range r.opts.Followers {
+		if f.Watermark == nil {
+			continue
+		}
+		cats := make(map[string]bool, len(f.Categories))
+		for _, c := range f.Categories {
+			cats[c] = true
+		}
+		r.followers = append(r.followers, follower{wm: f.Watermark, cats: cats})
+	}
+	return r
+}
+
+// Stats describe a relay's progress, for metrics.
+type Stats struct {
+	// Acked is the position below which every event is acknowledged.
+	Acked eventstore.Position
+	// Saved is the checkpoint last saved.
+	Saved eventstore.Position
+	// Published counts events acknowledged since the relay started.
+	Published uint64
+	// Failures counts failed publish attempts (each was retried).
+	Failures uint64
+	// Pending counts events read and not yet acknowledged.
+	Pending int
+}
+
+// Stats returns the relay's progress. Safe to call at any time.
+func (r *Relay) Stats() Stats {
+	acked, pending := r.track.state()
+	s := Stats{Acked: acked, Published: r.published.Load(), Failures: r.failures.Load(), Pending: pending}
+	if p := r.saved.Load(); p != nil {
+		s.Saved = *p
+	}
+	return s
+}
+
+// Acked is the position below which every event has been acknowledged.
+func (r *Relay) Acked() eventstore.Position { p, _ := r.track.state(); return p }
+
+// Published counts the events acknowledged since the relay started.
+func (r *Relay) Published() uint64 { return r.published.Load() }
+
+type job struct {
+	ev eventstore.RecordedEvent
+	b  *batch
+}
+
+type item struct {
+	ev  eventstore.RecordedEvent
+	err error
+}
+
+// Run publishes until ctx ends, then waits for the publishes in progress
+// (up to StopTimeout), saves the checkpoint and returns nil. It returns an
+// error if the checkpoint cannot be loaded or the log cannot be read.
+func (r *Relay) Run(ctx context.Context) error {
+	start, err := r.cp.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("relay: load checkpoint: %w", err)
+	}
+	r.saved.Store(&start)
+	r.track.reset(start)
+	sub, err := r.store.SubscribeAll(ctx, start, eventstore.Filter{})
+	if err != nil {
+		return fmt.Errorf("relay: subscribe: %w", err)
+	}
+	defer sub.Close()
+	log := r.opts.Logger.With("component", "relay")
+	log.Info("relay: starting", "after", start.String(), "workers", r.opts.Workers)
+
+	// stop tells workers and the saver to finish; it closes when ctx ends or
+	// the read loop fails.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	items := make(chan item, r.opts.MaxBatch)
+	go func() {
+		for {
+			ev, err := sub.Recv(runCtx)
+			select {
+			case items <- item{ev, err}:
+			case <-runCtx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var workersWG sync.WaitGroup
+	queues := make([]chan job, r.opts.Workers)
+	for i := range queues {
+		queues[i] = make(chan job, r.opts.QueueSize)
+		workersWG.Add(1)
+		go func() {
+			defer workersWG.Done()
+			r.work(runCtx, queues[i], log)
+		}()
+	}
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		r.saveLoop(runCtx, log)
+	}()
+
+	runErr := r.dispatch(runCtx, items, queues)
+	stop()
+
+	workersDone := make(chan struct{})
+	go func() { workersWG.Wait(); close(workersDone) }()
+	select {
+	case <-workersDone:
+	case <-time.After(r.opts.StopTimeout):
+		log.Warn("relay: publishes still in progress at stop; they will be published again", "timeout", r.opts.StopTimeout)
+	}
+	<-saverDone
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.save(saveCtx); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	s := r.Stats()
+	log.Info("relay: stopped", "checkpoint", s.Saved.String(), "published", s.Published, "failures", s.Failures)
+	return runErr
+}
+
+// dispatch reads the log in batches and hands each event to the worker of
+// its stream. It returns nil when ctx ends.
+func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []chan job) error {
+	events := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
+	for {
+		var first item
+		select {
+		case first = <-items:
+		case <-ctx.Done():
+			return nil
+		}
+		if first.err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("relay: read log: %w", first.err)
+		}
+		events = append(events[:0], first.ev)
+	drain:
+		for len(events) < r.opts.MaxBatch {
+			select {
+			case it := <-items:
+				if it.err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return fmt.Errorf("relay: read log: %w", it.err)
+				}
+				events = append(events, it.ev)
+			default:
+				break drain
+			}
+		}
+		last := events[len(events)-1].Position
+		b := r.track.add(last, len(events))
+		for _, f := range r.followers {
+			for i := range events {
+				if f.cats[eventstore.Category(events[i].Stream)] {
+					f.wm.Register(events[i].Position)
+				}
+			}
+		}
+		for i := range events {
+			q := queues[shard(events[i].Stream, len(queues))]
+			select {
+			case q <- job{ev: events[i], b: b}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		for _, f := range r.followers {
+			f.wm.Published(last)
+		}
+	}
+}
+
+// work publishes the jobs of one queue in order. It returns when ctx ends,
+// leaving queued jobs unpublished (they are after the checkpoint).
+func (r *Relay) work(ctx context.Context, q <-chan job, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		default:
+		}
+		var j job
+		select {
+		case j = <-q:
+		case <-ctx.Done():
+			return
+		}
+		topic := bus.TopicOf(j.ev.Stream)
+		backoff := r.opts.RetryBackoff
+		for {
+			err := r.pub.Publish(topic, bus.EncodeEvent(j.ev))
+			if err == nil {
+				break
+			}
+			r.failures.Add(1)
+			if ctx.Err() != nil {
+				return
+			}
+			log.Warn("relay: publish failed; retrying", "topic", topic, "stream", j.ev.Stream,
+				"version", j.ev.Version, "position", j.ev.Position.String(), "retry_in", backoff, "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, r.opts.MaxRetryBackoff)
+		}
+		r.published.Add(1)
+		r.track.ack(j.b)
+	}
+}
+
+func (r *Relay) saveLoop(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(r.opts.SaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := r.save(ctx); err != nil && ctx.Err() == nil {
+			log.Error("relay: save checkpoint failed; will retry", "err", err)
+		}
+	}
+}
+
+// save writes the acknowledged position if it moved since the last save.
+func (r *Relay) save(ctx context.Context) error {
+	acked, _ := r.track.state()
+	if saved := r.saved.Load(); saved != nil && !saved.Less(acked) {
+		return nil
+	}
+	if err := r.cp.Save(ctx, acked); err != nil {
+		return fmt.Errorf("relay: save checkpoint: %w", err)
+	}
+	r.saved.Store(&acked)
+	return nil
+}
+
+// shard picks the worker of a stream (FNV-1a).
+func shard(stream string, n int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(stream); i++ {
+		h ^= uint32(stream[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
+
+// batch is a run of consecutive events of the log handed out together.
+type batch struct {
+	last    eventstore.Position
+	pending atomic.Int64
+	done    bool // guarded by tracker.mu
+}
+
+// tracker advances the acknowledged position over batches whose events are
+// all acknowledged, in log order.
+type tracker struct {
+	mu      sync.Mutex
+	queue   []*batch
+	acked   eventstore.Position
+	pending atomic.Int64 // events handed out, not yet acknowledged
+}
+
+func (t *tracker) reset(p eventstore.Position) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queue, t.acked = nil, p
+	t.pending.Store(0)
+}
+
+func (t *tracker) add(last eventstore.Position, n int) *batch {
+	b := &batch{last: last}
+	b.pending.Store(int64(n))
+	t.pending.Add(int64(n))
+	t.mu.Lock()
+	t.queue = append(t.queue, b)
+	t.mu.Unlock()
+	return b
+}
+
+func (t *tracker) ack(b *batch) {
+	t.pending.Add(-1)
+	if b.pending.Add(-1) != 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b.done = true
+	n := 0
+	for n < len(t.queue) && t.queue[n].done {
+		t.acked = t.queue[n].last
+		n++
+	}
+	if n > 0 {
+		clear(t.queue[:n])
+		t.queue = t.queue[n:]
+	}
+}
+
+func (t *tracker) state() (eventstore.Position, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acked, int(t.pending.Load())
+}

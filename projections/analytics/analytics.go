@@ -1,0 +1,631 @@
+// Package analytics is the embedded, durable statistics projection: the read
+// model of the daily link and workspace statistics (queries.StatsReadModel)
+// when no ClickHouse is configured.
+//
+// It consumes the "clicks" category and keeps, in a Pebble database,
+// pre-aggregated daily records per (link, UTC day) and per (workspace, UTC
+// day): counters, breakdown maps and the day's unique visitors. A query reads
+// at most one record per day of its range and never scans clicks.
+//
+// # Writes
+//
+// Apply deduplicates the batch by (stream, version), aggregates its clicks in
+// memory per (scope, day), and commits one Pebble batch holding one merge
+// operand per touched (scope, day) (the delta of this batch), the new last
+// version of every touched stream, and the checkpoint. Records form a
+// commutative monoid (see record), so Pebble's merge operator adds the deltas
+// up in reads and compactions; the write needs no read of the old record.
+//
+// # Durability
+//
+// The data, the per-stream versions and the checkpoint are in one atomic
+// batch: after any crash the database holds a prefix of the committed
+// batches, each whole, so the checkpoint and the dedup state are never ahead
+// of (nor behind) the data they describe. By default the batch is committed
+// with pebble.Sync: when Apply returns nil the batch is on disk and survives
+// a crash of the process and of the machine. See Options.NoSync for the
+// cheaper mode and when it is safe.
+//
+// # Breakdowns
+//
+// Empty values (an unknown city, no referrer) are not counted in breakdown
+// maps; they still count in every total. Keys:
+//   - os_version: "<os> <version>" ("iOS 17.4"); the bare version when the OS
+//     is unknown; not counted without a version.
+//   - device_and_os: "<device_type> <os>" ("mobile iOS"); only when both are
+//     known.
+//   - app: only clicks with from_app true and a known app.
+//   - from_app: "true" or "false", always counted.
+//   - chrome_clicks, ios_clicks, android_clicks: browser "Chrome", OS "iOS",
+//     OS "Android" (ASCII case-insensitive).
+//   - scans_only counts clicks with qr true; clicks_only = total - scans_only.
+//
+// Unique visitors: see uniques.go (exact up to 2048 a day and scope, then a
+// HyperLogLog sketch with 0.81% relative standard error).
+package analytics
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/queries"
+)
+
+// Name is the projection's name (checkpoints, consumer group, replay).
+const Name = "analytics"
+
+// Category is the stream category it consumes.
+const Category = "clicks"
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("analytics: closed")
+
+// Defaults of Options.
+const (
+	DefaultCacheSize       = 64 << 20
+	DefaultMemTableSize    = 32 << 20
+	DefaultStreamCacheSize = 1 << 16
+)
+
+// Options tune Open. The zero value is ready to use.
+type Options struct {
+	// CacheSize is Pebble's block cache in bytes (default 64 MiB).
+	CacheSize int64
+	// MemTableSize is the size of one Pebble memtable in bytes (default
+	// 32 MiB; Pebble keeps up to a few of them while flushing).
+	MemTableSize uint64
+	// StreamCacheSize bounds the streams whose last applied version is kept
+	// in memory (default 65536; up to twice as many are held). Misses read
+	// the database.
+	StreamCacheSize int
+	// NoSync commits batches without waiting for the disk. Pebble then
+	// returns from a commit before the write-ahead log has even been written
+	// to the operating system, so a crash (of the process as well as of the
+	// machine) may lose the last batches Apply acknowledged. Nothing is ever
+	// torn or reordered: recovery keeps a prefix of the committed batches, and
+	// each batch carries its own checkpoint, so Checkpoint() is never ahead of
+	// the data. It is therefore safe exactly when whoever feeds the projection
+	// resumes after Checkpoint() on restart, as the in-process runner
+	// (projections.LocalRunner) and Replay do: the lost batches are delivered
+	// again. It is NOT safe with Kafka, which resumes from consumer-group
+	// offsets committed after Apply returned. Default false (pebble.Sync).
+	NoSync bool
+	// Logger receives Pebble's messages and reports of undecodable clicks;
+	// nil means slog.Default().
+	Logger *slog.Logger
+
+	// fs replaces the file system (crash tests).
+	fs vfs.FS
+}
+
+// Validate reports every problem of o at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("CacheSize %d is negative", o.CacheSize))
+	}
+	if o.StreamCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("StreamCacheSize %d is negative", o.StreamCacheSize))
+	}
+	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
+		errs = append(errs, fmt.Errorf("MemTableSize %d is below 1 MiB", o.MemTableSize))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("analytics options: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Store is the analytics projection and its read model.
+type Store struct {
+	opts  Options
+	log   *slog.Logger
+	wopts *pebble.WriteOptions
+	cache *pebble.Cache
+
+	// mu guards db against Close: every use holds it for reading.
+	mu sync.RWMutex
+	db *pebble.DB
+
+	// applyMu serialises Apply and Reset; it guards the fields below.
+	applyMu    sync.Mutex
+	checkpoint eventstore.Position
+	versions   *versionCache
+	// scratch, reused by Apply.
+	agg map[string]*delta
+
+	// checkpointView is checkpoint for readers that do not take applyMu.
+	checkpointView atomic.Pointer[eventstore.Position]
+	undecodable    atomic.Uint64
+}
+
+var (
+	_ projections.Projector     = (*Store)(nil)
+	_ projections.StreamTracker = (*Store)(nil)
+	_ queries.StatsReadModel    = (*Store)(nil)
+)
+
+// Open opens (creating when missing) the store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("analytics: dir is required")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = DefaultMemTableSize
+	}
+	if opts.StreamCacheSize == 0 {
+		opts.StreamCacheSize = DefaultStreamCacheSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Store{
+		opts:     opts,
+		log:      opts.Logger.With("component", "projections/analytics"),
+		wopts:    pebble.Sync,
+		versions: newVersionCache(opts.StreamCacheSize),
+		agg:      make(map[string]*delta),
+	}
+	if opts.NoSync {
+		s.wopts = pebble.NoSync
+	}
+	if opts.fs == nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("analytics: %w", err)
+		}
+	}
+	s.cache = pebble.NewCache(opts.CacheSize)
+	popts := &pebble.Options{
+		Cache:              s.cache,
+		MemTableSize:       opts.MemTableSize,
+		Merger:             merger,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{s.log},
+		FS:                 opts.fs,
+	}
+	db, err := pebble.Open(dir, popts)
+	s.cache.Unref() // the DB holds its own reference
+	if err != nil {
+		return nil, fmt.Errorf("analytics: open %s: %w", dir, err)
+	}
+	s.db = db
+	if err := s.load(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) load() error {
+	v, closer, err := s.db.Get(keyFormat)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := s.db.Set(keyFormat, []byte{layoutVersion}, pebble.Sync); err != nil {
+			return fmt.Errorf("analytics: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("analytics: %w", err)
+	default:
+		ok := len(v) == 1 && v[0] == layoutVersion
+		closer.Close()
+		if !ok {
+			return fmt.Errorf("analytics: unknown storage layout %v: replay into an empty directory", v)
+		}
+	}
+	v, closer, err = s.db.Get(keyCheckpoint)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		s.setCheckpoint(eventstore.Start)
+	case err != nil:
+		return fmt.Errorf("analytics: %w", err)
+	default:
+		defer closer.Close()
+		if len(v) != 16 {
+			return fmt.Errorf("analytics: checkpoint: %w", errCorrupt)
+		}
+		s.setCheckpoint(eventstore.Position{
+			Commit:  binary.BigEndian.Uint64(v),
+			Prepare: binary.BigEndian.Uint64(v[8:]),
+		})
+	}
+	return nil
+}
+
+func (s *Store) setCheckpoint(p eventstore.Position) {
+	s.checkpoint = p
+	s.checkpointView.Store(&p)
+}
+
+// Close closes the database. Apply and queries return ErrClosed afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	if err != nil {
+		return fmt.Errorf("analytics: close: %w", err)
+	}
+	return nil
+}
+
+// Name implements projections.Projector.
+func (s *Store) Name() string { return Name }
+
+// Categories implements projections.Projector.
+func (s *Store) Categories() []string { return []string{Category} }
+
+// Checkpoint is the highest global position of the events applied, stored
+// with them.
+func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return eventstore.Start, ErrClosed
+	}
+	return *s.checkpointView.Load(), nil
+}
+
+// Undecodable is the number of ClickRecorded events skipped since Open
+// because their JSON could not be read.
+func (s *Store) Undecodable() uint64 { return s.undecodable.Load() }
+
+// delta is the contribution of one batch to one (scope, day).
+type delta struct {
+	rec    record
+	hashes []uint64
+}
+
+// Apply applies a batch of events atomically; see the package comment.
+func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+
+	// 1. Deduplicate. An event is applied when its version is newer than the
+	// last applied version of its stream, committed or earlier in this batch.
+	next := make(map[string]uint64)
+	todo := make([]int, 0, len(events))
+	top := s.checkpoint
+	for i := range events {
+		ev := &events[i]
+		if top.Less(ev.Position) {
+			top = ev.Position
+		}
+		if eventstore.Category(ev.Stream) != Category {
+			continue
+		}
+		last, seen := next[ev.Stream]
+		if !seen {
+			var err error
+			last, seen, err = s.lastVersion(ev.Stream)
+			if err != nil {
+				return fmt.Errorf("analytics: apply: %w", err)
+			}
+		}
+		if seen && ev.Version <= last {
+			continue
+		}
+		next[ev.Stream] = ev.Version
+		if ev.Type == click.EventRecorded {
+			todo = append(todo, i)
+		}
+	}
+	if len(next) == 0 && top == s.checkpoint {
+		return nil // only duplicates
+	}
+
+	tDedup := time.Now()
+	// 2. Decode, on every core for big batches.
+	clicks, bad := decodeClicks(events, todo)
+	tDecode := time.Now()
+
+	// 3. Aggregate per (scope, day).
+	agg := s.agg
+	clear(agg)
+	var key []byte
+	add := func(k []byte, c *click.Recorded, ts int64, vh uint64, hasVisitor bool) {
+		d := agg[string(k)]
+		if d == nil {
+			d = &delta{}
+			agg[string(k)] = d
+		}
+		d.rec.addClick(c, ts)
+		if hasVisitor {
+			d.hashes = append(d.hashes, vh)
+		}
+	}
+	for j, i := range todo {
+		c := &clicks[j]
+		if bad[j] {
+			s.undecodable.Add(1)
+			s.log.Warn("undecodable click skipped", "stream", events[i].Stream,
+				"version", events[i].Version, "position", events[i].Position.String())
+			continue
+		}
+		ev := &events[i]
+		t := c.Timestamp
+		if t.IsZero() {
+			t = ev.Time
+		}
+		ts, day := t.UnixNano(), clampDay(dayOf(t))
+		linkID := c.LinkID
+		if linkID == "" {
+			linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
+		}
+		var vh uint64
+		hasVisitor := c.Visitor != ""
+		if hasVisitor {
+			vh = visitorHash(c.Visitor)
+		}
+		key = dayKey(key[:0], tagLink, linkID, day)
+		add(key, c, ts, vh, hasVisitor)
+		if c.WorkspaceID != "" {
+			key = dayKey(key[:0], tagWS, c.WorkspaceID, day)
+			add(key, c, ts, vh, hasVisitor)
+		}
+	}
+
+	tAgg := time.Now()
+	defer func() { phases = fmt.Sprintf("dedup-end %v decode %v agg %v", tDedup, tDecode.Sub(tDedup), tAgg.Sub(tDecode)) }()
+	// 4. One atomic batch: deltas, stream versions, checkpoint.
+	b := s.db.NewBatch()
+	defer b.Close()
+	var buf []byte
+	for k, d := range agg {
+		d.rec.uniq.addHashes(d.hashes)
+		buf = d.rec.encode(buf[:0])
+		if err := b.Merge([]byte(k), buf, nil); err != nil {
+			return fmt.Errorf("analytics: apply: %w", err)
+		}
+	}
+	var v [16]byte
+	for stream, ver := range next {
+		key = streamKey(key[:0], stream)
+		binary.BigEndian.PutUint64(v[:8], ver)
+		if err := b.Set(key, v[:8], nil); err != nil {
+			return fmt.Errorf("analytics: apply: %w", err)
+		}
+	}
+	binary.BigEndian.PutUint64(v[:8], top.Commit)
+	binary.BigEndian.PutUint64(v[8:], top.Prepare)
+	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+		return fmt.Errorf("analytics: apply: %w", err)
+	}
+	t0 := time.Now()
+	defer func() { lastCommit = time.Since(t0) }()
+	if err := b.Commit(s.wopts); err != nil {
+		return fmt.Errorf("analytics: apply: commit: %w", err)
+	}
+	clear(agg)
+
+	// 5. Only now that the batch is committed, remember it.
+	for stream, ver := range next {
+		s.versions.put(stream, ver)
+	}
+	s.setCheckpoint(top)
+	return nil
+}
+
+// lastVersion is the last applied version of stream. Callers hold applyMu.
+func (s *Store) lastVersion(stream string) (uint64, bool, error) {
+	if v, ok := s.versions.get(stream); ok {
+		return v, true, nil
+	}
+	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	s.versions.put(stream, v)
+	return v, true, nil
+}
+
+// AppliedVersion implements projections.StreamTracker.
+func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return 0, false, ErrClosed
+	}
+	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	if err != nil {
+		return 0, false, fmt.Errorf("analytics: %w", err)
+	}
+	return v, ok, nil
+}
+
+// decodeClicks decodes the events at todo; bad[j] tells that the j-th could
+// not be decoded. Such a click is skipped rather than failing the batch: a
+// failed batch is retried forever, and one corrupt event must not stop the
+// statistics of every link.
+func decodeClicks(events []eventstore.RecordedEvent, todo []int) (out []click.Recorded, bad []bool) {
+	out = make([]click.Recorded, len(todo))
+	bad = make([]bool, len(todo))
+	decode := func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			if err := decodeClick(events[todo[j]].Data, &out[j]); err != nil {
+				bad[j] = true
+			}
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(todo) < 512 {
+		decode(0, len(todo))
+		return out, bad
+	}
+	var wg sync.WaitGroup
+	per := (len(todo) + workers - 1) / workers
+	for lo := 0; lo < len(todo); lo += per {
+		hi := min(lo+per, len(todo))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			decode(lo, hi)
+		}()
+	}
+	wg.Wait()
+	return out, bad
+}
+
+// Reset empties the read model, its dedup state and its checkpoint.
+func (s *Store) Reset(ctx context.Context) error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte{tagStream}, []byte{tagEnd}, nil); err != nil {
+		return fmt.Errorf("analytics: reset: %w", err)
+	}
+	if err := b.Delete(keyCheckpoint, nil); err != nil {
+		return fmt.Errorf("analytics: reset: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("analytics: reset: %w", err)
+	}
+	s.versions.reset()
+	s.setCheckpoint(eventstore.Start)
+	return nil
+}
+
+// LinkDaily implements queries.StatsReadModel.
+func (s *Store) LinkDaily(ctx context.Context, linkID string, from, to time.Time) ([]queries.DailyStats, error) {
+	return s.daily(ctx, tagLink, linkID, from, to)
+}
+
+// WorkspaceDaily implements queries.StatsReadModel.
+func (s *Store) WorkspaceDaily(ctx context.Context, workspaceID string, from, to time.Time) ([]queries.DailyStats, error) {
+	return s.daily(ctx, tagWS, workspaceID, from, to)
+}
+
+// daily reads the records of [from, to] (UTC days, inclusive) of one scope
+// through one iterator: a consistent view even while Apply commits.
+func (s *Store) daily(ctx context.Context, tag byte, id string, from, to time.Time) ([]queries.DailyStats, error) {
+	out := []queries.DailyStats{}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return nil, ErrClosed
+	}
+	fd, td := clampDay(dayOf(from)), clampDay(dayOf(to))
+	if id == "" || fd > td {
+		return out, nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: dayKey(nil, tag, id, fd),
+		UpperBound: dayKey(nil, tag, id, td+1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("analytics: query: %w", err)
+	}
+	defer it.Close()
+	linkID, wsID := id, ""
+	if tag == tagWS {
+		linkID, wsID = "", id
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("analytics: query: %w", err)
+		}
+		r, unique, err := decodeRecord(v, true)
+		if err != nil {
+			return nil, fmt.Errorf("analytics: query %s day %s: %w", id, dayString(dayOfKey(it.Key())), err)
+		}
+		out = append(out, r.stats(dayOfKey(it.Key()), linkID, wsID, unique))
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("analytics: query: %w", err)
+	}
+	return out, nil
+}
+
+// LinkClicked implements queries.StatsReadModel.
+func (s *Store) LinkClicked(ctx context.Context, linkID string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return false, ErrClosed
+	}
+	if linkID == "" {
+		return false, nil
+	}
+	prefix := scopePrefix(nil, tagLink, linkID)
+	upper := append(append([]byte(nil), prefix...), 0xff, 0xff, 0xff, 0xff, 0xff)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+	if err != nil {
+		return false, fmt.Errorf("analytics: query: %w", err)
+	}
+	defer it.Close()
+	found := it.First()
+	if err := it.Error(); err != nil {
+		return false, fmt.Errorf("analytics: query: %w", err)
+	}
+	return found, nil
+}
+
+// clampDay keeps a day (and the day after it) inside the key's range.
+func clampDay(d int64) int64 {
+	const lo, hi = -1 << 31, 1<<31 - 2
+	return max(lo, min(hi, d))
+}
+
+// pebbleLogger sends Pebble's messages to slog: informational ones at debug
+// level.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	l.log.Error(msg)
+	panic("analytics: pebble: " + msg)
+}
+var lastCommit time.Duration
+var phases string

@@ -1,0 +1,228 @@
+// Package core is the projection of links, workspaces, members, projects,
+// domains and API keys into an embedded SQLite database (modernc.org/sqlite,
+// WAL): the read model every API query is served from.
+//
+// Idempotence: every row remembers the version of its stream it reflects,
+// and an event at or below it is skipped. A link's click count is the
+// version of its click stream plus one (the stream numbers clicks from 0),
+// so a repeated click changes nothing. The checkpoint (the highest global
+// position applied) is written in the same transaction as the data.
+package core
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Name is the projection's name.
+const Name = "core"
+
+// Change tells listeners that an entity changed in the read model.
+type Change struct {
+	Kind string // "link", "workspace", "project", "domain", "apikey"
+	ID   string
+}
+
+// Store is the core read model.
+type Store struct {
+	w *sql.DB // one connection: the projector's
+	r *sql.DB // readers
+
+	mu        sync.RWMutex
+	listeners []func([]Change)
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(path string) (*Store, error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(OFF)", "cache_size(-65536)"} {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s := &Store{w: w, r: r}
+	if err := s.migrate(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("core: schema: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// OnChange registers f to be told, after each applied batch, what changed.
+func (s *Store) OnChange(f func([]Change)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, f)
+}
+
+func (s *Store) notify(ch []Change) {
+	if len(ch) == 0 {
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, f := range s.listeners {
+		f(ch)
+	}
+}
+
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS checkpoint (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		commit_pos INTEGER NOT NULL,
+		prepare_pos INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS workspaces (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		description TEXT NOT NULL,
+		owner_id TEXT NOT NULL,
+		plan TEXT NOT NULL,
+		is_default INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		deleted INTEGER NOT NULL DEFAULT 0,
+		version INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS members (
+		workspace_id TEXT NOT NULL,
+		user_id TEXT NOT NULL,
+		email TEXT NOT NULL,
+		role TEXT NOT NULL,
+		joined_at INTEGER NOT NULL,
+		PRIMARY KEY (workspace_id, user_id))`,
+	`CREATE INDEX IF NOT EXISTS members_user ON members(user_id)`,
+	`CREATE TABLE IF NOT EXISTS projects (
+		id TEXT PRIMARY KEY,
+		workspace_id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		description TEXT NOT NULL,
+		color TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		deleted INTEGER NOT NULL DEFAULT 0,
+		version INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS projects_ws ON projects(workspace_id, deleted, created_at, id)`,
+	`CREATE TABLE IF NOT EXISTS domains (
+		id TEXT PRIMARY KEY,
+		workspace_id TEXT NOT NULL,
+		domain TEXT NOT NULL,
+		description TEXT NOT NULL,
+		is_verified INTEGER NOT NULL,
+		dns_configured INTEGER NOT NULL,
+		cname_added INTEGER NOT NULL,
+		last_checked INTEGER,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		deleted INTEGER NOT NULL DEFAULT 0,
+		version INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS domains_ws ON domains(workspace_id, deleted, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS domains_name ON domains(domain, deleted)`,
+	`CREATE TABLE IF NOT EXISTS links (
+		id TEXT PRIMARY KEY,
+		workspace_id TEXT NOT NULL,
+		project_id TEXT,
+		domain_id TEXT,
+		code TEXT NOT NULL,
+		created_by TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		is_archived INTEGER NOT NULL,
+		deleted INTEGER NOT NULL DEFAULT 0,
+		doc TEXT NOT NULL,
+		version INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS links_ws ON links(workspace_id, deleted, is_archived, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS links_project ON links(project_id, deleted)`,
+	`CREATE INDEX IF NOT EXISTS links_code ON links(code, deleted)`,
+	`CREATE TABLE IF NOT EXISTS link_clicks (
+		link_id TEXT PRIMARY KEY,
+		clicks INTEGER NOT NULL,
+		last_click INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS api_keys (
+		id TEXT PRIMARY KEY,
+		user_id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		prefix TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		access TEXT NOT NULL,
+		permissions TEXT NOT NULL,
+		project_id TEXT NOT NULL,
+		allowed_hostnames TEXT NOT NULL,
+		operator INTEGER NOT NULL,
+		is_active INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		version INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS api_keys_hash ON api_keys(hash)`,
+	`CREATE INDEX IF NOT EXISTS api_keys_user ON api_keys(user_id, created_at, id)`,
+}
+
+var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys"}
+
+func (s *Store) migrate(ctx context.Context) error {
+	for _, stmt := range schema {
+		if _, err := s.w.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Name implements projections.Projector.
+func (s *Store) Name() string { return Name }
+
+// Categories implements projections.Projector.
+func (s *Store) Categories() []string {
+	return []string{"link", "clicks", "workspace", "project", "domain", "apikey"}
+}
+
+// Checkpoint implements projections.Projector.
+func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	var p eventstore.Position
+	err := s.w.QueryRowContext(ctx, `SELECT commit_pos, prepare_pos FROM checkpoint WHERE id = 1`).Scan(&p.Commit, &p.Prepare)
+	if errors.Is(err, sql.ErrNoRows) {
+		return eventstore.Start, nil
+	}
+	return p, err
+}
+
+// Reset implements projections.Projector: it empties every table.
+func (s *Store) Reset(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.notify([]Change{{Kind: "reset"}})
+	return nil
+}

@@ -1,0 +1,310 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/bus"
+)
+
+// KafkaOptions tune the Kafka runner.
+type KafkaOptions struct {
+	// MaxBatch bounds the messages applied together (default 1024). A batch
+	// holds at most one message per partition the instance owns, since a
+	// partition's next message comes only after the previous one is
+	// acknowledged.
+	MaxBatch int
+	// Linger is how long a batch waits for more messages after its first
+	// one (default 0: it takes what is there at once). A few hundred
+	// microseconds gives bigger batches, so fewer transactions, at the cost
+	// of latency.
+	Linger time.Duration
+	// RetryBackoff is the first pause after a failed Apply, doubled up to
+	// 5 s (default 50 ms).
+	RetryBackoff time.Duration
+	Logger       *slog.Logger
+}
+
+// KafkaRunner feeds projectors from Kafka. Each projector is a consumer
+// group named after it (Name()) that subscribes to the topics of its
+// categories; every instance of linkd running the same projector joins the
+// same group, and Kafka shares the partitions among them, so each event is
+// applied by the instance that owns its partition. Committed offsets say
+// where a restarted group resumes.
+//
+// The runner collects the messages available (at most one per partition),
+// applies their events in one Apply, then acknowledges them all; when Apply
+// fails it waits and rejects them (Nack), and Kafka redelivers them. Delivery
+// is at least once (after a crash, a rebalance, or a relay that published
+// twice), which projectors absorb by skipping (stream, version) pairs they
+// have applied.
+type KafkaRunner struct {
+	cfg     bus.KafkaConfig
+	opts    KafkaOptions
+	entries []*kafkaEntry
+}
+
+type kafkaEntry struct {
+	p       Projector
+	wm      *Watermark
+	applied atomic.Uint64
+	batches atomic.Uint64
+}
+
+// NewKafkaRunner prepares a runner; Run starts it.
+func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptions) (*KafkaRunner, error) {
+	var errs []error
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	seen := map[string]bool{}
+	for _, p := range projectors {
+		switch {
+		case p.Name() == "":
+			errs = append(errs, errors.New("projections: a projector has no name"))
+		case seen[p.Name()]:
+			errs = append(errs, fmt.Errorf("projections: two projectors named %s", p.Name()))
+		case len(p.Categories()) == 0:
+			errs = append(errs, fmt.Errorf("projections: projector %s has no categories", p.Name()))
+		}
+		seen[p.Name()] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 1024
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = 50 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	r := &KafkaRunner{cfg: cfg.WithDefaults(), opts: opts}
+	for _, p := range projectors {
+		r.entries = append(r.entries, &kafkaEntry{p: p, wm: NewWatermark(eventstore.Start)})
+	}
+	return r, nil
+}
+
+// Watermark returns the watermark of the named projection, or nil. The
+// relay of the same process registers the events it publishes on it.
+func (r *KafkaRunner) Watermark(name string) *Watermark {
+	for _, e := range r.entries {
+		if e.p.Name() == name {
+			return e.wm
+		}
+	}
+	return nil
+}
+
+// Watermarks returns every projection's watermark by name.
+func (r *KafkaRunner) Watermarks() map[string]*Watermark {
+	m := make(map[string]*Watermark, len(r.entries))
+	for _, e := range r.entries {
+		m[e.p.Name()] = e.wm
+	}
+	return m
+}
+
+// KafkaStats count what one projection applied in this process.
+type KafkaStats struct {
+	// Events counts events handed to Apply in successful batches
+	// (duplicates included: the projector skips them).
+	Events uint64
+	// Batches counts successful Apply calls.
+	Batches uint64
+}
+
+// Stats returns the counters of the named projection.
+func (r *KafkaRunner) Stats(name string) KafkaStats {
+	for _, e := range r.entries {
+		if e.p.Name() == name {
+			return KafkaStats{Events: e.applied.Load(), Batches: e.batches.Load()}
+		}
+	}
+	return KafkaStats{}
+}
+
+// Topics returns the topics a projector consumes.
+func Topics(p Projector) []string {
+	cats := p.Categories()
+	out := make([]string, len(cats))
+	for i, c := range cats {
+		out[i] = bus.Topic(c)
+	}
+	return out
+}
+
+// Run consumes until ctx ends; it returns nil on a clean stop, or the error
+// that kept a projection from subscribing.
+func (r *KafkaRunner) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !r.cfg.SkipTopicCreation {
+		var topics []string
+		for _, e := range r.entries {
+			topics = append(topics, Topics(e.p)...)
+		}
+		if err := bus.EnsureTopics(r.cfg, topics...); err != nil {
+			return err
+		}
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, e := range r.entries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.runOne(ctx, e); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("projection %s: %w", e.p.Name(), err))
+				mu.Unlock()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
+	log := r.opts.Logger.With("projection", e.p.Name())
+	sub, err := bus.NewKafkaSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
+	if err != nil {
+		return err
+	}
+	// Subscriptions end when sub closes; consuming stops first, so that the
+	// batch in progress is applied and acknowledged before.
+	merged := make(chan *message.Message)
+	var fwd sync.WaitGroup
+	subCtx, cancelSub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSub()
+	for _, topic := range Topics(e.p) {
+		msgs, err := sub.Subscribe(subCtx, topic)
+		if err != nil {
+			cancelSub()
+			_ = sub.Close()
+			fwd.Wait()
+			return fmt.Errorf("subscribe %s: %w", topic, err)
+		}
+		fwd.Add(1)
+		go func() {
+			defer fwd.Done()
+			for m := range msgs {
+				select {
+				case merged <- m:
+				case <-subCtx.Done():
+					return
+				}
+			}
+		}()
+	}
+	log.Debug("projection: consuming from kafka", "topics", Topics(e.p))
+	r.consumeKafka(ctx, e, merged, log)
+	cancelSub()
+	err = sub.Close()
+	fwd.Wait()
+	if err != nil {
+		return fmt.Errorf("close subscriber: %w", err)
+	}
+	return nil
+}
+
+// consumeKafka applies batches until ctx ends.
+func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-chan *message.Message, log *slog.Logger) {
+	backoff := r.opts.RetryBackoff
+	batch := make([]*message.Message, 0, r.opts.MaxBatch)
+	events := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case m := <-msgs:
+			batch = append(batch, m)
+		case <-ctx.Done():
+			return
+		}
+		batch = r.collect(ctx, msgs, batch)
+
+		events = events[:0]
+		kept := batch[:0]
+		for _, m := range batch {
+			evs, err := bus.Decode(m)
+			if err != nil {
+				log.Error("projection: undecodable message dropped", "message", m.UUID, "err", err)
+				m.Ack()
+				continue
+			}
+			events = append(events, evs...)
+			kept = append(kept, m)
+		}
+		batch = kept
+		if len(batch) == 0 {
+			continue
+		}
+		if err := e.p.Apply(ctx, events); err != nil {
+			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				log.Error("projection: apply failed; retrying", "events", len(events), "retry_in", backoff, "err", err)
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+				}
+				backoff = min(2*backoff, 5*time.Second)
+			}
+			for _, m := range batch {
+				m.Nack()
+			}
+			continue
+		}
+		backoff = r.opts.RetryBackoff
+		e.applied.Add(uint64(len(events)))
+		e.batches.Add(1)
+		for _, m := range batch {
+			m.Ack()
+		}
+		for i := range events {
+			e.wm.Done(events[i].Position)
+		}
+	}
+}
+
+// collect adds to batch the messages available now (or within Linger), up
+// to MaxBatch.
+func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message) []*message.Message {
+	if r.opts.Linger <= 0 {
+		for len(batch) < r.opts.MaxBatch {
+			select {
+			case m := <-msgs:
+				batch = append(batch, m)
+			default:
+				return batch
+			}
+		}
+		return batch
+	}
+	t := time.NewTimer(r.opts.Linger)
+	defer t.Stop()
+	for len(batch) < r.opts.MaxBatch {
+		select {
+		case m := <-msgs:
+			batch = append(batch, m)
+		case <-t.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
+}

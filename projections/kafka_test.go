@@ -1,0 +1,256 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/projections"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// feed publishes, for each stream, versions [from, to) straight to Kafka (no
+// relay), streams interleaved. Positions are unique and increase.
+type feed struct {
+	t       *testing.T
+	pub     *bus.KafkaPublisher
+	streams []string
+	pos     uint64
+	total   int
+}
+
+func newFeed(t *testing.T, cfg bus.KafkaConfig, streams []string) *feed {
+	pub, err := bus.NewKafkaPublisher(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	return &feed{t: t, pub: pub, streams: streams}
+}
+
+func (f *feed) publish(from, to uint64) {
+	f.t.Helper()
+	for v := from; v < to; v++ {
+		for _, s := range f.streams {
+			f.pos++
+			e := bustest.Event(s, v, f.pos)
+			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeEvent(e)); err != nil {
+				f.t.Fatal(err)
+			}
+			f.total++
+		}
+	}
+}
+
+func streams(n int, cats ...string) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s-%04d", cats[i%len(cats)], i))
+	}
+	return out
+}
+
+// start runs a Kafka runner until the returned stop is called; stop waits
+// for it and fails the test if Run failed.
+func start(t *testing.T, cfg bus.KafkaConfig, opts projections.KafkaOptions, ps ...projections.Projector) (*projections.KafkaRunner, func()) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	r, err := projections.NewKafkaRunner(cfg, ps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var stopped bool
+	stop := func() {
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("runner: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("runner did not stop within 30 s")
+		}
+	}
+	t.Cleanup(stop)
+	return r, stop
+}
+
+func checkExactlyOnce(t *testing.T, m *bustest.Model, total int) {
+	t.Helper()
+	if p := m.Problems(); len(p) > 0 {
+		t.Errorf("%d gaps or reorderings, first: %s", len(p), p[0])
+	}
+	if applied, _ := m.Counts(); applied != total {
+		t.Errorf("applied %d events, want %d", applied, total)
+	}
+}
+
+func waitApplied(t *testing.T, m *bustest.Model, total int) {
+	t.Helper()
+	bustest.Eventually(t, 60*time.Second, func() bool {
+		a, _ := m.Counts()
+		return a >= total
+	}, func() string {
+		a, s := m.Counts()
+		return fmt.Sprintf("applied %d of %d events (%d duplicates skipped)", a, total, s)
+	})
+}
+
+func TestNewKafkaRunnerValidates(t *testing.T) {
+	t.Parallel()
+	m := bustest.NewModel()
+	_, err := projections.NewKafkaRunner(bus.KafkaConfig{}, []projections.Projector{
+		bustest.NewProjector("a", m, "link"),
+		bustest.NewProjector("a", m, "link"),
+		bustest.NewProjector("b", m),
+	}, projections.KafkaOptions{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"no brokers", "two projectors named a", "b has no categories"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestKafkaRunnerResumesAfterRestart stops a runner while events flow and
+// starts a new one in the same consumer group: it resumes from the
+// committed offsets, losing nothing, and what it sees twice changes nothing.
+func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 150*time.Second)
+	cfg := bustest.Kafka(t, 6)
+	f := newFeed(t, cfg, streams(40, "link", "clicks"))
+	m := bustest.NewModel()
+
+	f.publish(0, 10) // 400 events before the first start
+	p1 := bustest.NewProjector("counts", m, "link", "clicks")
+	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
+	waitApplied(t, m, f.total)
+	f.publish(10, 15)
+	stop() // events may still be on their way
+	first := p1.Delivered.Load()
+
+	f.publish(15, 25)
+	p2 := bustest.NewProjector("counts", m, "link", "clicks")
+	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
+	waitApplied(t, m, f.total)
+	stop()
+
+	checkExactlyOnce(t, m, f.total)
+	redelivered := first + p2.Delivered.Load() - int64(f.total)
+	t.Logf("%d events; first runner got %d, second %d: %d redelivered", f.total, first, p2.Delivered.Load(), redelivered)
+	// The second runner resumed from committed offsets, not from the start.
+	if p2.Delivered.Load() >= int64(f.total) {
+		t.Errorf("second runner got %d events of %d: it did not resume", p2.Delivered.Load(), f.total)
+	}
+}
+
+// TestKafkaRunnerSharesPartitions runs two instances of a projector in one
+// group over a shared read model: both get partitions, every event is
+// applied once in effect, and when one stops the other takes over.
+func TestKafkaRunnerSharesPartitions(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 150*time.Second)
+	cfg := bustest.Kafka(t, 8)
+	f := newFeed(t, cfg, streams(64, "link"))
+	m := bustest.NewModel()
+	a := bustest.NewProjector("links", m, "link")
+	b := bustest.NewProjector("links", m, "link")
+	_, stopA := start(t, cfg, projections.KafkaOptions{}, a)
+	_, stopB := start(t, cfg, projections.KafkaOptions{}, b)
+
+	// Publish in rounds until both instances have had work: the second
+	// member may join after the first took every partition.
+	for v := uint64(0); ; v++ {
+		f.publish(v, v+1)
+		waitApplied(t, m, f.total)
+		if a.Applied.Load() > 0 && b.Applied.Load() > 0 && v >= 4 {
+			break
+		}
+		if v > 200 {
+			t.Fatalf("after %d rounds: instance a applied %d, b %d", v, a.Applied.Load(), b.Applied.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("shared: a applied %d, b applied %d of %d", a.Applied.Load(), b.Applied.Load(), f.total)
+
+	stopA()
+	before := b.Applied.Load()
+	rounds := uint64(len(m.Snapshot()["link-0000"]))
+	f.publish(rounds, rounds+5)
+	waitApplied(t, m, f.total)
+	stopB()
+	if got := b.Applied.Load() - before; got < 5*64 {
+		t.Errorf("after a stopped, b applied %d events, want all %d", got, 5*64)
+	}
+	checkExactlyOnce(t, m, f.total)
+}
+
+// TestKafkaRunnerRetriesFailedApply makes Apply fail a few times: the
+// messages are rejected and redelivered, and nothing is lost.
+func TestKafkaRunnerRetriesFailedApply(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 90*time.Second)
+	cfg := bustest.Kafka(t, 4)
+	f := newFeed(t, cfg, streams(20, "link"))
+	m := bustest.NewModel()
+	p := bustest.NewProjector("flaky", m, "link")
+	p.FailNext(3)
+	f.publish(0, 10)
+	r, stop := start(t, cfg, projections.KafkaOptions{RetryBackoff: 10 * time.Millisecond}, p)
+	waitApplied(t, m, f.total)
+	stop()
+	checkExactlyOnce(t, m, f.total)
+	if s := r.Stats("flaky"); s.Events < uint64(f.total) || s.Batches == 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestKafkaRunnerWatermark: an event registered on the watermark (as the
+// relay does before publishing it) is reached once applied.
+func TestKafkaRunnerWatermark(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 90*time.Second)
+	cfg := bustest.Kafka(t, 4)
+	m := bustest.NewModel()
+	r, _ := start(t, cfg, projections.KafkaOptions{}, bustest.NewProjector("wm", m, "link"))
+	wm := r.Watermark("wm")
+	if wm == nil {
+		t.Fatal("no watermark")
+	}
+	f := newFeed(t, cfg, streams(5, "link"))
+	for i := 1; i <= 5; i++ {
+		wm.Register(eventstore.Position{Commit: uint64(i), Prepare: uint64(i)})
+	}
+	last := eventstore.Position{Commit: 5, Prepare: 5}
+	wm.Published(last)
+	if wm.Reached(last) {
+		t.Fatal("reached before anything was applied")
+	}
+	f.publish(0, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := wm.Wait(ctx, last); err != nil {
+		t.Fatalf("watermark: %v (pending %d)", err, wm.Pending())
+	}
+}

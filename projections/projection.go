@@ -1,0 +1,48 @@
+// Package projections runs the projectors that build linkd's read models
+// from events delivered by the bus, and rebuilds them by replay.
+//
+// A projector is idempotent: delivery is at least once, so every event may
+// arrive more than once, and events of different streams may arrive in any
+// order (each stream's own events keep their order). Projectors therefore
+// remember, with their data and in the same transaction, the last version
+// they applied of each stream, and skip what they have seen.
+package projections
+
+import (
+	"context"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Projector builds one read model.
+type Projector interface {
+	// Name identifies the projection: its checkpoints, its consumer group
+	// on Kafka, and the --projection argument of replay. It never changes.
+	Name() string
+	// Categories are the stream categories it consumes ("link", "clicks",
+	// ...): one bus topic each.
+	Categories() []string
+	// Apply applies a batch of events atomically, together with the record
+	// of what it applied, skipping events already applied. Events of one
+	// stream come in version order; streams may interleave in any order.
+	// When Apply returns nil the batch is durable in the read model.
+	Apply(ctx context.Context, events []eventstore.RecordedEvent) error
+	// Checkpoint is the global position of the last event applied (stored
+	// by Apply with the data). The in-process feeder resumes after it; on
+	// Kafka, consumer-group offsets say where to resume instead.
+	Checkpoint(ctx context.Context) (eventstore.Position, error)
+	// Reset empties the read model before a replay.
+	Reset(ctx context.Context) error
+}
+
+// StreamTracker is implemented by projectors that can tell which version of
+// a stream they have applied (reads-follow-writes waits on it).
+type StreamTracker interface {
+	AppliedVersion(ctx context.Context, stream string) (version uint64, ok bool, err error)
+}
+
+// Flusher is implemented by projectors that buffer (ClickHouse): Flush makes
+// everything applied so far visible to queries.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}

@@ -1,0 +1,125 @@
+package projections
+
+import (
+	"context"
+	"sync"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Watermark tells how far a projection has applied the global log, so that
+// a read can wait until it sees a write ("reads follow writes").
+//
+// Whoever delivers events reports two things: Register(p) for each event the
+// projection must apply, in position order, and Published(p) once every
+// event up to p has been registered or found irrelevant. The projection
+// reports Done(p) after applying (or skipping as duplicate) a registered
+// event. A position q is reached when every registered event up to q is
+// done and everything up to q was published.
+//
+// In process the feeder delivers one batch at a time, so it simply calls
+// Advance after each applied batch.
+type Watermark struct {
+	mu      sync.Mutex
+	floor   eventstore.Position // everything up to here was published
+	queue   []eventstore.Position
+	done    map[eventstore.Position]bool
+	changed chan struct{}
+}
+
+// NewWatermark starts at position start (already applied).
+func NewWatermark(start eventstore.Position) *Watermark {
+	return &Watermark{floor: start, done: map[eventstore.Position]bool{}, changed: make(chan struct{})}
+}
+
+func (w *Watermark) notifyLocked() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Advance records that everything up to p is applied.
+func (w *Watermark) Advance(p eventstore.Position) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.floor.Less(p) {
+		w.floor = p
+	}
+	w.notifyLocked()
+}
+
+// Register records that the projection must apply the event at p.
+func (w *Watermark) Register(p eventstore.Position) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue = append(w.queue, p)
+	w.done[p] = false
+}
+
+// Published records that every event up to p was registered or irrelevant.
+func (w *Watermark) Published(p eventstore.Position) { w.Advance(p) }
+
+// Done records that the event at p was applied.
+func (w *Watermark) Done(p eventstore.Position) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, registered := w.done[p]; !registered {
+		return // an event from before this process started
+	}
+	w.done[p] = true
+	n := 0
+	for n < len(w.queue) && w.done[w.queue[n]] {
+		delete(w.done, w.queue[n])
+		n++
+	}
+	if n > 0 {
+		w.queue = append(w.queue[:0], w.queue[n:]...)
+		w.notifyLocked()
+	}
+}
+
+func (w *Watermark) reachedLocked(p eventstore.Position) bool {
+	if len(w.queue) > 0 {
+		return p.Less(w.queue[0])
+	}
+	return !w.floor.Less(p)
+}
+
+// Reached reports whether every event up to p is applied.
+func (w *Watermark) Reached(p eventstore.Position) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reachedLocked(p)
+}
+
+// Position is the furthest position known to be applied (the published
+// floor when nothing is pending).
+func (w *Watermark) Position() eventstore.Position {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.floor
+}
+
+// Pending is the number of registered events not yet applied.
+func (w *Watermark) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
+// Wait blocks until p is reached or ctx ends.
+func (w *Watermark) Wait(ctx context.Context, p eventstore.Position) error {
+	for {
+		w.mu.Lock()
+		if w.reachedLocked(p) {
+			w.mu.Unlock()
+			return nil
+		}
+		ch := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
