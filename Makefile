@@ -1,0 +1,43 @@
+# linkd: make run | make test | make test-integration | make bench | make lint | make fmt | make build
+GO        ?= go
+DATA_DIR  ?= ./data
+BIN       ?= bin/linkd
+PKGS      ?= ./...
+TEST_TIMEOUT ?= 30m
+
+.PHONY: run build test test-integration bench bench-redirect lint fmt clean
+
+# Run everything in one process on embedded defaults (no server to install).
+run:
+	$(GO) run ./cmd/linkd serve --data-dir $(DATA_DIR)
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/linkd
+
+# The whole test suite: unit, API, Kafka (in-process kfake broker) and, when
+# a ClickHouse server is installed or LINKD_TEST_CLICKHOUSE_DSN is set,
+# ClickHouse tests. EventStoreDB tests run when ESDB_TEST_URL is set.
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+# Longer end-to-end runs: crash tests with more rounds, bigger replays.
+test-integration:
+	LINKD_INTEGRATION=1 $(GO) test -count=1 -timeout 60m $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s $(PKGS)
+
+# Load test of /{code} against a bare net/http redirect server, same run.
+bench-redirect: build
+	./bench/redirect.sh
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1)
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin $(DATA_DIR)

@@ -1,0 +1,211 @@
+// Package e2e runs the real linkd binary as a child process: crash tests
+// (SIGKILL in the middle of writes and clicks) and replay equality.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "linkd-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "linkd")
+	build := exec.Command("go", "build", "-o", binary, "github.com/linkd/linkd/cmd/linkd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build linkd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const operatorKey = "svc_sk_e2e_operator_key_0123456789abcd"
+
+// proc is a running linkd serve.
+type proc struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	url  string
+	addr string
+	out  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// env is the environment of a child linkd.
+func env(dataDir, addr string, extra ...string) []string {
+	e := append(os.Environ(),
+		"LINKD_DATA_DIR="+dataDir, "LINKD_ADDR="+addr, "LINKD_INITIAL_API_KEY="+operatorKey,
+		"LINKD_LOG_FORMAT=text", "LINKD_LOG_LEVEL=warn", "GOMAXPROCS=2")
+	return append(e, extra...)
+}
+
+// start runs linkd serve and waits until it answers /healthz.
+func start(t testing.TB, dataDir, addr string, extra ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, url: "http://" + addr, addr: addr, out: &syncBuffer{}}
+	p.cmd = exec.Command(binary, "serve")
+	p.cmd.Env = env(dataDir, addr, extra...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			p.kill()
+			t.Fatalf("linkd did not start: %v\n%s", err, p.out.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			p.t.Errorf("linkd exited with %v\n%s", err, p.out.String())
+		}
+	case <-time.After(30 * time.Second):
+		p.kill()
+		p.t.Errorf("linkd did not stop on SIGTERM\n%s", p.out.String())
+	}
+}
+
+var client = &http.Client{
+	Timeout:       20 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	Transport:     &http.Transport{MaxIdleConnsPerHost: 64},
+}
+
+func do(method, url, key string, body any, header ...string) (int, []byte, http.Header, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header, err
+}
+
+// allLinks walks the link list with cursors and returns id -> clicks.
+func allLinks(t testing.TB, url string, archived bool) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	path := fmt.Sprintf("%s/v1/links?page_size=100&archived=%v", url, archived)
+	next := path
+	for next != "" {
+		st, b, _, err := do("GET", next, operatorKey, nil)
+		if err != nil || st != 200 {
+			t.Fatalf("list links: %d %v %s", st, err, b)
+		}
+		var page struct {
+			Items []struct {
+				ID     string  `json:"id"`
+				Clicks float64 `json:"clicks"`
+			} `json:"items"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if _, dup := out[it.ID]; dup {
+				t.Fatalf("link %s listed twice", it.ID)
+			}
+			out[it.ID] = it.Clicks
+		}
+		next = ""
+		if page.NextCursor != nil {
+			next = path + "&cursor=" + *page.NextCursor
+		}
+	}
+	return out
+}
+
+func lines(s string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// snapshot reads every read model through the interface: links (with
+// clicks), workspaces, projects, domains and statistics.
+func snapshot(t *testing.T, url string) map[string]any {
+	t.Helper()
+	get := func(path string) any {
+		st, b, _, err := do("GET", url+path, operatorKey, nil)
+		if err != nil || (st != 200 && st != 404) {
+			t.Fatalf("GET %s: %d %v %s", path, st, err, b)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	snap := map[string]any{}
+	for _, archived := range []string{"false", "true"} {
+		var items []any
+		next := "/v1/links?page_size=100&sort_order=asc&archived=" + archived
+		for next != "" {
+			page := get(next).(map[string]any)
+			items = append(items, page["items"].([]any)...)
+			next = ""
+			if c, ok := page["next_cursor"].(string); ok {
+				next = "/v1/links?page_size=100&sort_order=asc&archived=" + archived + "&cursor=" + c
+			}
+		}
+		snap["links-"+archived] = items
+		for _, it := range items {
+			id := it.(map[string]any)["id"].(string)
+			snap["stats-"+id] = get("/v1/stats/links/" + id)
+			snap["summary-"+id] = get("/v1/stats/links/" + id + "/summary")
+		}
+	}
+	snap["workspaces"] = get("/v1/workspaces")
+	for _, w := range snap["workspaces"].([]any) {
+		id := w.(map[string]any)["id"].(string)
+		snap["members-"+id] = get("/v1/workspaces/" + id + "/members")
+		snap["wsstats-"+id] = get("/v1/stats/workspaces/" + id)
+	}
+	snap["projects"] = get("/v1/projects?page_size=100")
+	snap["domains"] = get("/v1/domains?page_size=100")
+	snap["keys"] = get("/v1/api-keys")
+	return snap
+}
+
+var userAgents = []string{
+	browserUA,
+	"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15",
+}
+
+// TestReplayGivesSameReadModels builds read models live, stops linkd,
+// rebuilds them with `linkd replay`, and compares everything the interface
+// shows before and after.
+func TestReplayGivesSameReadModels(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	p := start(t, dir, addr)
+	mustOK := func(st int, b []byte, err error, what string) {
+		t.Helper()
+		if err != nil || st >= 300 {
+			t.Fatalf("%s: %d %v %s", what, st, err, b)
+		}
+	}
+	st, b, _, err := do("POST", p.url+"/v1/workspaces", operatorKey, map[string]any{"name": "Marketing", "description": "campaigns"})
+	mustOK(st, b, err, "workspace")
+	var ws struct{ ID string }
+	_ = json.Unmarshal(b, &ws)
+	st, b, _, err = do("POST", p.url+"/v1/projects", operatorKey, map[string]any{"name": "Spring", "color": "#abc", "workspace_id": ws.ID})
+	mustOK(st, b, err, "project")
+	var pr struct{ ID string }
+	_ = json.Unmarshal(b, &pr)
+	var ids, codes []string
+	for i := 0; i < 30; i++ {
+		body := map[string]any{"original_url": fmt.Sprintf("https://example.com/%d", i), "name": fmt.Sprintf("link %d", i)}
+		if i%3 == 0 {
+			body["workspace_id"], body["project_id"] = ws.ID, pr.ID
+		}
+		st, b, _, err := do("POST", p.url+"/v1/links", operatorKey, body)
+		mustOK(st, b, err, "link")
+		var l struct{ ID, Code string }
+		_ = json.Unmarshal(b, &l)
+		ids, codes = append(ids, l.ID), append(codes, l.Code)
+	}
+	for i, id := range ids {
+		switch i % 5 {
+		case 1:
+			st, b, _, err = do("PUT", p.url+"/v1/links/"+id, operatorKey, map[string]any{"name": "renamed", "utm_source": "mail"})
+			mustOK(st, b, err, "update")
+		case 2:
+			st, b, _, err = do("PUT", p.url+"/v1/links/"+id, operatorKey, map[string]any{"is_archived": true})
+			mustOK(st, b, err, "archive")
+		case 4:
+			if i > 20 {
+				st, b, _, err = do("DELETE", p.url+"/v1/links/"+id, operatorKey, nil)
+				mustOK(st, b, err, "delete")
+			}
+		}
+	}
+	for n := 0; n < 400; n++ {
+		code := codes[n%len(codes)]
+		path := "/" + code
+		if n%7 == 0 {
+			path += "?qr=1"
+		}
+		_, _, _, err := do("GET", p.url+path, "", nil, "User-Agent", userAgents[n%len(userAgents)], "Accept-Language", "de-DE,de;q=0.9")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, b, _, err = do("DELETE", p.url+"/v1/projects/"+pr.ID, operatorKey, nil)
+	mustOK(st, b, err, "delete project")
+	before := snapshot(t, p.url)
+	p.stop()
+
+	for _, args := range [][]string{{"replay"}, {"replay", "--projection", "core"}} {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = env(dir, addr)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("linkd %v: %v\n%s", args, err, out)
+		}
+		t.Logf("linkd %v: %s", args, out)
+	}
+	p = start(t, dir, addr)
+	defer p.stop()
+	after := snapshot(t, p.url)
+	if !reflect.DeepEqual(before, after) {
+		keys := make([]string, 0, len(before))
+		for k := range before {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !reflect.DeepEqual(before[k], after[k]) {
+				bb, _ := json.Marshal(before[k])
+				ab, _ := json.Marshal(after[k])
+				t.Errorf("%s differs after replay:\nbefore %s\nafter  %s", k, bb, ab)
+			}
+		}
+		if len(before) != len(after) {
+			t.Errorf("snapshot sizes differ: %d before, %d after", len(before), len(after))
+		}
+	}
+}
