@@ -151,7 +151,9 @@ type instrumented struct {
 	m *metrics
 }
 
-func (m *metrics) instrument(s eventstore.Store) eventstore.Store { return &instrumented{Store: s, m: m} }
+func (m *metrics) instrument(s eventstore.Store) eventstore.Store {
+	return &instrumented{Store: s, m: m}
+}
 
 func (s *instrumented) Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error) {
 	start := time.Now()
