@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,6 +268,9 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if a.cfg.DebugAddr != "" {
+		go a.serveDebug()
+	}
 	a.log.Info("linkd serving", "addr", ln.Addr().String(), "short_domain", a.cfg.ShortDomain(),
 		"eventstore", storeKind(a.cfg), "bus", busKind(a.cfg), "analytics", statsKind(a.cfg))
 	select {
@@ -316,4 +320,18 @@ func statsKind(c Config) string {
 		return "clickhouse"
 	}
 	return "embedded"
+}
+
+// serveDebug serves the Go profiler on LINKD_DEBUG_ADDR.
+func (a *App) serveDebug() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	srv := &http.Server{Addr: a.cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info("debug server", "addr", a.cfg.DebugAddr)
+	if err := srv.ListenAndServe(); err != nil {
+		a.log.Warn("debug server stopped", "err", err)
+	}
 }

@@ -38,6 +38,7 @@ type Config struct {
 	LogLevel        string        // LINKD_LOG_LEVEL: debug, info, warn, error
 	LogFormat       string        // LINKD_LOG_FORMAT: json (default) or text
 	KafkaPartitions int           // LINKD_KAFKA_PARTITIONS (default 12)
+	DebugAddr       string        // LINKD_DEBUG_ADDR: serves /debug/pprof when set (keep it private)
 }
 
 // Defaults returns the configuration before flags and environment.
@@ -76,6 +77,7 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	str("LINKD_DURABILITY", &c.Durability)
 	str("LINKD_LOG_LEVEL", &c.LogLevel)
 	str("LINKD_LOG_FORMAT", &c.LogFormat)
+	str("LINKD_DEBUG_ADDR", &c.DebugAddr)
 	var errs []error
 	if v, ok := lookup(getenv, "LINKD_FLUSH_INTERVAL"); ok {
 		d, err := time.ParseDuration(v)

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Load test of short-link redirects: linkd's /{code} against a bare net/http
+# redirect server, measured in the same run with the same load generator
+# (wrk from Debian), then the clicks linkd counted against the redirects it
+# answered. Usage: bench/redirect.sh [seconds] [connections]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DUR=${1:-10}
+CONNS=${2:-64}
+THREADS=${THREADS:-2}
+export GOMAXPROCS=${GOMAXPROCS:-2}
+command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+go build -o "$tmp/linkd" ./cmd/linkd
+go build -o "$tmp/bare" ./bench/bare
+UA='Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36'
+KEY=svc_sk_bench_operator_key_0123456789
+LINKD=127.0.0.1:18180
+BARE=127.0.0.1:18181
+
+LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
+  LINKD_DURABILITY=${LINKD_DURABILITY:-interval} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
+"$tmp/bare" -addr $BARE &
+for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && curl -sf -o /dev/null http://$BARE/x -w '' 2>/dev/null; [ $? -eq 0 ] && break; sleep 0.1; done
+curl -sf http://$LINKD/healthz >/dev/null
+
+LINK=$(curl -sf -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+  -d '{"original_url":"https://example.com/landing","custom_code":"bench","utm_source":"bench","enable_conversion_tracking":false}')
+ID=$(echo "$LINK" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+
+cat >"$tmp/report.lua" <<'LUA'
+done = function(summary, latency, requests)
+  local errs = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout
+  io.write(string.format("RESULT requests=%d rps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d non3xx=%d\n",
+    summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, errs, summary.errors.status))
+end
+LUA
+
+run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -H "User-Agent: $UA" -s "$tmp/report.lua" "$1" | grep RESULT; }
+echo "warm-up"; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$BARE/bench >/dev/null; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$LINKD/bench >/dev/null
+BEFORE=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
+B=$(run http://$BARE/bench); echo "bare net/http: $B"
+L=$(run http://$LINKD/bench); echo "linkd /{code}: $L"
+AFTER=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
+num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
+BR=$(num "$B" rps); LR=$(num "$L" rps); LREQ=$(num "$L" requests); LERR=$(num "$L" non3xx)
+COUNTED=$((AFTER - BEFORE))
+echo "ratio linkd/bare = $(awk -v a="$LR" -v b="$BR" 'BEGIN{printf "%.2f", a/b}')"
+echo "redirects answered by wrk = $LREQ (non-3xx: $LERR); clicks counted = $COUNTED"
