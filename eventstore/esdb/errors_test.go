@@ -166,3 +166,17 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenBadConnString(t *testing.T) {
+	t.Parallel()
+	for _, cs := range []string{"http://localhost:2113", "esdb://admin:s3cret@host:2113?tls=maybe", "esdb://admin:s3cret@ho st:2113"} {
+		_, err := Open(context.Background(), cs, Options{})
+		if err == nil {
+			t.Errorf("Open(%q) succeeded", cs)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q): the error shows the password: %v", cs, err)
+		}
+	}
+}

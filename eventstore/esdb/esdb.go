@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,10 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	conf, err := esdb.ParseConnectionString(cs)
 	if err != nil {
+		var uerr *url.Error // it quotes the string, password included
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
 		return nil, fmt.Errorf("esdb: bad connection string: %w", err)
 	}
 	conf.Logger = clientLogger(opts.Logger)
@@ -124,19 +129,16 @@ func clientConnString(s string) (string, error) {
 	return "", fmt.Errorf("esdb: unsupported scheme %q: want esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover://", scheme)
 }
 
-// clientLogger adapts the client's logging to slog. The client logs as
-// errors what it also returns; they are warnings here, since the caller
-// gets them too.
+// clientLogger adapts the client's logging to slog, one level down: the
+// client logs as errors what it also returns to the caller, and as
+// information each step of its node discovery.
 func clientLogger(l *slog.Logger) esdb.LoggingFunc {
 	if l == nil {
 		return esdb.NoopLogging()
 	}
 	return func(level esdb.LogLevel, format string, args ...any) {
-		lv := slog.LevelInfo
-		switch level {
-		case esdb.LogDebug:
-			lv = slog.LevelDebug
-		case esdb.LogWarn, esdb.LogError:
+		lv := slog.LevelDebug
+		if level == esdb.LogWarn || level == esdb.LogError {
 			lv = slog.LevelWarn
 		}
 		l.Log(context.Background(), lv, fmt.Sprintf(format, args...), "component", "esdb")
