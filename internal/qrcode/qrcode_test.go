@@ -143,9 +143,37 @@ func rgba(t *testing.T, hex string) color.RGBA {
 	return c
 }
 
-func pixel(img image.Image, x, y int) color.RGBA {
-	return color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+// raster is a decoded image as a flat slice of colours, quick to read
+// many times (the race detector makes image.At slow).
+type raster struct {
+	w   int
+	pix []color.RGBA
 }
+
+func rasterOf(img image.Image) raster {
+	b := img.Bounds()
+	r := raster{w: b.Dx(), pix: make([]color.RGBA, 0, b.Dx()*b.Dy())}
+	if p, ok := img.(*image.Paletted); ok {
+		pal := make([]color.RGBA, len(p.Palette))
+		for i, c := range p.Palette {
+			pal[i] = color.RGBAModel.Convert(c).(color.RGBA)
+		}
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for _, ci := range p.Pix[p.PixOffset(b.Min.X, y):p.PixOffset(b.Max.X, y)] {
+				r.pix = append(r.pix, pal[ci])
+			}
+		}
+		return r
+	}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r.pix = append(r.pix, color.RGBAModel.Convert(img.At(x, y)).(color.RGBA))
+		}
+	}
+	return r
+}
+
+func pixel(r raster, x, y int) color.RGBA { return r.pix[y*r.w+x] }
 
 func TestPNG(t *testing.T) {
 	t.Parallel()
@@ -169,25 +197,31 @@ func TestPNG(t *testing.T) {
 			if err := PNG(&buf, tc.content, tc.opts, nil); err != nil {
 				t.Fatal(err)
 			}
-			img, err := png.Decode(&buf)
+			decoded, err := png.Decode(&buf)
 			if err != nil {
 				t.Fatalf("output is not a PNG: %v", err)
 			}
+			img := rasterOf(decoded)
 			o := tc.opts.Normalized()
-			if b := img.Bounds(); b.Dx() != o.Size || b.Dy() != o.Size {
+			if b := decoded.Bounds(); b.Dx() != o.Size || b.Dy() != o.Size {
 				t.Fatalf("size = %dx%d, want %dx%d", b.Dx(), b.Dy(), o.Size, o.Size)
 			}
 			fg, bg := rgba(t, o.Color), rgba(t, o.BackgroundColor)
 
 			// Only the two colours appear, both of them.
-			counts := map[color.RGBA]int{}
-			for y := 0; y < o.Size; y++ {
-				for x := 0; x < o.Size; x++ {
-					counts[pixel(img, x, y)]++
+			var nFG, nBG int
+			for _, c := range img.pix {
+				switch c {
+				case fg:
+					nFG++
+				case bg:
+					nBG++
+				default:
+					t.Fatalf("colour %v found, want only fg %v and bg %v", c, fg, bg)
 				}
 			}
-			if counts[fg] == 0 || counts[bg] == 0 || len(counts) != 2 {
-				t.Fatalf("colours = %v, want only fg %v and bg %v", counts, fg, bg)
+			if nFG == 0 || nBG == 0 {
+				t.Fatalf("%d fg and %d bg pixels, want both colours", nFG, nBG)
 			}
 			// Corners are quiet zone.
 			for _, p := range [][2]int{{0, 0}, {o.Size - 1, 0}, {0, o.Size - 1}, {o.Size - 1, o.Size - 1}} {
@@ -257,11 +291,12 @@ func TestPNGLogo(t *testing.T) {
 			if err := PNG(&buf, shortURL, tc.opts, tc.logo); err != nil {
 				t.Fatal(err)
 			}
-			img, err := png.Decode(&buf)
+			decoded, err := png.Decode(&buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			size := img.Bounds().Dx()
+			img := rasterOf(decoded)
+			size := decoded.Bounds().Dx()
 			minX, minY, maxX, maxY := size, size, -1, -1
 			for y := 0; y < size; y++ {
 				for x := 0; x < size; x++ {

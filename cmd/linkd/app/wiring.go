@@ -4,6 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"time"
+
+	"github.com/linkd/linkd/api"
+	"github.com/linkd/linkd/domain/customdomain"
+	"github.com/linkd/linkd/internal/dnscheck"
+	"github.com/linkd/linkd/internal/ratelimit"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
@@ -26,4 +32,27 @@ func newRunner(cfg Config, store eventstore.Store, projs []projections.Projector
 		return newKafkaRunner(cfg, store, projs, log, m)
 	}
 	return projections.NewLocalRunner(store, projs, projections.LocalOptions{Logger: log}), nil
+}
+
+// dnsChecker adapts internal/dnscheck to the verify command.
+type dnsChecker struct{ r *dnscheck.Resolver }
+
+func newDNSChecker(server string) dnsChecker { return dnsChecker{dnscheck.New(server)} }
+
+func (d dnsChecker) Check(ctx context.Context, name, expected string) customdomain.CheckResult {
+	r := d.r.Check(ctx, name, expected)
+	return customdomain.CheckResult{
+		CNAMERecord: r.CNAMERecord, ExpectedValue: r.ExpectedValue, ActualValue: r.ActualValue, Status: r.Status,
+		DNSConfigured: r.DNSConfigured, CNAMEAdded: r.CNAMEAdded, Valid: r.Valid,
+	}
+}
+
+// limiter adapts internal/ratelimit to the API.
+type limiter struct{ l *ratelimit.Limiter }
+
+func newLimiter() limiter { return limiter{ratelimit.New()} }
+
+func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) api.RateDecision {
+	d := l.l.Allow(key, limit, per, now)
+	return api.RateDecision{Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter}
 }
