@@ -22,10 +22,12 @@ type KafkaOptions struct {
 	// partition's next message comes only after the previous one is
 	// acknowledged.
 	MaxBatch int
-	// Linger is how long a batch waits for more messages after its first
-	// one (default 0: it takes what is there at once). A few hundred
-	// microseconds gives bigger batches, so fewer transactions, at the cost
-	// of latency.
+	// Linger is how long a batch may wait for more messages after its first
+	// one (default 1 ms; negative: take only what is there at once). It
+	// stops waiting as soon as it holds a message of every partition that
+	// delivered recently, since no more can come before the batch is
+	// acknowledged, or when no message came for a quarter of Linger. Bigger batches mean fewer transactions; the cost is up to
+	// Linger of latency when traffic is light.
 	Linger time.Duration
 	// RetryBackoff is the first pause after a failed Apply, doubled up to
 	// 5 s (default 50 ms).
@@ -46,6 +48,15 @@ type KafkaOptions struct {
 // is at least once (after a crash, a rebalance, or a relay that published
 // twice), which projectors absorb by skipping (stream, version) pairs they
 // have applied.
+//
+// Since a batch holds at most one message per partition, a projector
+// applies at most (partitions it owns) / (Apply latency) events per second:
+// see docs/benchmarks-kafka.md.
+//
+// Reads follow writes through Watermark only when this instance applies
+// every event the relay of the same process registers, that is when it is
+// the only member of its groups: with several instances, events applied by
+// another one never report Done here.
 type KafkaRunner struct {
 	cfg     bus.KafkaConfig
 	opts    KafkaOptions
@@ -82,6 +93,9 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 1024
+	}
+	if opts.Linger == 0 {
+		opts.Linger = time.Millisecond
 	}
 	if opts.RetryBackoff <= 0 {
 		opts.RetryBackoff = 50 * time.Millisecond
@@ -188,29 +202,37 @@ func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 	}
 	// Subscriptions end when sub closes; consuming stops first, so that the
 	// batch in progress is applied and acknowledged before.
-	merged := make(chan *message.Message)
-	var fwd sync.WaitGroup
 	subCtx, cancelSub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSub()
+	var chans []<-chan *message.Message
 	for _, topic := range Topics(e.p) {
 		msgs, err := sub.Subscribe(subCtx, topic)
 		if err != nil {
 			cancelSub()
 			_ = sub.Close()
-			fwd.Wait()
 			return fmt.Errorf("subscribe %s: %w", topic, err)
 		}
-		fwd.Add(1)
-		go func() {
-			defer fwd.Done()
-			for m := range msgs {
-				select {
-				case merged <- m:
-				case <-subCtx.Done():
-					return
+		chans = append(chans, msgs)
+	}
+	// One topic is read directly; several are merged.
+	merged := chans[0]
+	var fwd sync.WaitGroup
+	if len(chans) > 1 {
+		ch := make(chan *message.Message)
+		for _, msgs := range chans {
+			fwd.Add(1)
+			go func() {
+				defer fwd.Done()
+				for m := range msgs {
+					select {
+					case ch <- m:
+					case <-subCtx.Done():
+						return
+					}
 				}
-			}
-		}()
+			}()
+		}
+		merged = ch
 	}
 	log.Debug("projection: consuming from kafka", "topics", Topics(e.p))
 	r.consumeKafka(ctx, e, merged, log)
@@ -220,6 +242,9 @@ func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 	if err != nil {
 		return fmt.Errorf("close subscriber: %w", err)
 	}
+	if ctx.Err() == nil {
+		return errors.New("kafka subscription ended")
+	}
 	return nil
 }
 
@@ -227,16 +252,20 @@ func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-chan *message.Message, log *slog.Logger) {
 	backoff := r.opts.RetryBackoff
 	batch := make([]*message.Message, 0, r.opts.MaxBatch)
+	active := map[partKey]time.Time{}
 	events := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
 	for {
 		batch = batch[:0]
 		select {
-		case m := <-msgs:
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
 			batch = append(batch, m)
 		case <-ctx.Done():
 			return
 		}
-		batch = r.collect(ctx, msgs, batch)
+		batch = r.collect(ctx, msgs, batch, active)
 
 		events = events[:0]
 		kept := batch[:0]
@@ -280,13 +309,37 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 	}
 }
 
-// collect adds to batch the messages available now (or within Linger), up
-// to MaxBatch.
-func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message) []*message.Message {
+// partKey names a partition.
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+func partitionOf(m *message.Message) (partKey, bool) {
+	p, ok := bus.KafkaPartition(m)
+	if !ok {
+		return partKey{}, false
+	}
+	return partKey{bus.TopicOf(m.Metadata.Get(bus.MetaStream)), p}, true
+}
+
+// activeWindow is how long a partition that delivered counts as active: a
+// batch waits (up to Linger) for a message of every active partition.
+const activeWindow = 2 * time.Second
+
+// collect adds to batch the messages available now, up to MaxBatch. With a
+// Linger it waits up to Linger for more, but no longer than until the batch
+// holds a message of every partition that delivered in the last
+// activeWindow: since a partition delivers one message at a time, the batch
+// cannot grow further.
+func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time) []*message.Message {
 	if r.opts.Linger <= 0 {
 		for len(batch) < r.opts.MaxBatch {
 			select {
-			case m := <-msgs:
+			case m, ok := <-msgs:
+				if !ok {
+					return batch
+				}
 				batch = append(batch, m)
 			default:
 				return batch
@@ -294,17 +347,66 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 		}
 		return batch
 	}
-	t := time.NewTimer(r.opts.Linger)
-	defer t.Stop()
+	now := time.Now()
+	for k, seen := range active {
+		if now.Sub(seen) > activeWindow {
+			delete(active, k)
+		}
+	}
+	inBatch := make(map[partKey]bool, len(active)+1)
+	missing := len(active)
+	add := func(m *message.Message) {
+		k, ok := partitionOf(m)
+		if !ok || inBatch[k] {
+			return
+		}
+		inBatch[k] = true
+		if _, ok := active[k]; ok {
+			missing--
+		}
+	}
+	for _, m := range batch {
+		add(m)
+	}
+	deadline := time.NewTimer(r.opts.Linger)
+	defer deadline.Stop()
+	gap := time.NewTimer(r.opts.Linger / 4)
+	defer gap.Stop()
+	for len(batch) < r.opts.MaxBatch && missing > 0 {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, m)
+			add(m)
+			gap.Reset(r.opts.Linger / 4)
+		case <-gap.C: // messages stopped coming: a partition has nothing
+			missing = 0
+		case <-deadline.C:
+			missing = 0
+		case <-ctx.Done():
+			missing = 0
+		}
+	}
+	// Take whatever else is already there.
 	for len(batch) < r.opts.MaxBatch {
 		select {
-		case m := <-msgs:
+		case m, ok := <-msgs:
+			if !ok {
+				return batch
+			}
 			batch = append(batch, m)
-		case <-t.C:
-			return batch
-		case <-ctx.Done():
+			add(m)
+		default:
+			for k := range inBatch {
+				active[k] = now
+			}
 			return batch
 		}
+	}
+	for k := range inBatch {
+		active[k] = now
 	}
 	return batch
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,6 +163,48 @@ func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
 	// The second runner resumed from committed offsets, not from the start.
 	if p2.Delivered.Load() >= int64(f.total) {
 		t.Errorf("second runner got %d events of %d: it did not resume", p2.Delivered.Load(), f.total)
+	}
+}
+
+// TestKafkaRunnerRestartAfterLostCommits: a runner whose offset commits
+// never reached the broker (it was killed) is restarted in the same group:
+// Kafka redelivers what it had applied, and the duplicates change nothing.
+func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 150*time.Second)
+	cfg, cluster := bustest.KafkaCluster(t, 6)
+	var lose atomic.Bool
+	bustest.LoseCommits(cluster, &lose)
+	f := newFeed(t, cfg, streams(30, "link"))
+	m := bustest.NewModel()
+
+	f.publish(0, 5) // committed normally
+	p1 := bustest.NewProjector("links", m, "link")
+	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
+	waitApplied(t, m, f.total)
+	// Commits share the connection with long-polling fetches (500 ms): give
+	// them time to land.
+	time.Sleep(1500 * time.Millisecond)
+	lose.Store(true)
+	f.publish(5, 15)
+	waitApplied(t, m, f.total)
+	stop()
+	lose.Store(false)
+
+	f.publish(15, 20)
+	p2 := bustest.NewProjector("links", m, "link")
+	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
+	waitApplied(t, m, f.total)
+	stop()
+
+	checkExactlyOnce(t, m, f.total)
+	_, skipped := m.Counts()
+	t.Logf("%d events; second runner got %d, %d of them duplicates", f.total, p2.Delivered.Load(), skipped)
+	if skipped < 300 {
+		t.Errorf("%d duplicates skipped; want the 300 events whose commits were lost", skipped)
+	}
+	if p2.Delivered.Load() >= int64(f.total) {
+		t.Errorf("second runner got all %d events: the commits before the loss were lost too", f.total)
 	}
 }
 

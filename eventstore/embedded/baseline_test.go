@@ -42,19 +42,14 @@ type pebbleWait struct {
 }
 
 func openPebbleStore(dir string, sync bool) (*pebbleStore, error) {
-	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{
-		Logger:             pebbleLogger{discardLogger()},
-		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       16 << 20,
-		CacheSize:          32 << 20,
-	})
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), pebbleOptions(discardLogger()))
 	if err != nil {
 		return nil, err
 	}
 	p := &pebbleStore{db: db, sync: sync, queue: make(chan *appendReq, queueSize), done: make(chan struct{}), version: map[string]uint64{}}
 	waiterDone := make(chan struct{})
 	if sync {
-		p.waitCh = make(chan *pebbleWait, syncQueueSize)
+		p.waitCh = make(chan *pebbleWait, stageQueue)
 		go func() {
 			defer close(waiterDone)
 			for w := range p.waitCh {

@@ -1,24 +1,32 @@
 package embedded
 
 // versionCache is a fixed-capacity LRU of stream → last version, owned by
-// the writer goroutine (no locking). A miss falls back to the index, which
-// always holds every event the writer has written: the writer indexes a
-// group before it takes the next one.
+// the writer goroutine (no locking).
+//
+// On a miss the writer needs the stream's last version from the index,
+// which lags behind the writer (an indexer goroutine commits it). The cache
+// keeps that safe with its horizon: the largest log offset of a write by an
+// evicted entry. Every stream written after the horizon is still cached, so
+// a stream that misses was last written at or before the horizon, and an
+// index that covers the horizon knows its version.
 //
 // The writer updates an entry as soon as it assigns versions, before the
 // group is written, so several appends to one stream in the same group see
-// each other. That is safe only while an entry touched in the current group
-// cannot be evicted: maxGroupReqs < minCacheSize guarantees it.
+// each other; an entry touched in the current group must not be evicted
+// (its write is not even in the index yet): maxGroupReqs < minCacheSize
+// guarantees it.
 type versionCache struct {
 	capacity   int
 	index      map[string]int32
 	nodes      []cacheNode
 	head, tail int32 // most and least recently used; -1 when empty
+	horizon    int64 // see the type's comment
 }
 
 type cacheNode struct {
 	stream     string
 	version    uint64
+	end        int64 // log offset just past the stream's last event (an upper bound)
 	prev, next int32
 }
 
@@ -40,9 +48,12 @@ func (c *versionCache) get(stream string) (uint64, bool) {
 	return c.nodes[i].version, true
 }
 
-func (c *versionCache) put(stream string, version uint64) {
+// put records that stream's last event has version and ends at log offset
+// end.
+func (c *versionCache) put(stream string, version uint64, end int64) {
 	if i, ok := c.index[stream]; ok {
 		c.nodes[i].version = version
+		c.nodes[i].end = max(c.nodes[i].end, end)
 		c.moveToFront(i)
 		return
 	}
@@ -54,17 +65,19 @@ func (c *versionCache) put(stream string, version uint64) {
 		i = c.tail
 		c.unlink(i)
 		delete(c.index, c.nodes[i].stream)
+		c.horizon = max(c.horizon, c.nodes[i].end)
 	}
-	c.nodes[i] = cacheNode{stream: stream, version: version, prev: -1, next: -1}
+	c.nodes[i] = cacheNode{stream: stream, version: version, end: end, prev: -1, next: -1}
 	c.index[stream] = i
 	c.pushFront(i)
 }
 
-// reset forgets everything (after a failed write).
-func (c *versionCache) reset() {
+// reset forgets everything: the horizon moves to end, the log end.
+func (c *versionCache) reset(end int64) {
 	clear(c.index)
 	c.nodes = c.nodes[:0]
 	c.head, c.tail = -1, -1
+	c.horizon = max(c.horizon, end)
 }
 
 func (c *versionCache) len() int { return len(c.index) }

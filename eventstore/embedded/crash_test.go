@@ -123,7 +123,11 @@ func TestCrashRecovery(t *testing.T) {
 			dir := t.TempDir()
 			var acked []ackedAppend
 			for round := range 4 {
-				acked = append(acked, runCrashChild(t, dir, d, round, 500+round*700)...)
+				minAcks := 500 + round*700
+				if raceEnabled {
+					minAcks = 200 + round*200
+				}
+				acked = append(acked, runCrashChild(t, dir, d, round, minAcks)...)
 				verifyCrash(t, dir, acked)
 			}
 		})

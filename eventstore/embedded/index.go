@@ -7,28 +7,52 @@ import (
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // The index is a Pebble database beside the log. It can always be rebuilt
 // from the log (delete the directory and reopen), so it is written without
-// sync; two marks, written in the same batches as the entries they describe,
-// tell recovery where to start:
+// sync; marks written in the same batches as the entries they describe tell
+// recovery where to start:
 //
 //	'e' uvarint(len(stream)) stream be64(version) → uvarint(start) uvarint(len)
 //	    where the event's record lies in the log
+//	'v' uvarint(len(stream)) stream → be64(last version) uvarint(end)
+//	    the stream's last version and where its record ends: a point key, so
+//	    that finding a stream's version (or that it has none, the common
+//	    case of a new stream) is one Get that bloom filters answer, instead
+//	    of a reverse seek through every level
 //	"m/indexed"  every append that ends at or before this log offset is indexed
 //	"m/durable"  the log had been fsynced up to this offset when the batch was
 //	    written, so recovery only needs to verify records after it
-//
-// There is no separate "last version" key: the last version of a stream is
-// its last 'e' key (one SeekLT), which keeps one key per event and makes
-// undoing a lost log tail a matter of deleting 'e' keys.
+//	"m/reserved" no position at or past this offset has been handed out
+//	    (fsynced before the writer writes past it)
+//	"m/open"     1 while the store is open: still 1 at Open means a crash
 var (
-	keyIndexed = []byte("m/indexed")
-	keyDurable = []byte("m/durable")
+	keyIndexed  = []byte("m/indexed")
+	keyDurable  = []byte("m/durable")
+	keyReserved = []byte("m/reserved")
+	keyOpen     = []byte("m/open")
 )
 
-const eventKeyTag = 'e'
+const (
+	eventKeyTag   = 'e'
+	versionKeyTag = 'v'
+)
+
+// pebbleOptions are the index's Pebble options.
+func pebbleOptions(log *slog.Logger) *pebble.Options {
+	o := &pebble.Options{
+		Logger:             pebbleLogger{log},
+		FormatMajorVersion: pebble.FormatNewest,
+		MemTableSize:       16 << 20,
+		CacheSize:          32 << 20,
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return o
+}
 
 // streamPrefix appends the key prefix shared by every event of stream.
 // The length prefix keeps one stream's keys from interleaving with those of
@@ -43,6 +67,37 @@ func streamPrefix(dst []byte, stream string) []byte {
 func eventKey(dst []byte, stream string, version uint64) []byte {
 	dst = streamPrefix(dst, stream)
 	return binary.BigEndian.AppendUint64(dst, version)
+}
+
+// versionKey appends the key of stream's last version.
+func versionKey(dst []byte, stream string) []byte {
+	dst = append(dst, versionKeyTag)
+	dst = binary.AppendUvarint(dst, uint64(len(stream)))
+	return append(dst, stream...)
+}
+
+func streamOfVersionKey(k []byte) (string, error) {
+	l, n := binary.Uvarint(k[1:])
+	if n <= 0 || uint64(len(k)-1-n) != l {
+		return "", errors.New("embedded: corrupt index key")
+	}
+	return string(k[1+n:]), nil
+}
+
+func appendVersion(dst []byte, version uint64, end int64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, version)
+	return binary.AppendUvarint(dst, uint64(end))
+}
+
+func decodeVersion(v []byte) (version uint64, end int64, err error) {
+	if len(v) < 9 {
+		return 0, 0, errors.New("embedded: corrupt index entry")
+	}
+	e, n := binary.Uvarint(v[8:])
+	if n <= 0 || 8+n != len(v) {
+		return 0, 0, errors.New("embedded: corrupt index entry")
+	}
+	return binary.BigEndian.Uint64(v), int64(e), nil
 }
 
 // streamBounds returns iterator bounds covering exactly stream's events.
@@ -94,81 +149,124 @@ func setOffset(b *pebble.Batch, key []byte, off int64) error {
 }
 
 // lastVersion returns the last version of stream in the index whose record
-// ends at or before limit (limit < 0: no limit).
-func lastVersion(db *pebble.DB, stream string, limit int64) (uint64, bool, error) {
+// ends at or before limit (limit < 0: no limit), and where that record ends.
+func lastVersion(db *pebble.DB, stream string, limit int64) (version uint64, exists bool, end int64, err error) {
+	var kb [64]byte
+	v, closer, err := db.Get(versionKey(kb[:0], stream))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, 0, nil
+	}
+	if err != nil {
+		return 0, false, 0, err
+	}
+	version, end, err = decodeVersion(v)
+	closer.Close()
+	if err != nil || limit < 0 || end <= limit {
+		return version, err == nil, end, err
+	}
+	// The last append is not acknowledged yet (SyncAlways): look for the
+	// last event before limit.
+	return lastEvent(db, stream, limit)
+}
+
+// lastEvent is lastVersion from the event keys.
+func lastEvent(db *pebble.DB, stream string, limit int64) (version uint64, exists bool, end int64, err error) {
 	lower, upper := streamBounds(stream)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return 0, false, err
+		return 0, false, 0, err
 	}
 	for ok := it.Last(); ok; ok = it.Prev() {
-		if limit >= 0 {
-			start, n, err := decodeLoc(it.Value())
-			if err != nil {
-				it.Close()
-				return 0, false, err
-			}
-			if start+int64(n) > limit {
-				continue
-			}
+		start, n, err := decodeLoc(it.Value())
+		if err != nil {
+			it.Close()
+			return 0, false, 0, err
 		}
-		v := versionOfKey(it.Key())
-		return v, true, it.Close()
+		end := start + int64(n)
+		if limit >= 0 && end > limit {
+			continue
+		}
+		return versionOfKey(it.Key()), true, end, it.Close()
 	}
-	return 0, false, it.Close()
+	return 0, false, 0, it.Close()
 }
 
 // dropIndexAfter deletes every index entry whose record ends after end: the
 // log lost its tail (machine crash) while the index kept entries for it. It
 // scans the whole index, which only this rare case needs.
 func dropIndexAfter(db *pebble.DB, end int64, log *slog.Logger) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{eventKeyTag}, UpperBound: []byte{eventKeyTag + 1}})
+	dropped := 0
+	// Event keys first; then version keys, from the event keys left.
+	err := rewrite(db, eventKeyTag, func(b *pebble.Batch, k, v []byte) error {
+		start, n, err := decodeLoc(v)
+		if err != nil || start+int64(n) <= end {
+			return err
+		}
+		dropped++
+		return b.Delete(k, nil)
+	})
+	if err != nil {
+		return err
+	}
+	err = rewrite(db, versionKeyTag, func(b *pebble.Batch, k, v []byte) error {
+		_, last, err := decodeVersion(v)
+		if err != nil || last <= end {
+			return err
+		}
+		stream, err := streamOfVersionKey(k)
+		if err != nil {
+			return err
+		}
+		version, ok, last, err := lastEvent(db, stream, -1)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return b.Delete(k, nil)
+		default:
+			return b.Set(k, appendVersion(nil, version, last), nil)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	b := db.NewBatch()
-	dropped := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		start, n, err := decodeLoc(it.Value())
-		if err != nil {
-			it.Close()
-			b.Close()
-			return err
-		}
-		if start+int64(n) <= end {
-			continue
-		}
-		if err := b.Delete(it.Key(), nil); err != nil {
-			it.Close()
-			b.Close()
-			return err
-		}
-		dropped++
-		if b.Len() > 4<<20 {
-			err := b.Commit(pebble.NoSync)
-			b.Close()
-			if err != nil {
-				it.Close()
-				return err
-			}
-			b = db.NewBatch()
-		}
-	}
-	if err := it.Close(); err != nil {
-		b.Close()
-		return err
-	}
+	defer b.Close()
 	if err := setOffset(b, keyIndexed, end); err != nil {
-		b.Close()
 		return err
 	}
-	err = b.Commit(pebble.Sync)
-	b.Close()
-	if err != nil {
+	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
 	log.Warn("embedded: dropped index entries of events lost from the log", "entries", dropped, "log_end", end)
 	return nil
+}
+
+// rewrite calls f on every key with the tag, in batches that f fills.
+func rewrite(db *pebble.DB, tag byte, f func(b *pebble.Batch, k, v []byte) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	b := db.NewBatch()
+	defer func() { b.Close() }()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := f(b, it.Key(), it.Value()); err != nil {
+			return err
+		}
+		if b.Len() > 4<<20 {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			b.Close()
+			b = db.NewBatch()
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return b.Commit(pebble.NoSync)
 }
 
 // pebbleLogger routes Pebble's messages to slog.

@@ -13,9 +13,14 @@ import (
 )
 
 // The log is a sequence of segment files. Offsets are global: a segment
-// named after its base offset holds the bytes [base, next segment's base).
-// An append never spans two segments, and a segment is fsynced before the
-// next one is created, so only the last segment can have a torn tail.
+// named after its base offset holds the bytes [base, base+size). Segments
+// follow each other without overlap; the next one usually starts where its
+// predecessor ends, but may start further: after a crash that could have
+// lost acknowledged appends (SyncInterval), writing resumes past every
+// offset that may have been handed out, so positions are never reused (see
+// recover). An append never spans two segments, and a segment is fsynced
+// before the next one is created, so only the last segment can have a torn
+// tail.
 //
 // An event's Position is the offset just past its record (Commit ==
 // Prepare), so positions start above zero (Start is "before everything"),
@@ -26,6 +31,7 @@ const segmentExt = ".seg"
 
 type segment struct {
 	base int64
+	end  int64 // where its data ends once sealed; -1 for the active (last) segment
 	f    *os.File
 }
 
@@ -63,19 +69,36 @@ func listSegments(dir string) ([]segmentInfo, error) {
 	return segs, nil
 }
 
-// segmentFor returns the segment holding offset off and the offset where
-// that segment ends (the next base, or MaxInt64 for the last segment).
-func (s *Store) segmentFor(off int64) (*segment, int64) {
+// segmentAt returns the segment whose range starts at or before off (nil
+// before the first).
+func (s *Store) segmentAt(off int64) *segment {
 	segs := *s.segs.Load()
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > off }) - 1
 	if i < 0 {
-		return nil, 0
+		return nil
 	}
-	end := int64(math.MaxInt64)
-	if i+1 < len(segs) {
-		end = segs[i+1].base
+	return segs[i]
+}
+
+// locate returns where the record at or after off starts: off itself, or
+// the base of the next segment when off is at the end of a sealed segment
+// (or in a gap after it); the segment that holds it; and where that
+// segment's data ends (MaxInt64 for the active segment).
+func (s *Store) locate(off int64) (*segment, int64, int64) {
+	segs := *s.segs.Load()
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > off }) - 1
+	if i < 0 {
+		return nil, off, 0
 	}
-	return segs[i], end
+	for segs[i].end >= 0 && off >= segs[i].end && i+1 < len(segs) {
+		i++
+		off = segs[i].base
+	}
+	end := segs[i].end
+	if end < 0 {
+		end = math.MaxInt64
+	}
+	return segs[i], off, end
 }
 
 // errBadRecord reports a record that cannot be decoded at off.
@@ -120,6 +143,9 @@ func (r *logReader) next() (rawRecord, int64, int, error) {
 		if err := r.fill(n); err != nil {
 			return rawRecord{}, 0, 0, err
 		}
+		if r.off >= r.limit {
+			return rawRecord{}, 0, 0, io.EOF // the limit was the end of a segment
+		}
 		rec, n, err = parseRecord(r.buf)
 	}
 	if errors.Is(err, errShort) {
@@ -135,11 +161,16 @@ func (r *logReader) next() (rawRecord, int64, int, error) {
 }
 
 // fill reads from r.off at least need bytes (when the limits allow), and up
-// to a chunk.
+// to a chunk. At the end of a sealed segment it moves r.off to the next
+// segment.
 func (r *logReader) fill(need int) error {
-	seg, segEnd := r.s.segmentFor(r.off)
+	seg, off, segEnd := r.s.locate(r.off)
 	if seg == nil {
 		return &errBadRecord{off: r.off, err: errors.New("no segment")}
+	}
+	if off != r.off {
+		r.off = off
+		need = 0
 	}
 	want := int64(max(need, r.chunk, recHeaderSize))
 	want = min(want, r.limit-r.off, segEnd-r.off)

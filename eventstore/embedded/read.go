@@ -102,7 +102,7 @@ func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool,
 		return 0, false, err
 	}
 	defer s.exit()
-	v, ok, err := lastVersion(s.db, stream, s.committed.Load())
+	v, ok, _, err := lastVersion(s.db, stream, s.committed.Load())
 	if err != nil {
 		return 0, false, fmt.Errorf("embedded: read index: %w", err)
 	}

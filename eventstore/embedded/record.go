@@ -42,7 +42,11 @@ const (
 	// MaxEventSize bounds the stream name, type, data and metadata of one
 	// event together. EventStoreDB's default is the same 16 MiB.
 	MaxEventSize = 16 << 20
-	maxPayload   = fixedPayload + 4*binary.MaxVarintLen64 + MaxEventSize
+	// MaxAppendSize bounds the encoded size of one Append (about the size
+	// of its events plus 50 bytes and the stream name per event): an append
+	// is held in memory and written at once.
+	MaxAppendSize = 64 << 20
+	maxPayload    = fixedPayload + 4*binary.MaxVarintLen64 + MaxEventSize
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

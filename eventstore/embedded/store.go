@@ -10,12 +10,13 @@
 //
 // One writer goroutine takes append requests from a queue, checks expected
 // versions against its cache of stream versions (falling back to the
-// index), assigns versions and positions, writes the whole group with one
-// write, indexes it with one Pebble batch (which also records how far the
-// index goes), and answers. In SyncAlways mode a syncer goroutine fsyncs
-// the group while the writer already writes the next one, and answers after
-// the fsync (group commit). In SyncInterval mode the writer answers after
-// the write and a flusher fsyncs every FlushInterval.
+// index), assigns versions and positions, and writes the whole group with
+// one write. An indexer goroutine then commits the group's index entries
+// as one Pebble batch (which also records how far the index goes), and the
+// appends are answered: right away in SyncInterval mode, where a flusher
+// fsyncs every FlushInterval; after an fsync in SyncAlways mode, where a
+// syncer fsyncs one group while the writer already writes the next ones
+// (group commit). See writer.go.
 //
 // Readers see a log offset ("committed") that only moves forward once the
 // events before it are acknowledged; nothing after it is ever returned.
@@ -59,6 +60,12 @@ type Store struct {
 	committed atomic.Int64
 	// syncedEnd: the log is durable (fsynced) below this offset.
 	syncedEnd atomic.Int64
+	// indexedEnd: the index holds every append that ends at or before it.
+	indexedEnd  atomic.Int64
+	indexedMu   sync.Mutex
+	indexedCond *sync.Cond
+	// hot holds hashes of recently written streams (see Append).
+	hot [hotSlots]atomic.Uint64
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -67,7 +74,9 @@ type Store struct {
 	failed atomic.Pointer[error]
 
 	queue       chan *appendReq
-	syncCh      chan *syncItem
+	indexCh     chan *stageItem
+	indexerDone chan struct{}
+	syncCh      chan *stageItem
 	syncerDone  chan struct{}
 	writerDone  chan struct{}
 	flusherStop chan struct{}
@@ -95,13 +104,16 @@ func Open(opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	s := &Store{
-		opts:       opts,
-		log:        opts.Logger.With("component", "eventstore/embedded", "dir", opts.Dir),
-		logDir:     filepath.Join(opts.Dir, logSub),
-		closing:    make(chan struct{}),
-		queue:      make(chan *appendReq, queueSize),
-		writerDone: make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger.With("component", "eventstore/embedded", "dir", opts.Dir),
+		logDir:      filepath.Join(opts.Dir, logSub),
+		closing:     make(chan struct{}),
+		queue:       make(chan *appendReq, queueSize),
+		writerDone:  make(chan struct{}),
+		indexCh:     make(chan *stageItem, stageQueue),
+		indexerDone: make(chan struct{}),
 	}
+	s.indexedCond = sync.NewCond(&s.indexedMu)
 	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
@@ -117,26 +129,22 @@ func Open(opts Options) (*Store, error) {
 		}
 	}()
 
-	s.db, err = pebble.Open(filepath.Join(opts.Dir, indexSub), &pebble.Options{
-		Logger:             pebbleLogger{s.log},
-		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       16 << 20,
-		CacheSize:          32 << 20,
-	})
+	s.db, err = pebble.Open(filepath.Join(opts.Dir, indexSub), pebbleOptions(s.log))
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open index: %w", err)
 	}
-	end, err := s.recover()
+	end, writeAt, reserved, err := s.recover()
 	if err != nil {
 		return nil, err
 	}
 	s.committed.Store(end)
 	s.syncedEnd.Store(end)
+	s.indexedEnd.Store(end)
 	s.live.init(end)
-	s.w.init(s, end)
+	s.w.init(s, end, writeAt, reserved)
 
 	if opts.Durability == SyncAlways {
-		s.syncCh = make(chan *syncItem, syncQueueSize)
+		s.syncCh = make(chan *stageItem, stageQueue)
 		s.syncerDone = make(chan struct{})
 		go s.runSyncer()
 	} else {
@@ -144,6 +152,7 @@ func Open(opts Options) (*Store, error) {
 		s.flusherDone = make(chan struct{})
 		go s.runFlusher()
 	}
+	go s.runIndexer()
 	go s.runWriter()
 	ok = true
 	return s, nil
@@ -151,81 +160,91 @@ func Open(opts Options) (*Store, error) {
 
 // recover opens the segments, verifies the log after the last point known
 // to be durable, cuts a torn tail, and brings the index in line with the
-// log. It returns the end of the log.
-func (s *Store) recover() (int64, error) {
-	indexed, err := getOffset(s.db, keyIndexed)
-	if err != nil {
-		return 0, fmt.Errorf("embedded: read index mark: %w", err)
+// log. It returns the end of the last event (committed) and the offset
+// where the next record goes.
+//
+// After a crash (the store was not closed), the appends acknowledged in
+// the last FlushInterval may be lost (SyncInterval, machine crash), and
+// their positions may already be in the checkpoints of projections. So
+// writing resumes in a new segment past every offset that may have been
+// handed out ("m/reserved", fsynced ahead of the writer): a position is
+// never given to two events.
+func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
+	marks := map[string]int64{}
+	for _, k := range [][]byte{keyIndexed, keyDurable, keyReserved, keyOpen} {
+		if marks[string(k)], err = getOffset(s.db, k); err != nil {
+			return 0, 0, 0, fmt.Errorf("embedded: read index mark: %w", err)
+		}
 	}
-	durable, err := getOffset(s.db, keyDurable)
-	if err != nil {
-		return 0, fmt.Errorf("embedded: read index mark: %w", err)
-	}
+	indexed, durable, reserved := marks[string(keyIndexed)], marks[string(keyDurable)], marks[string(keyReserved)]
+	crashed := marks[string(keyOpen)] != 0
 	infos, err := listSegments(s.logDir)
 	if err != nil {
-		return 0, fmt.Errorf("embedded: %w", err)
+		return 0, 0, 0, fmt.Errorf("embedded: %w", err)
 	}
 	if len(infos) == 0 {
 		if durable != 0 || indexed != 0 {
-			return 0, fmt.Errorf("embedded: the index covers log offset %d but %s holds no segment", indexed, s.logDir)
+			return 0, 0, 0, fmt.Errorf("embedded: the index covers log offset %d but %s holds no segment", indexed, s.logDir)
 		}
 		f, err := createSegment(s.logDir, 0)
 		if err != nil {
-			return 0, err
+			return 0, 0, 0, err
 		}
-		s.segs.Store(&[]*segment{{base: 0, f: f}})
-		return 0, nil
+		s.segs.Store(&[]*segment{{base: 0, end: -1, f: f}})
+		return 0, 0, reserved, s.commitMarks(0, 0)
 	}
 	if infos[0].base != 0 {
-		return 0, fmt.Errorf("embedded: first log segment starts at %d, not 0", infos[0].base)
+		return 0, 0, 0, fmt.Errorf("embedded: first log segment starts at %d, not 0", infos[0].base)
 	}
 	segs := make([]*segment, 0, len(infos))
-	s.segs.Store(&segs)
+	prevEnd := int64(0) // data end of the segment before the last
 	for i, info := range infos {
-		if i+1 < len(infos) && info.base+info.size != infos[i+1].base {
-			return 0, fmt.Errorf("embedded: log segment %s holds %d bytes but the next starts at %d", info.path, info.size, infos[i+1].base)
+		seg := &segment{base: info.base, end: -1}
+		if i+1 < len(infos) {
+			seg.end = info.base + info.size
+			prevEnd = seg.end
+			if seg.end > infos[i+1].base {
+				return 0, 0, 0, fmt.Errorf("embedded: log segment %s holds %d bytes, past the start of the next", info.path, info.size)
+			}
 		}
-		f, err := os.OpenFile(info.path, os.O_RDWR, 0)
-		if err != nil {
-			return 0, fmt.Errorf("embedded: %w", err)
+		if seg.f, err = os.OpenFile(info.path, os.O_RDWR, 0); err != nil {
+			return 0, 0, 0, fmt.Errorf("embedded: %w", err)
 		}
-		segs = append(segs, &segment{base: info.base, f: f})
-		s.segs.Store(&segs)
+		segs = append(segs, seg)
+		s.segs.Store(&segs) // closeFiles closes what is open so far on failure
 	}
 	last := infos[len(infos)-1]
 	fileEnd := last.base + last.size
 	if durable > fileEnd {
-		return 0, fmt.Errorf("embedded: the log ends at %d but was fsynced up to %d: log files are missing or truncated", fileEnd, durable)
+		return 0, 0, 0, fmt.Errorf("embedded: the log ends at %d but was fsynced up to %d: log files are missing or truncated", fileEnd, durable)
 	}
 
 	// Verify every record after the durable mark (and index those the
 	// index lacks). end is the end of the last complete append.
 	from := min(durable, indexed)
-	end := from
+	end = from
 	b := s.db.NewBatch()
 	defer func() { b.Close() }()
 	var pending [][2][]byte // index entries of the append being read
 	reindexed := 0
 	r := newLogReader(s, from, fileEnd)
 	r.chunk = 1 << 20
-	var badErr error
+	var bad *errBadRecord
 	inAppend := false // read records of an append whose last record is not read yet
 	for {
 		rec, start, n, err := r.next()
 		if err == io.EOF {
 			break
 		}
-		var bad *errBadRecord
 		if errors.As(err, &bad) {
-			badErr = bad
 			break
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		if inAppend {
-			if seg, _ := s.segmentFor(start); seg.base == start {
-				return 0, fmt.Errorf("embedded: log is corrupt: an append runs across the segment starting at %d", start)
+			if seg := s.segmentAt(start); seg.base == start {
+				return 0, 0, 0, fmt.Errorf("embedded: log is corrupt: an append runs across the segment starting at %d", start)
 			}
 		}
 		inAppend = !rec.last()
@@ -233,64 +252,99 @@ func (s *Store) recover() (int64, error) {
 		if recEnd > indexed {
 			key := eventKey(nil, string(rec.stream), rec.version)
 			pending = append(pending, [2][]byte{key, appendLoc(nil, start, n)})
+			reindexed++
 		}
 		if !rec.last() {
 			continue
 		}
 		end = recEnd
+		if recEnd > indexed {
+			key := versionKey(nil, string(rec.stream))
+			pending = append(pending, [2][]byte{key, appendVersion(nil, rec.version, recEnd)})
+		}
 		for _, kv := range pending {
 			if err := b.Set(kv[0], kv[1], nil); err != nil {
-				return 0, err
+				return 0, 0, 0, err
 			}
 		}
-		reindexed += len(pending)
 		pending = pending[:0]
 		if b.Len() > 8<<20 {
 			if err := setOffset(b, keyIndexed, end); err != nil {
-				return 0, err
+				return 0, 0, 0, err
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
-				return 0, fmt.Errorf("embedded: reindex: %w", err)
+				return 0, 0, 0, fmt.Errorf("embedded: reindex: %w", err)
 			}
 			b.Close()
 			b = s.db.NewBatch()
 		}
 	}
-	if end < last.base {
-		return 0, fmt.Errorf("embedded: log is corrupt before its last segment (%v)", badErr)
-	}
-	if end < fileEnd {
-		if badErr == nil {
-			badErr = errors.New("incomplete append")
+	if end < prevEnd {
+		cause := "an incomplete append"
+		if bad != nil {
+			cause = bad.Error()
 		}
-		s.log.Warn("embedded: cut torn tail of the log", "log_end", end, "bytes_dropped", fileEnd-end, "cause", fmt.Sprint(badErr))
-		lastSeg := segs[len(segs)-1]
-		if err := lastSeg.f.Truncate(end - lastSeg.base); err != nil {
-			return 0, fmt.Errorf("embedded: cut torn tail: %w", err)
+		return 0, 0, 0, fmt.Errorf("embedded: log is corrupt before its last segment: %s", cause)
+	}
+	lastSeg := segs[len(segs)-1]
+	writeAt = max(end, last.base)
+	if writeAt < fileEnd {
+		cause := "incomplete append"
+		if bad != nil {
+			cause = bad.Error()
+		}
+		s.log.Warn("embedded: cut torn tail of the log", "log_end", end, "bytes_dropped", fileEnd-writeAt, "cause", cause)
+		if err := lastSeg.f.Truncate(writeAt - last.base); err != nil {
+			return 0, 0, 0, fmt.Errorf("embedded: cut torn tail: %w", err)
 		}
 	}
-	if err := fdatasync(segs[len(segs)-1].f); err != nil {
-		return 0, fmt.Errorf("embedded: sync log: %w", err)
+	if err := fdatasync(lastSeg.f); err != nil {
+		return 0, 0, 0, fmt.Errorf("embedded: sync log: %w", err)
 	}
 	if reindexed > 0 {
 		s.log.Info("embedded: indexed events missing from the index", "events", reindexed, "log_end", end)
 	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, 0, 0, fmt.Errorf("embedded: reindex: %w", err)
+	}
 	if indexed > end {
 		// The index kept entries of appends the log lost (machine crash).
 		if err := dropIndexAfter(s.db, end, s.log); err != nil {
-			return 0, fmt.Errorf("embedded: repair index: %w", err)
+			return 0, 0, 0, fmt.Errorf("embedded: repair index: %w", err)
 		}
 	}
-	if err := setOffset(b, keyIndexed, end); err != nil {
-		return 0, err
+	if crashed && reserved > writeAt {
+		// Resume past every offset that may have been handed out.
+		lastSeg.end = writeAt
+		f, err := createSegment(s.logDir, reserved)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		segs = append(segs, &segment{base: reserved, end: -1, f: f})
+		s.segs.Store(&segs)
+		s.log.Info("embedded: the store was not closed: new events start at a new position", "log_end", end, "resume_at", reserved)
+		writeAt = reserved
 	}
-	if err := setOffset(b, keyDurable, end); err != nil {
-		return 0, err
+	return end, writeAt, reserved, s.commitMarks(end, end)
+}
+
+// commitMarks durably records the marks of a store just opened, and that
+// it is open: if it is not closed properly, the next Open knows.
+func (s *Store) commitMarks(indexed, durable int64) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, kv := range []struct {
+		k []byte
+		v int64
+	}{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}} {
+		if err := setOffset(b, kv.k, kv.v); err != nil {
+			return err
+		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return 0, fmt.Errorf("embedded: reindex: %w", err)
+		return fmt.Errorf("embedded: write index marks: %w", err)
 	}
-	return end, nil
+	return nil
 }
 
 func createSegment(dir string, base int64) (*os.File, error) {
@@ -370,7 +424,7 @@ func (s *Store) Close() error {
 	}
 	var errs []error
 	end := s.committed.Load()
-	if seg, _ := s.segmentFor(max(end-1, 0)); seg != nil && s.syncedEnd.Load() < end {
+	if seg := s.segmentAt(max(end-1, 0)); seg != nil && s.syncedEnd.Load() < end {
 		if err := fdatasync(seg.f); err != nil {
 			errs = append(errs, fmt.Errorf("embedded: sync log: %w", err))
 		} else {
@@ -380,6 +434,9 @@ func (s *Store) Close() error {
 	if s.failure() == nil && len(errs) == 0 {
 		b := s.db.NewBatch()
 		err := setOffset(b, keyDurable, s.syncedEnd.Load())
+		if err == nil {
+			err = setOffset(b, keyOpen, 0) // closed properly
+		}
 		if err == nil {
 			err = b.Commit(pebble.Sync)
 		}

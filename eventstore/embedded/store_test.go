@@ -317,7 +317,7 @@ func TestTornTail(t *testing.T) {
 // setIndexMarks rewrites the index's marks, as a crash can leave them.
 func withIndex(t *testing.T, dir string, f func(db *pebble.DB)) {
 	t.Helper()
-	db, err := pebble.Open(filepath.Join(dir, indexSub), &pebble.Options{Logger: pebbleLogger{discardLogger()}, FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebble.Open(filepath.Join(dir, indexSub), pebbleOptions(discardLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -760,25 +760,28 @@ func TestCloseWithAppendsInFlight(t *testing.T) {
 
 func TestVersionCache(t *testing.T) {
 	c := newVersionCache(3)
-	c.put("a", 1)
-	c.put("b", 2)
-	c.put("c", 3)
+	c.put("a", 1, 10)
+	c.put("b", 2, 20)
+	c.put("c", 3, 30)
 	c.get("a") // b is now the least recently used
-	c.put("d", 4)
+	c.put("d", 4, 40)
 	if _, ok := c.get("b"); ok {
 		t.Fatal("b was not evicted")
+	}
+	if c.horizon != 20 {
+		t.Fatalf("horizon = %d after evicting b, want 20", c.horizon)
 	}
 	for k, v := range map[string]uint64{"a": 1, "c": 3, "d": 4} {
 		if got, ok := c.get(k); !ok || got != v {
 			t.Fatalf("get(%s) = %d, %v", k, got, ok)
 		}
 	}
-	c.put("c", 9)
+	c.put("c", 9, 50)
 	if got, _ := c.get("c"); got != 9 || c.len() != 3 {
 		t.Fatalf("update: %d, len %d", got, c.len())
 	}
-	c.reset()
-	if _, ok := c.get("a"); ok || c.len() != 0 {
+	c.reset(60)
+	if _, ok := c.get("a"); ok || c.len() != 0 || c.horizon != 60 {
 		t.Fatal("reset kept entries")
 	}
 }
@@ -789,7 +792,7 @@ func TestManyStreamsSmallCache(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, Options{Dir: dir, cacheSize: 1}) // raised to the minimum
 	defer closeT(t, s)
-	const streams = 3 * minCacheSize
+	const streams = 2*minCacheSize + 100
 	ctx := ctxT(t)
 	for round := range 2 {
 		var wg sync.WaitGroup
@@ -816,5 +819,135 @@ func TestManyStreamsSmallCache(t *testing.T) {
 	}
 	if _, err := s.Append(ctxT(t), "s-0", eventstore.NoStream(), testEvents(1, "x")...); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
 		t.Fatalf("NoStream on an evicted stream: %v", err)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	big := eventstore.EventData{Type: "Big", Data: make([]byte, MaxEventSize)}
+	if _, err := s.Append(ctxT(t), "a-1", eventstore.Any(), big); !errors.Is(err, eventstore.ErrInvalidEvent) {
+		t.Fatalf("event over MaxEventSize: %v", err)
+	}
+	half := eventstore.EventData{Type: "Half", Data: make([]byte, MaxEventSize/2)}
+	evs := make([]eventstore.EventData, MaxAppendSize/len(half.Data)+1)
+	for i := range evs {
+		evs[i] = half
+	}
+	if _, err := s.Append(ctxT(t), "a-1", eventstore.Any(), evs...); !errors.Is(err, eventstore.ErrInvalidEvent) {
+		t.Fatalf("append over MaxAppendSize: %v", err)
+	}
+	if _, ok, _ := s.StreamVersion(ctxT(t), "a-1"); ok {
+		t.Fatal("a refused append was written")
+	}
+	mustAppend(t, s, "a-1", eventstore.NoStream(), eventstore.EventData{Type: "Almost", Data: make([]byte, MaxEventSize-100)})
+}
+
+// TestCrashedOpenSkipsPositions: after a crash that may have lost
+// acknowledged appends (SyncInterval, machine crash), new events never get
+// positions that were handed out before the crash.
+func TestCrashedOpenSkipsPositions(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir, segmentSize: 64 << 10}
+	s := openT(t, opts)
+	for i := range 100 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%5), eventstore.Any(), testEvents(2, "before")...)
+	}
+	kept := checkConsistent(t, s)
+	durable := int64(kept[len(kept)/2].Position.Commit)
+	handedOut := kept[len(kept)-1].Position
+	closeT(t, s)
+
+	// A machine crash: the store was open, the log lost its tail after the
+	// last fsync, and the index lost its unsynced part.
+	withIndex(t, dir, func(db *pebble.DB) {
+		setMark(t, db, keyOpen, 1)
+		setMark(t, db, keyDurable, durable)
+	})
+	segs, _ := listSegments(filepath.Join(dir, logSub))
+	for _, seg := range segs {
+		if seg.base+seg.size > durable {
+			if err := os.Truncate(seg.path, max(durable-seg.base, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, seg := range segs {
+		if seg.base > durable && i > 0 {
+			os.Remove(seg.path)
+		}
+	}
+
+	s = openT(t, opts)
+	all := checkConsistent(t, s)
+	if len(all) >= len(kept) {
+		t.Fatalf("%d events after the simulated loss, want fewer than %d", len(all), len(kept))
+	}
+	// Appends that write nothing leave Head at the last event, not at the
+	// start of the new segment.
+	if _, err := s.Append(ctxT(t), "s-0", eventstore.NoStream(), testEvents(1, "refused")...); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+		t.Fatalf("NoStream on an existing stream: %v", err)
+	}
+	mustAppend(t, s, "s-0", eventstore.StreamExists())
+	checkConsistent(t, s)
+	res := mustAppend(t, s, "s-0", eventstore.Any(), testEvents(3, "after")...)
+	if !handedOut.Less(res.Position) {
+		t.Fatalf("position %v after the crash is not past %v, handed out before", res.Position, handedOut)
+	}
+	sub, err := s.SubscribeAll(ctxT(t), eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	all = checkConsistent(t, s)
+	for i := range all {
+		ev, err := sub.Recv(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameEvents(t, "subscription across the gap", []eventstore.RecordedEvent{ev}, all[i:i+1])
+	}
+	// Reading after the position at the gap's start continues after it.
+	got, err := s.ReadAll(ctxT(t), all[len(all)-4].Position, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, "ReadAll across the gap", got, all[len(all)-3:])
+	for range 50 {
+		mustAppend(t, s, "s-1", eventstore.Any(), testEvents(3, "more")...)
+	}
+	closeT(t, s)
+	s = openT(t, opts)
+	defer closeT(t, s)
+	if n := len(checkConsistent(t, s)); n != len(all)+150 {
+		t.Fatalf("%d events after reopening, want %d", n, len(all)+150)
+	}
+}
+
+// TestIndexBatchKeepsLastVersion: several appends to one stream in one
+// chunk leave the version key at the last one, though entries are sorted.
+func TestIndexBatchKeepsLastVersion(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ib := &indexBatch{}
+	for v := range uint64(5) {
+		ib.addEvent("a-1", v, int64(v)*100, 100)
+		ib.addVersion("a-1", v, int64(v+1)*100)
+		ib.addEvent("b-1", v, 1000+int64(v)*100, 100)
+	}
+	ib.addVersion("b-1", 4, 1500)
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.commitIndex(b, &stageItem{entries: ib, end: 1500, durable: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
+		v, ok, end, err := lastVersion(s.db, stream, -1)
+		if err != nil || !ok || v != want {
+			t.Fatalf("lastVersion(%s) = %d, %v, %d, %v", stream, v, ok, end, err)
+		}
+		if v2, ok2, end2, _ := lastEvent(s.db, stream, -1); v2 != v || !ok2 || end2 != end {
+			t.Fatalf("version key (%d, %d) and event keys (%d, %d) disagree", v, end, v2, end2)
+		}
 	}
 }

@@ -80,6 +80,12 @@ func (l *liveRing) reset(end int64) {
 // committed moves to end, waiting subscriptions wake up, and the appends
 // are answered.
 func (s *Store) publish(reqs []*appendReq, end int64) {
+	if end == 0 { // nothing written: failed checks, appends of no events
+		for _, r := range reqs {
+			close(r.done)
+		}
+		return
+	}
 	l := &s.live
 	l.mu.Lock()
 	if l.subs == 0 {

@@ -1,9 +1,13 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -12,21 +16,43 @@ import (
 	"github.com/linkd/linkd/eventstore"
 )
 
+// The append pipeline, one goroutine per stage, each working on its own
+// group while the next stage works on the previous one:
+//
+//	Append (callers)  encode records, look the stream's version up in the
+//	                  index unless the stream was written recently
+//	writer            check expected versions, assign versions, one write
+//	                  per group, list the index entries
+//	indexer           sort the entries, commit them as one Pebble batch
+//	                  (no sync)
+//	syncer            fsync (SyncAlways only)
+//
+// and then, on the last of these goroutines, publish: move "committed",
+// feed subscriptions, answer.
+
 const (
 	queueSize     = 1024
-	syncQueueSize = 64
-	// A group is what the writer takes from the queue at once: one write,
-	// one index batch, one fsync in SyncAlways.
+	stageQueue    = 64
 	maxGroupReqs  = 1024
 	maxGroupBytes = 4 << 20
+
+	// reserveStep is how far ahead of the writer "m/reserved" moves.
+	reserveStep = 64 << 20
+
+	// hotSlots is the size of the table of recently written streams that
+	// spares callers an index lookup. It is much smaller than the version
+	// cache, so a stream still in the table is almost always still cached.
+	hotSlots = 1 << 15
 )
 
 type appendReq struct {
 	ctx      context.Context
 	stream   string
+	hash     uint64
 	expected eventstore.ExpectedVersion
 	buf      []byte // the events' records, sealed by the writer
 	n        int    // number of events
+	hint     versionHint
 	done     chan struct{}
 
 	// Set by the writer.
@@ -35,32 +61,89 @@ type appendReq struct {
 	start int64 // log offset of the first record
 }
 
-// syncItem is a written and indexed chunk waiting for its fsync (SyncAlways).
-type syncItem struct {
-	seg  *segment
-	end  int64
-	reqs []*appendReq
+// versionHint is the stream's last version as the caller read it from the
+// index, which covered the log up to at (at least) then.
+type versionHint struct {
+	ok      bool
+	at      int64
+	version uint64
+	exists  bool
+	end     int64
+}
+
+// stageItem is a written chunk on its way through indexer and syncer.
+type stageItem struct {
+	seg     *segment
+	end     int64       // end of the chunk's last record; 0 when it wrote nothing
+	durable int64       // syncedEnd when the chunk was written
+	entries *indexBatch // nil when the chunk wrote nothing
+	reqs    []*appendReq
+}
+
+// indexBatch lists the index entries of a chunk.
+type indexBatch struct {
+	arena   []byte
+	entries []indexEntry
+}
+
+type indexEntry struct{ key, val [2]int32 } // offsets and ends in arena
+
+// addEvent lists the event key of stream's version, whose record starts
+// at start and is n bytes long.
+func (b *indexBatch) addEvent(stream string, version uint64, start int64, n int) {
+	k := len(b.arena)
+	b.arena = eventKey(b.arena, stream, version)
+	v := len(b.arena)
+	b.arena = appendLoc(b.arena, start, n)
+	b.push(k, v)
+}
+
+// addVersion lists the version key of stream, whose last event ends at end.
+func (b *indexBatch) addVersion(stream string, version uint64, end int64) {
+	k := len(b.arena)
+	b.arena = versionKey(b.arena, stream)
+	v := len(b.arena)
+	b.arena = appendVersion(b.arena, version, end)
+	b.push(k, v)
+}
+
+func (b *indexBatch) push(k, v int) {
+	b.entries = append(b.entries, indexEntry{key: [2]int32{int32(k), int32(v)}, val: [2]int32{int32(v), int32(len(b.arena))}})
+}
+
+func (b *indexBatch) key(i int) []byte { e := b.entries[i].key; return b.arena[e[0]:e[1]] }
+func (b *indexBatch) val(i int) []byte { e := b.entries[i].val; return b.arena[e[0]:e[1]] }
+
+var indexBatches = sync.Pool{New: func() any { return new(indexBatch) }}
+
+func (b *indexBatch) release() {
+	if cap(b.arena) > 1<<20 {
+		return
+	}
+	b.arena, b.entries = b.arena[:0], b.entries[:0]
+	indexBatches.Put(b)
 }
 
 // writerState belongs to the writer goroutine.
 type writerState struct {
-	seg    *segment // the active segment
-	segOff int64    // bytes in the active segment
-	end    int64    // log end: seg.base + segOff
-	cache  *versionCache
-	buf    []byte
-	batch  *pebble.Batch
-	chunk  []*appendReq
-	key    []byte
-	val    []byte
+	seg      *segment // the active segment
+	segOff   int64    // bytes in the active segment
+	end      int64    // where the next record goes: seg.base + segOff
+	reserved int64    // "m/reserved" as last fsynced
+	cache    *versionCache
+	buf      []byte
+	index    *indexBatch
+	chunk    []*appendReq
 }
 
-func (w *writerState) init(s *Store, end int64) {
+func (w *writerState) init(s *Store, end, writeAt, reserved int64) {
 	segs := *s.segs.Load()
 	w.seg = segs[len(segs)-1]
-	w.segOff = end - w.seg.base
-	w.end = end
+	w.segOff = writeAt - w.seg.base
+	w.end = writeAt
+	w.reserved = reserved
 	w.cache = newVersionCache(s.opts.cacheSize)
+	w.cache.horizon = end // the index covers it, and nothing is written since
 }
 
 // Append implements eventstore.Store.
@@ -75,6 +158,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 	for i := range events {
 		size += recordSize(stream, &events[i])
 	}
+	if size > MaxAppendSize {
+		return eventstore.AppendResult{}, fmt.Errorf("%w: %d events of stream %q take %d bytes, more than %d in one append",
+			eventstore.ErrInvalidEvent, len(events), stream, size, MaxAppendSize)
+	}
 	buf := make([]byte, 0, size)
 	for i := range events {
 		id := events[i].ID
@@ -83,7 +170,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 		}
 		buf = appendRecord(buf, stream, &events[i], id, i == len(events)-1)
 	}
-	req := &appendReq{ctx: ctx, stream: stream, expected: expected, buf: buf, n: len(events), done: make(chan struct{})}
+	req := &appendReq{
+		ctx:      ctx,
+		stream:   stream,
+		hash:     maphash.String(hashSeed, stream),
+		expected: expected,
+		buf:      buf,
+		n:        len(events),
+		done:     make(chan struct{}),
+	}
 
 	s.closeMu.RLock()
 	if s.closed {
@@ -93,6 +188,14 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 	if err := s.failure(); err != nil {
 		s.closeMu.RUnlock()
 		return eventstore.AppendResult{}, err
+	}
+	if s.hot[req.hash%hotSlots].Load() != req.hash {
+		// Probably not in the writer's cache: read the version here, on
+		// this goroutine, rather than on the writer's.
+		at := s.indexedEnd.Load()
+		if v, ok, end, err := lastVersion(s.db, stream, -1); err == nil {
+			req.hint = versionHint{ok: true, at: at, version: v, exists: ok, end: end}
+		}
 	}
 	select {
 	case s.queue <- req:
@@ -111,6 +214,8 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 		return eventstore.AppendResult{}, ctx.Err()
 	}
 }
+
+var hashSeed = maphash.MakeSeed()
 
 func validate(stream string, events []eventstore.EventData) error {
 	if stream == "" {
@@ -154,36 +259,28 @@ func (s *Store) runWriter() {
 		s.writeGroup(group)
 		clear(group)
 	}
-	if s.syncCh != nil {
-		close(s.syncCh)
-		<-s.syncerDone
-	}
+	close(s.indexCh)
+	<-s.indexerDone
 }
 
-// writeGroup checks, writes and indexes a group of requests, then answers
-// them (SyncInterval) or hands them to the syncer (SyncAlways).
+// writeGroup checks and writes a group of requests and passes them on.
 func (s *Store) writeGroup(group []*appendReq) {
 	w := &s.w
 	if err := s.failure(); err != nil {
-		for _, r := range group {
-			r.err = err
-			close(r.done)
-		}
+		s.failReqs(group, err)
 		return
 	}
-	if w.batch == nil {
-		w.batch = s.db.NewBatch()
+	if w.index == nil {
+		w.index = indexBatches.Get().(*indexBatch)
 	}
 	now := time.Now().UnixNano()
-	w.buf = w.buf[:0]
-	w.chunk = w.chunk[:0]
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
 			w.chunk = append(w.chunk, r)
 			continue
 		}
-		cur, exists, err := s.cachedVersion(r.stream)
+		cur, exists, err := s.cachedVersion(r)
 		if err != nil {
 			r.err = fmt.Errorf("embedded: read stream version: %w", err)
 			w.chunk = append(w.chunk, r)
@@ -204,11 +301,11 @@ func (s *Store) writeGroup(group []*appendReq) {
 			// Appends never span segments: finish the chunk, start a new
 			// segment.
 			if err := s.commitChunk(); err != nil {
-				s.failRest(group[i:], err)
+				s.failReqs(group[i:], err)
 				return
 			}
 			if err := s.roll(); err != nil {
-				s.failRest(group[i:], s.fail(err))
+				s.failReqs(group[i:], s.fail(err))
 				return
 			}
 		}
@@ -221,27 +318,20 @@ func (s *Store) writeGroup(group []*appendReq) {
 		for off := 0; off < len(r.buf); {
 			l := recordLen(r.buf[off:])
 			sealRecord(r.buf[off:off+l], next, now)
-			w.key = eventKey(w.key[:0], r.stream, next)
-			w.val = appendLoc(w.val[:0], pos, l)
-			if err := w.batch.Set(w.key, w.val, nil); err != nil {
-				s.failRest(group[i:], s.fail(err))
-				return
-			}
+			w.index.addEvent(r.stream, next, pos, l)
 			off += l
 			pos += int64(l)
 			next++
 		}
 		w.buf = append(w.buf, r.buf...)
-		r.res = eventstore.AppendResult{
-			NextExpectedVersion: next - 1,
-			Position:            eventstore.Position{Commit: uint64(pos), Prepare: uint64(pos)},
-		}
-		w.cache.put(r.stream, next-1)
+		w.index.addVersion(r.stream, next-1, pos)
+		r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
+		w.cache.put(r.stream, next-1, pos)
+		s.hot[r.hash%hotSlots].Store(r.hash)
 		w.chunk = append(w.chunk, r)
 	}
 	if err := s.commitChunk(); err != nil {
-		// commitChunk failed the chunk's requests; nothing else is left.
-		return
+		return // commitChunk failed the chunk's requests; nothing else is left
 	}
 }
 
@@ -253,69 +343,112 @@ func wrongVersion(stream string, expected eventstore.ExpectedVersion, cur uint64
 	return fmt.Errorf("%w: stream %q is at %s, expected %s", eventstore.ErrWrongExpectedVersion, stream, state, expected)
 }
 
-// cachedVersion returns the writer's view of stream's last version, which
-// includes appends written but not yet acknowledged.
-func (s *Store) cachedVersion(stream string) (uint64, bool, error) {
-	if v, ok := s.w.cache.get(stream); ok {
+// cachedVersion returns the writer's view of r's stream's last version,
+// which includes appends written but not yet acknowledged: from the cache,
+// else from the caller's lookup when the index it read covered the cache's
+// horizon, else from the index once it covers the horizon.
+func (s *Store) cachedVersion(r *appendReq) (uint64, bool, error) {
+	c := s.w.cache
+	if v, ok := c.get(r.stream); ok {
 		return v, true, nil
 	}
-	v, ok, err := lastVersion(s.db, stream, -1)
-	if err == nil && ok {
-		s.w.cache.put(stream, v)
+	h := r.hint
+	if !h.ok || h.at < c.horizon {
+		if err := s.waitIndexed(c.horizon); err != nil {
+			return 0, false, err
+		}
+		v, ok, end, err := lastVersion(s.db, r.stream, -1)
+		if err != nil {
+			return 0, false, err
+		}
+		h = versionHint{ok: true, version: v, exists: ok, end: end}
 	}
-	return v, ok, err
+	if h.exists {
+		c.put(r.stream, h.version, h.end)
+	}
+	return h.version, h.exists, nil
 }
 
-// commitChunk writes w.buf to the active segment, commits the index batch
-// and passes the chunk's requests on. On failure it fails them all and the
-// store.
+// waitIndexed waits until the index covers the log up to end. It fails
+// when the store fails first.
+func (s *Store) waitIndexed(end int64) error {
+	if s.indexedEnd.Load() >= end {
+		return nil
+	}
+	s.indexedMu.Lock()
+	defer s.indexedMu.Unlock()
+	for s.indexedEnd.Load() < end {
+		if err := s.failure(); err != nil {
+			return err
+		}
+		s.indexedCond.Wait()
+	}
+	return nil
+}
+
+func (s *Store) setIndexed(end int64) {
+	s.indexedMu.Lock()
+	s.indexedEnd.Store(end)
+	s.indexedCond.Broadcast()
+	s.indexedMu.Unlock()
+}
+
+// commitChunk writes w.buf to the active segment and passes the chunk to
+// the indexer. A failed write fails the chunk's requests and the store.
 func (s *Store) commitChunk() error {
 	w := &s.w
-	reqs := w.chunk
+	item := &stageItem{seg: w.seg, reqs: w.chunk}
 	w.chunk = nil
 	if len(w.buf) > 0 {
+		if err := s.reserve(w.end + int64(len(w.buf))); err != nil {
+			err = s.fail(fmt.Errorf("write index: %w", err))
+			s.failReqs(item.reqs, err)
+			return err
+		}
 		if _, err := w.seg.f.WriteAt(w.buf, w.segOff); err != nil {
 			err = s.fail(fmt.Errorf("write log: %w", err))
-			s.failRest(reqs, err)
+			s.failReqs(item.reqs, err)
 			return err
 		}
 		w.segOff += int64(len(w.buf))
 		w.end += int64(len(w.buf))
-		w.buf = w.buf[:0]
-		if err := s.commitIndex(pebble.NoSync); err != nil {
-			err = s.fail(fmt.Errorf("write index: %w", err))
-			s.failRest(reqs, err)
-			return err
+		if cap(w.buf) > 2*maxGroupBytes {
+			w.buf = nil // after a huge append
 		}
+		w.buf = w.buf[:0]
+		item.end = w.end
+		item.entries = w.index
+		item.durable = s.syncedEnd.Load()
+		w.index = indexBatches.Get().(*indexBatch)
 	}
-	if len(reqs) == 0 {
-		return nil
+	if len(item.reqs) > 0 || item.entries != nil {
+		s.indexCh <- item
 	}
-	if s.syncCh == nil {
-		s.publish(reqs, w.end)
-		return nil
-	}
-	s.syncCh <- &syncItem{seg: w.seg, end: w.end, reqs: reqs}
 	return nil
 }
 
-// commitIndex commits the writer's batch with both marks.
-func (s *Store) commitIndex(o *pebble.WriteOptions) error {
+// reserve makes sure that "m/reserved" is past end before positions up to
+// end are handed out.
+func (s *Store) reserve(end int64) error {
 	w := &s.w
-	if err := setOffset(w.batch, keyIndexed, w.end); err != nil {
+	if end <= w.reserved {
+		return nil
+	}
+	r := end + reserveStep
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := setOffset(b, keyReserved, r); err != nil {
 		return err
 	}
-	if err := setOffset(w.batch, keyDurable, s.syncedEnd.Load()); err != nil {
+	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	err := w.batch.Commit(o)
-	w.batch.Close()
-	w.batch = s.db.NewBatch()
-	return err
+	w.reserved = r
+	return nil
 }
 
-// failRest answers reqs with err (the writer could not write them).
-func (s *Store) failRest(reqs []*appendReq, err error) {
+// failReqs answers the requests that have no error yet with err.
+func (s *Store) failReqs(reqs []*appendReq, err error) {
 	for _, r := range reqs {
 		if r.err == nil {
 			r.err = err
@@ -325,7 +458,10 @@ func (s *Store) failRest(reqs []*appendReq, err error) {
 	}
 	s.w.chunk = s.w.chunk[:0]
 	s.w.buf = s.w.buf[:0]
-	s.w.cache.reset()
+	if s.w.index != nil {
+		s.w.index.arena, s.w.index.entries = s.w.index.arena[:0], s.w.index.entries[:0]
+	}
+	s.w.cache.reset(s.w.end)
 }
 
 // roll fsyncs the active segment and starts a new one at the log end.
@@ -339,10 +475,13 @@ func (s *Store) roll() error {
 	if err != nil {
 		return err
 	}
-	seg := &segment{base: w.end, f: f}
+	seg := &segment{base: w.end, end: -1, f: f}
 	old := *s.segs.Load()
 	segs := make([]*segment, len(old), len(old)+1)
 	copy(segs, old)
+	sealed := *segs[len(segs)-1]
+	sealed.end = w.end
+	segs[len(segs)-1] = &sealed
 	segs = append(segs, seg)
 	s.segs.Store(&segs)
 	w.seg = seg
@@ -359,12 +498,92 @@ func (s *Store) advanceSynced(end int64) {
 	}
 }
 
-// runSyncer fsyncs what the writer wrote and answers (SyncAlways). While it
-// waits for one fsync the writer goes on writing the next group, and the
-// next fsync covers everything written meanwhile.
+// runIndexer commits the writer's index entries, in order.
+func (s *Store) runIndexer() {
+	defer close(s.indexerDone)
+	b := s.db.NewBatch()
+	for item := range s.indexCh {
+		if item.entries != nil {
+			err := s.failure()
+			if err == nil {
+				if err = s.commitIndex(b, item); err != nil {
+					s.fail(fmt.Errorf("write index: %w", err))
+				}
+			}
+			b.Reset()
+			item.entries.release()
+			item.entries = nil
+			if err == nil {
+				s.setIndexed(item.end)
+			} else {
+				s.setIndexed(s.indexedEnd.Load()) // wake the writer if it waits
+			}
+		}
+		if s.syncCh != nil {
+			s.syncCh <- item
+		} else {
+			s.finish([]*stageItem{item})
+		}
+	}
+	b.Close()
+	if s.syncCh != nil {
+		close(s.syncCh)
+		<-s.syncerDone
+	}
+}
+
+// commitIndex commits item's entries with both marks. Sorted keys let
+// Pebble's memtable inserts start where the previous one ended. A version
+// key set by several appends of the chunk keeps its last value: the sort is
+// stable and only the last of equal keys is set.
+func (s *Store) commitIndex(b *pebble.Batch, item *stageItem) error {
+	ib := item.entries
+	slices.SortStableFunc(ib.entries, func(x, y indexEntry) int {
+		return bytes.Compare(ib.arena[x.key[0]:x.key[1]], ib.arena[y.key[0]:y.key[1]])
+	})
+	for i := range ib.entries {
+		if i+1 < len(ib.entries) && bytes.Equal(ib.key(i), ib.key(i+1)) {
+			continue
+		}
+		if err := b.Set(ib.key(i), ib.val(i), nil); err != nil {
+			return err
+		}
+	}
+	if err := setOffset(b, keyIndexed, item.end); err != nil {
+		return err
+	}
+	if err := setOffset(b, keyDurable, item.durable); err != nil {
+		return err
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// finish publishes the items' events and answers their requests, or fails
+// them all once the store has failed: nothing more becomes visible then.
+func (s *Store) finish(items []*stageItem) {
+	if err := s.failure(); err != nil {
+		for _, it := range items {
+			for _, r := range it.reqs {
+				if r.err == nil {
+					r.err = err
+					r.res = eventstore.AppendResult{}
+				}
+				close(r.done)
+			}
+		}
+		return
+	}
+	for _, it := range items {
+		s.publish(it.reqs, it.end)
+	}
+}
+
+// runSyncer fsyncs what was written and indexed, then publishes
+// (SyncAlways). While it waits for one fsync the writer and the indexer go
+// on with the next groups, and the next fsync covers all of them.
 func (s *Store) runSyncer() {
 	defer close(s.syncerDone)
-	var items []*syncItem
+	var items []*stageItem
 	for item := range s.syncCh {
 		items = append(items[:0], item)
 	drain:
@@ -379,38 +598,22 @@ func (s *Store) runSyncer() {
 				break drain
 			}
 		}
-		s.syncItems(items)
-		clear(items)
-	}
-}
-
-func (s *Store) syncItems(items []*syncItem) {
-	last := items[len(items)-1]
-	// Once the store failed nothing more becomes visible, even if a later
-	// fsync succeeds: the appends of the failed fsync were refused.
-	err := s.failure()
-	if err == nil && last.end > s.syncedEnd.Load() {
-		// Items of earlier segments were synced when the writer rolled.
-		if e := fdatasync(last.seg.f); e != nil {
-			err = s.fail(fmt.Errorf("sync log: %w", e))
-		} else {
-			s.advanceSynced(last.end)
-		}
-	}
-	if err != nil {
+		var last *stageItem // the last item that wrote
 		for _, it := range items {
-			for _, r := range it.reqs {
-				if r.err == nil {
-					r.err = err
-					r.res = eventstore.AppendResult{}
-				}
-				close(r.done)
+			if it.end > 0 {
+				last = it
 			}
 		}
-		return
-	}
-	for _, it := range items {
-		s.publish(it.reqs, it.end)
+		// Items of earlier segments were synced when the writer rolled.
+		if last != nil && s.failure() == nil && last.end > s.syncedEnd.Load() {
+			if err := fdatasync(last.seg.f); err != nil {
+				s.fail(fmt.Errorf("sync log: %w", err))
+			} else {
+				s.advanceSynced(last.end)
+			}
+		}
+		s.finish(items)
+		clear(items)
 	}
 }
 
@@ -431,7 +634,7 @@ func (s *Store) runFlusher() {
 		}
 		// Segments before the one holding end-1 were synced when the
 		// writer rolled.
-		seg, _ := s.segmentFor(end - 1)
+		seg := s.segmentAt(end - 1)
 		if err := fdatasync(seg.f); err != nil {
 			s.fail(fmt.Errorf("sync log: %w", err))
 			continue

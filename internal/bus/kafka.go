@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -325,13 +326,56 @@ func EnsureTopics(cfg KafkaConfig, topics ...string) error {
 	return nil
 }
 
+// WatermillLogger adapts slog to Watermill for linkd's other Watermill
+// components (nil gives a logger that drops everything).
+func WatermillLogger(l *slog.Logger) watermill.LoggerAdapter { return wmLogger(l) }
+
 // wmLogger adapts slog to Watermill, one level down: Watermill's Info is
-// chatty (every subscribe and reconnect), so it goes to Debug.
+// chatty (every subscribe and reconnect), so it goes to Debug. Unlike
+// Watermill's own adapter it checks the level before building attributes:
+// watermill-kafka logs at Trace for every message.
 func wmLogger(l *slog.Logger) watermill.LoggerAdapter {
 	if l == nil {
 		return watermill.NopLogger{}
 	}
-	return watermill.NewSlogLoggerWithLevelMapping(l, map[slog.Level]slog.Level{
-		slog.LevelInfo: slog.LevelDebug,
-	})
+	return slogAdapter{l}
+}
+
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) log(level slog.Level, msg string, fields watermill.LogFields, extra ...any) {
+	if !a.l.Enabled(context.Background(), level) {
+		return
+	}
+	args := make([]any, 0, 2*len(fields)+len(extra))
+	for k, v := range fields {
+		args = append(args, k, v)
+	}
+	a.l.Log(context.Background(), level, msg, append(args, extra...)...)
+}
+
+func (a slogAdapter) Error(msg string, err error, fields watermill.LogFields) {
+	a.log(slog.LevelError, msg, fields, "err", err)
+}
+func (a slogAdapter) Info(msg string, fields watermill.LogFields) {
+	a.log(slog.LevelDebug, msg, fields)
+}
+func (a slogAdapter) Debug(msg string, fields watermill.LogFields) {
+	a.log(slog.LevelDebug, msg, fields)
+}
+func (a slogAdapter) Trace(msg string, fields watermill.LogFields) {
+	a.log(watermill.LevelTrace, msg, fields)
+}
+func (a slogAdapter) With(fields watermill.LogFields) watermill.LoggerAdapter {
+	args := make([]any, 0, 2*len(fields))
+	for k, v := range fields {
+		args = append(args, k, v)
+	}
+	return slogAdapter{a.l.With(args...)}
+}
+
+// KafkaPartition returns the partition a message delivered by a Kafka
+// subscriber came from.
+func KafkaPartition(m *message.Message) (int32, bool) {
+	return kafka.MessagePartitionFromCtx(m.Context())
 }

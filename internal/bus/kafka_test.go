@@ -2,7 +2,9 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill-kafka/v3/pkg/kafka"
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -255,5 +258,24 @@ func TestKafkaPerKeyOrder(t *testing.T) {
 	wg.Wait()
 	if len(used) != partitions {
 		t.Errorf("streams landed in %d partitions of %d", len(used), partitions)
+	}
+}
+
+func TestWatermillLogLevels(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	wl := bus.WatermillLogger(l).With(watermill.LogFields{"topic": "linkd.link"})
+	wl.Trace("per message", nil)
+	wl.Info("subscribed", watermill.LogFields{"group": "g"})
+	wl.Error("failed", errors.New("boom"), nil)
+	out := buf.String()
+	for _, want := range []string{"level=DEBUG msg=subscribed", "group=g", "topic=linkd.link", "level=ERROR msg=failed", "err=boom"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+	if strings.Contains(out, "per message") {
+		t.Errorf("trace logged at debug level: %q", out)
 	}
 }

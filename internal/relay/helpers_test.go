@@ -151,8 +151,8 @@ func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 
 func (p *applyPublisher) Close() error { return nil }
 
-// failingPublisher passes the first n publishes through, calls onCrash at
-// publish crashAt, and fails every publish after n: a broker connection that
+// failingPublisher passes the first n messages through, calls onCrash at
+// message crashAt, and fails every publish after n: a broker connection that
 // dies mid-way.
 type failingPublisher struct {
 	next    message.Publisher
@@ -166,8 +166,9 @@ type failingPublisher struct {
 
 func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error {
 	time.Sleep(p.delay)
-	c := p.count.Add(1)
-	if c == p.crashAt && p.onCrash != nil {
+	k := int64(len(msgs))
+	c := p.count.Add(k)
+	if c-k < p.crashAt && c >= p.crashAt && p.onCrash != nil {
 		p.onCrash()
 	}
 	if c > p.n {

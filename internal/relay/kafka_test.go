@@ -188,7 +188,7 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
 	failing := &failingPublisher{next: k.publisher(), n: 800, crashAt: 500, onCrash: cp.Crash}
 	r1 := relay.New(k.store, failing, cp, relay.Options{
-		Workers: 8, MaxBatch: 50, SaveInterval: 5 * time.Millisecond, RetryBackoff: time.Millisecond, Logger: quiet,
+		Workers: 8, MaxBatch: 50, MaxInFlight: 200, PublishBatch: 4, SaveInterval: 5 * time.Millisecond, RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
 	t0 := time.Now()

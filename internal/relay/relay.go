@@ -43,15 +43,23 @@ type Follower struct {
 // Options tune a relay. Zero values take the defaults.
 type Options struct {
 	// Workers publish concurrently, each the events of its share of the
-	// streams, in order (default 32).
+	// streams, in order (default 128). A Kafka publish is one round trip and
+	// concurrent publishes share produce requests, so throughput grows with
+	// workers; see docs/benchmarks-kafka.md.
 	Workers int
 	// MaxBatch bounds the events read from the log before they are handed
-	// to the workers (default 256). The checkpoint advances batch by batch,
-	// so a crash re-publishes up to about one batch per worker queue.
+	// to the workers (default 256). The checkpoint advances batch by batch.
 	MaxBatch int
-	// QueueSize is each worker's queue (default 256). The relay holds at
-	// most Workers*QueueSize+MaxBatch events not yet acknowledged.
-	QueueSize int
+	// MaxInFlight bounds the events handed to workers and not yet
+	// acknowledged (default 16384, at least MaxBatch): what a crash may
+	// publish twice. A busy stream's backlog does not hold up the other
+	// workers until it reaches this bound.
+	MaxInFlight int
+	// PublishBatch is the most events a worker hands to one Publish call:
+	// consecutive events of its queue on one topic, in order (default 64).
+	// watermill-kafka still sends them one round trip each; a publisher
+	// that pipelines a multi-message Publish sends them together.
+	PublishBatch int
 	// SaveInterval is how often the checkpoint is saved while it moves
 	// (default 100 ms). It is also saved when the relay stops.
 	SaveInterval time.Duration
@@ -70,13 +78,17 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
-		o.Workers = 32
+		o.Workers = 128
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 256
 	}
-	if o.QueueSize <= 0 {
-		o.QueueSize = 256
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 16384
+	}
+	o.MaxInFlight = max(o.MaxInFlight, o.MaxBatch)
+	if o.PublishBatch <= 0 {
+		o.PublishBatch = 64
 	}
 	if o.SaveInterval <= 0 {
 		o.SaveInterval = 100 * time.Millisecond
@@ -96,7 +108,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Relay publishes the global log. Make one with New; Run it once.
+// Relay publishes the global log. Make one with New; Run it once (a new
+// Relay over the same checkpoint store continues where it stopped).
 type Relay struct {
 	store eventstore.Store
 	pub   message.Publisher
@@ -183,7 +196,11 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	r.saved.Store(&start)
 	r.track.reset(start)
-	sub, err := r.store.SubscribeAll(ctx, start, eventstore.Filter{})
+	// runCtx ends when ctx does or the read loop fails; everything inside
+	// watches it alone, so that a cancellation is seen the same everywhere.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	sub, err := r.store.SubscribeAll(runCtx, start, eventstore.Filter{})
 	if err != nil {
 		return fmt.Errorf("relay: subscribe: %w", err)
 	}
@@ -191,13 +208,11 @@ func (r *Relay) Run(ctx context.Context) error {
 	log := r.opts.Logger.With("component", "relay")
 	log.Info("relay: starting", "after", start.String(), "workers", r.opts.Workers)
 
-	// stop tells workers and the saver to finish; it closes when ctx ends or
-	// the read loop fails.
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-
 	items := make(chan item, r.opts.MaxBatch)
+	readerDone := make(chan struct{})
+	defer func() { <-readerDone }() // before sub.Close
 	go func() {
+		defer close(readerDone)
 		for {
 			ev, err := sub.Recv(runCtx)
 			select {
@@ -212,9 +227,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	}()
 
 	var workersWG sync.WaitGroup
-	queues := make([]chan job, r.opts.Workers)
+	queues := make([]*queue, r.opts.Workers)
 	for i := range queues {
-		queues[i] = make(chan job, r.opts.QueueSize)
+		queues[i] = newQueue()
 		workersWG.Add(1)
 		go func() {
 			defer workersWG.Done()
@@ -228,6 +243,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	}()
 
 	runErr := r.dispatch(runCtx, items, queues)
+	if ctx.Err() != nil {
+		runErr = nil // stopping: a read cut short is no failure
+	}
 	stop()
 
 	workersDone := make(chan struct{})
@@ -250,8 +268,9 @@ func (r *Relay) Run(ctx context.Context) error {
 
 // dispatch reads the log in batches and hands each event to the worker of
 // its stream. It returns nil when ctx ends.
-func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []chan job) error {
+func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue) error {
 	events := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
+	perWorker := make([][]job, len(queues))
 	for {
 		var first item
 		select {
@@ -281,6 +300,9 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []chan j
 				break drain
 			}
 		}
+		if !r.track.waitRoom(ctx, len(events), r.opts.MaxInFlight) {
+			return nil
+		}
 		last := events[len(events)-1].Position
 		b := r.track.add(last, len(events))
 		for _, f := range r.followers {
@@ -291,11 +313,14 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []chan j
 			}
 		}
 		for i := range events {
-			q := queues[shard(events[i].Stream, len(queues))]
-			select {
-			case q <- job{ev: events[i], b: b}:
-			case <-ctx.Done():
-				return nil
+			w := shard(events[i].Stream, len(queues))
+			perWorker[w] = append(perWorker[w], job{ev: events[i], b: b})
+		}
+		for w, jobs := range perWorker {
+			if len(jobs) > 0 {
+				queues[w].push(jobs)
+				clear(jobs)
+				perWorker[w] = jobs[:0]
 			}
 		}
 		for _, f := range r.followers {
@@ -306,41 +331,115 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []chan j
 
 // work publishes the jobs of one queue in order. It returns when ctx ends,
 // leaving queued jobs unpublished (they are after the checkpoint).
-func (r *Relay) work(ctx context.Context, q <-chan job, log *slog.Logger) {
+func (r *Relay) work(ctx context.Context, q *queue, log *slog.Logger) {
+	var (
+		jobs []job
+		msgs []*message.Message
+	)
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		default:
-		}
-		var j job
-		select {
-		case j = <-q:
-		case <-ctx.Done():
+		var ok bool
+		if jobs, ok = q.take(ctx, r.opts.PublishBatch, jobs); !ok {
 			return
 		}
-		topic := bus.TopicOf(j.ev.Stream)
-		backoff := r.opts.RetryBackoff
-		for {
-			err := r.pub.Publish(topic, bus.EncodeEvent(j.ev))
-			if err == nil {
-				break
+		// Runs of consecutive jobs on one topic go in one Publish.
+		for len(jobs) > 0 {
+			topic := bus.TopicOf(jobs[0].ev.Stream)
+			n := 1
+			for n < len(jobs) && bus.TopicOf(jobs[n].ev.Stream) == topic {
+				n++
 			}
-			r.failures.Add(1)
-			if ctx.Err() != nil {
+			msgs = msgs[:0]
+			for i := range jobs[:n] {
+				msgs = append(msgs, bus.EncodeEvent(jobs[i].ev))
+			}
+			if !r.publish(ctx, topic, msgs, jobs[:n], log) {
 				return
 			}
-			log.Warn("relay: publish failed; retrying", "topic", topic, "stream", j.ev.Stream,
-				"version", j.ev.Version, "position", j.ev.Position.String(), "retry_in", backoff, "err", err)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-				return
+			for i := range jobs[:n] {
+				r.track.ack(jobs[i].b)
 			}
-			backoff = min(2*backoff, r.opts.MaxRetryBackoff)
+			r.published.Add(uint64(n))
+			jobs = jobs[n:]
 		}
-		r.published.Add(1)
-		r.track.ack(j.b)
+	}
+}
+
+// publish publishes msgs until it succeeds (true) or ctx ends (false). A
+// failed multi-message Publish may have published some: all are published
+// again, in order, so a duplicate never precedes an event it followed.
+func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Message, jobs []job, log *slog.Logger) bool {
+	backoff := r.opts.RetryBackoff
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		err := r.pub.Publish(topic, msgs...)
+		if err == nil {
+			return true
+		}
+		r.failures.Add(1)
+		if ctx.Err() != nil {
+			return false
+		}
+		first := jobs[0].ev
+		log.Warn("relay: publish failed; retrying", "topic", topic, "events", len(msgs), "stream", first.Stream,
+			"version", first.Version, "position", first.Position.String(), "retry_in", backoff, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return false
+		}
+		backoff = min(2*backoff, r.opts.MaxRetryBackoff)
+		for i := range msgs { // a message is not published twice by Watermill
+			msgs[i] = bus.EncodeEvent(jobs[i].ev)
+		}
+	}
+}
+
+// queue is a worker's queue: unbounded, since the relay bounds the events
+// in flight as a whole, so that a busy stream's worker does not hold up the
+// others.
+type queue struct {
+	mu   sync.Mutex
+	jobs []job
+	wake chan struct{}
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+func (q *queue) push(jobs []job) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, jobs...)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take moves up to max jobs into buf, waiting for one; false when ctx ends.
+func (q *queue) take(ctx context.Context, max int, buf []job) ([]job, bool) {
+	for {
+		if ctx.Err() != nil {
+			return buf[:0], false
+		}
+		q.mu.Lock()
+		if n := min(max, len(q.jobs)); n > 0 {
+			buf = append(buf[:0], q.jobs[:n]...)
+			clear(q.jobs[:n])
+			q.jobs = q.jobs[n:]
+			if len(q.jobs) == 0 {
+				q.jobs = nil
+			}
+			q.mu.Unlock()
+			return buf, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.wake:
+		case <-ctx.Done():
+			return buf[:0], false
+		}
 	}
 }
 
@@ -395,7 +494,8 @@ type tracker struct {
 	mu      sync.Mutex
 	queue   []*batch
 	acked   eventstore.Position
-	pending atomic.Int64 // events handed out, not yet acknowledged
+	pending atomic.Int64  // events handed out, not yet acknowledged
+	freed   chan struct{} // signalled when pending drops
 }
 
 func (t *tracker) reset(p eventstore.Position) {
@@ -403,6 +503,23 @@ func (t *tracker) reset(p eventstore.Position) {
 	defer t.mu.Unlock()
 	t.queue, t.acked = nil, p
 	t.pending.Store(0)
+	t.freed = make(chan struct{}, 1)
+}
+
+// waitRoom waits until n more events fit under max in flight (or nothing is
+// in flight); false when ctx ends.
+func (t *tracker) waitRoom(ctx context.Context, n, max int) bool {
+	for {
+		p := int(t.pending.Load())
+		if p == 0 || p+n <= max {
+			return true
+		}
+		select {
+		case <-t.freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (t *tracker) add(last eventstore.Position, n int) *batch {
@@ -417,6 +534,10 @@ func (t *tracker) add(last eventstore.Position, n int) *batch {
 
 func (t *tracker) ack(b *batch) {
 	t.pending.Add(-1)
+	select {
+	case t.freed <- struct{}{}:
+	default:
+	}
 	if b.pending.Add(-1) != 0 {
 		return
 	}

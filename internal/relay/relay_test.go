@@ -2,11 +2,16 @@ package relay_test
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
+
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/projections"
@@ -48,7 +53,7 @@ func TestRelayPublishesInStreamOrder(t *testing.T) {
 	wm := projections.NewWatermark(eventstore.Start)
 	cp := relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))
 	r := relay.New(store, pub, cp, relay.Options{
-		Workers: 8, MaxBatch: 64, QueueSize: 16, Logger: quiet,
+		Workers: 8, MaxBatch: 64, MaxInFlight: 128, PublishBatch: 4, Logger: quiet,
 		Followers: []relay.Follower{{Watermark: wm, Categories: []string{"link"}}},
 	})
 	stop := runRelay(t, r)
@@ -97,7 +102,7 @@ func TestRelayResumesFromCheckpointAfterCrash(t *testing.T) {
 	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
 	failing := &failingPublisher{next: &applyPublisher{apply: proj.Apply}, n: 600, crashAt: 300, onCrash: cp.Crash, delay: 200 * time.Microsecond}
 	r1 := relay.New(store, failing, cp, relay.Options{
-		Workers: 4, MaxBatch: 32, QueueSize: 8, SaveInterval: 5 * time.Millisecond,
+		Workers: 4, MaxBatch: 32, MaxInFlight: 64, PublishBatch: 4, SaveInterval: 5 * time.Millisecond,
 		RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
@@ -125,4 +130,63 @@ func TestRelayResumesFromCheckpointAfterCrash(t *testing.T) {
 	if skipped == 0 {
 		t.Error("no duplicates: the crash did not re-publish anything, so the test proves little")
 	}
+}
+
+// gatedPublisher holds every publish of one stream until open is closed.
+type gatedPublisher struct {
+	next   message.Publisher
+	stream string
+	open   chan struct{}
+}
+
+func (g *gatedPublisher) Publish(topic string, msgs ...*message.Message) error {
+	if msgs[0].Metadata.Get(bus.MetaStream) == g.stream {
+		<-g.open
+	}
+	return g.next.Publish(topic, msgs...)
+}
+
+func (g *gatedPublisher) Close() error { return nil }
+
+// TestRelayBusyStreamDoesNotHoldUpOthers: while one stream's publishes
+// hang, the events of the streams of the other workers are published; the
+// checkpoint waits for the stuck stream.
+func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 60*time.Second)
+	store := openStore(t)
+	streams := streamNames(20, "link")
+	appendRounds(t, store, streams, 0, 20) // 400 events, 20 of them in link-0000
+
+	m := bustest.NewModel()
+	proj := bustest.NewProjector("links", m, "link")
+	gate := &gatedPublisher{next: &applyPublisher{apply: proj.Apply}, stream: "link-0000", open: make(chan struct{})}
+	r := relay.New(store, gate, &relay.MemoryCheckpoint{}, relay.Options{
+		Workers: 4, MaxBatch: 16, PublishBatch: 2, Logger: quiet,
+	})
+	// Streams go to workers by FNV-1a of their name, as the relay does.
+	worker := func(s string) uint32 { h := fnv.New32a(); h.Write([]byte(s)); return h.Sum32() % 4 }
+	free := 0
+	for _, s := range streams {
+		if worker(s) != worker(gate.stream) {
+			free += 20
+		}
+	}
+	if free < 200 {
+		t.Fatalf("only %d events on the other workers: pick other stream names", free)
+	}
+	stop := runRelay(t, r)
+	bustest.Eventually(t, 30*time.Second, func() bool { return r.Published() >= uint64(free) },
+		func() string {
+			return fmt.Sprintf("published %d events; the streams of the other workers have %d", r.Published(), free)
+		})
+	if head, _ := store.Head(context.Background()); !r.Acked().Less(head) {
+		t.Fatal("checkpoint passed events not yet published")
+	}
+	close(gate.open)
+	waitAcked(t, r, store)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, store, m, "links", "link")
 }

@@ -18,6 +18,12 @@ const browserUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 
 // middle, starts it again, and checks that every acknowledged link is
 // listed and every answered access (redirect or public read) is counted.
 func TestCrashKeepsAcknowledgedWritesAndClicks(t *testing.T) {
+	crashScenario(t)
+}
+
+// crashScenario is the crash test with extra settings of the child's
+// environment (the Kafka variant passes LINKD_KAFKA_BROKERS).
+func crashScenario(t *testing.T, extra ...string) {
 	rounds := 1
 	if os.Getenv("LINKD_INTEGRATION") != "" {
 		rounds = 3
@@ -29,7 +35,7 @@ func TestCrashKeepsAcknowledgedWritesAndClicks(t *testing.T) {
 	attempted := map[string]int64{} // link id -> accesses sent
 	codes := map[string]string{}    // link id -> code
 	for round := 0; round < rounds; round++ {
-		p := start(t, dir, addr)
+		p := start(t, dir, addr, extra...)
 		if round > 0 {
 			check(t, p.url, acked, answered, attempted)
 		}
@@ -100,7 +106,7 @@ func TestCrashKeepsAcknowledgedWritesAndClicks(t *testing.T) {
 		wg.Wait()
 		t.Logf("round %d: %d links acknowledged, %d accesses answered", round, len(acked), sum(answered))
 	}
-	p := start(t, dir, addr)
+	p := start(t, dir, addr, extra...)
 	defer p.stop()
 	check(t, p.url, acked, answered, attempted)
 }

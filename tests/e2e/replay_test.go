@@ -66,9 +66,13 @@ var userAgents = []string{
 // rebuilds them with `linkd replay`, and compares everything the interface
 // shows before and after.
 func TestReplayGivesSameReadModels(t *testing.T) {
+	replayScenario(t)
+}
+
+func replayScenario(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	p := start(t, dir, addr)
+	p := start(t, dir, addr, extra...)
 	mustOK := func(st int, b []byte, err error, what string) {
 		t.Helper()
 		if err != nil || st >= 300 {
@@ -128,14 +132,14 @@ func TestReplayGivesSameReadModels(t *testing.T) {
 
 	for _, args := range [][]string{{"replay"}, {"replay", "--projection", "core"}} {
 		cmd := exec.Command(binary, args...)
-		cmd.Env = env(dir, addr)
+		cmd.Env = env(dir, addr, extra...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("linkd %v: %v\n%s", args, err, out)
 		}
 		t.Logf("linkd %v: %s", args, out)
 	}
-	p = start(t, dir, addr)
+	p = start(t, dir, addr, extra...)
 	defer p.stop()
 	after := snapshot(t, p.url)
 	if !reflect.DeepEqual(before, after) {

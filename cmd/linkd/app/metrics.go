@@ -166,3 +166,24 @@ func (s *instrumented) Append(ctx context.Context, stream string, expected event
 	}
 	return res, err
 }
+
+// watchRelay copies the relay's position and count into the gauges.
+func (m *metrics) watchRelay(ctx context.Context, r interface {
+	Acked() eventstore.Position
+	Published() uint64
+}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var last uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.relayPos.Set(float64(r.Acked().Commit))
+			n := r.Published()
+			m.relayPub.Add(float64(n - last))
+			last = n
+		}
+	}
+}

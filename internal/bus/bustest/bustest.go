@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
@@ -43,6 +44,14 @@ func Deadline(t testing.TB, d time.Duration) {
 // after the defaults (1 broker).
 func Kafka(t testing.TB, partitions int32, opts ...kfake.Opt) bus.KafkaConfig {
 	t.Helper()
+	cfg, _ := KafkaCluster(t, partitions, opts...)
+	return cfg
+}
+
+// KafkaCluster is Kafka, also returning the cluster, for tests that control
+// its requests.
+func KafkaCluster(t testing.TB, partitions int32, opts ...kfake.Opt) (bus.KafkaConfig, *kfake.Cluster) {
+	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kfake: %v", err)
@@ -53,7 +62,32 @@ func Kafka(t testing.TB, partitions int32, opts ...kfake.Opt) bus.KafkaConfig {
 		Partitions:     partitions,
 		ClientID:       "linkd-test",
 		CommitInterval: 100 * time.Millisecond,
-	}
+	}, c
+}
+
+// LoseCommits makes the cluster answer offset commits with success without
+// storing them while lose is true: what a consumer killed before its
+// commits reached the broker leaves behind.
+func LoseCommits(c *kfake.Cluster, lose *atomic.Bool) {
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !lose.Load() {
+			return nil, nil, false
+		}
+		req := kr.(*kmsg.OffsetCommitRequest)
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition = p.Partition
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
 }
 
 // Event makes a recorded event of stream at version, with position

@@ -1,0 +1,81 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// WaitConsumed waits until consumer group has committed offsets at or past
+// the end of every partition of topics, as the ends were when it was
+// called: everything published before then has been consumed and
+// acknowledged. Topics that do not exist yet hold nothing to wait for.
+// linkd calls it at start-up, before it serves, so that reads after a
+// restart show what was published before it.
+func WaitConsumed(ctx context.Context, cfg KafkaConfig, group string, topics []string) error {
+	sc := cfg.SaramaConsumerConfig()
+	client, err := sarama.NewClient(cfg.Brokers, sc)
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer client.Close()
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	ends := map[string]map[int32]int64{}
+	parts := map[string][]int32{}
+	for _, topic := range topics {
+		ps, err := client.Partitions(topic)
+		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("kafka: partitions of %s: %w", topic, err)
+		}
+		ends[topic] = map[int32]int64{}
+		for _, p := range ps {
+			end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+			if err != nil {
+				return fmt.Errorf("kafka: end of %s/%d: %w", topic, p, err)
+			}
+			start, err := client.GetOffset(topic, p, sarama.OffsetOldest)
+			if err != nil {
+				return fmt.Errorf("kafka: start of %s/%d: %w", topic, p, err)
+			}
+			if end > start {
+				ends[topic][p] = end
+				parts[topic] = append(parts[topic], p)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	for {
+		offsets, err := admin.ListConsumerGroupOffsets(group, parts)
+		if err != nil {
+			return fmt.Errorf("kafka: offsets of %s: %w", group, err)
+		}
+		behind := 0
+		for topic, ps := range parts {
+			for _, p := range ps {
+				b := offsets.GetBlock(topic, p)
+				if b == nil || b.Err != sarama.ErrNoError || b.Offset < ends[topic][p] {
+					behind++
+				}
+			}
+		}
+		if behind == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: group %s still behind on %d partitions: %w", group, behind, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

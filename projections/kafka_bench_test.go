@@ -1,0 +1,106 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/projections"
+)
+
+// BenchmarkKafkaRunner measures how fast one runner instance applies a
+// backlog from Kafka (kfake in process, 12 partitions), into a projector
+// whose Apply costs a fixed time per call (a transaction's commit) plus
+// nothing per event. One op is one event. Run:
+//
+//	go test ./projections -run '^$' -bench KafkaRunner -benchtime 20000x
+func BenchmarkKafkaRunner(b *testing.B) {
+	for _, c := range []struct {
+		linger time.Duration
+		commit time.Duration
+	}{
+		{-1, 0},
+		{time.Millisecond, 0},
+		{-1, time.Millisecond},
+		{time.Millisecond, time.Millisecond},
+		{-1, 5 * time.Millisecond},
+		{time.Millisecond, 5 * time.Millisecond},
+	} {
+		b.Run(fmt.Sprintf("linger=%s/commit=%s", c.linger, c.commit), func(b *testing.B) {
+			bustest.Deadline(b, 5*time.Minute)
+			cfg := bustest.Kafka(b, 12)
+			backlog(b, cfg, b.N)
+			m := bustest.NewModel()
+			p := &slowProjector{Projector: bustest.NewProjector("bench", m, "clicks"), commit: c.commit}
+			r, err := projections.NewKafkaRunner(cfg, []projections.Projector{p}, projections.KafkaOptions{Linger: c.linger, Logger: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			b.ResetTimer()
+			start := time.Now()
+			go func() { done <- r.Run(ctx) }()
+			for {
+				if a, _ := m.Counts(); a >= b.N {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			cancel()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			s := r.Stats("bench")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(float64(s.Events)/float64(s.Batches), "events/batch")
+		})
+	}
+}
+
+type slowProjector struct {
+	*bustest.Projector
+	commit time.Duration
+}
+
+func (p *slowProjector) Apply(ctx context.Context, evs []eventstore.RecordedEvent) error {
+	time.Sleep(p.commit)
+	return p.Projector.Apply(ctx, evs)
+}
+
+// backlog publishes n events in 1,000 streams of category clicks.
+func backlog(b *testing.B, cfg bus.KafkaConfig, n int) {
+	b.Helper()
+	pub, err := bus.NewKafkaPublisher(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pub.Close()
+	const workers, streams = 64, 1000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				s := i % streams
+				if s%workers != w { // each stream has one publisher: in order
+					continue
+				}
+				e := bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1))
+				if err := pub.Publish("linkd.clicks", bus.EncodeEvent(e)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

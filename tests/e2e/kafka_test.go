@@ -1,0 +1,21 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/linkd/linkd/internal/bus/bustest"
+)
+
+// The crash and replay tests again, with linkd relaying events over Kafka
+// (kfake: an in-process cluster speaking the real protocol over TCP).
+
+func TestKafkaCrashKeepsAcknowledgedWritesAndClicks(t *testing.T) {
+	cfg := bustest.Kafka(t, 6)
+	crashScenario(t, "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
+}
+
+func TestKafkaReplayGivesSameReadModels(t *testing.T) {
+	cfg := bustest.Kafka(t, 6)
+	replayScenario(t, "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
+}
