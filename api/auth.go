@@ -73,13 +73,13 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (queries.API
 
 // permitted applies the key's access level to a resource and method.
 func permitted(k queries.APIKey, resource, method string) bool {
+	if resource == resAny {
+		return true // validate: any active key may ask about itself
+	}
 	if k.Kind == apikey.KindPublishable {
 		return false // publishable keys are for client-side collection only
 	}
 	read := method == http.MethodGet || method == http.MethodHead
-	if resource == resAny {
-		return true
-	}
 	switch k.Access {
 	case apikey.AccessFull:
 		return true
@@ -99,7 +99,9 @@ func permitted(k queries.APIKey, resource, method string) bool {
 	return false
 }
 
-// authed wraps a handler: key, permission, rate limit, then the handler.
+// authed wraps a handler: key, rate limit, permission, then the handler.
+// The rate limit comes before the permission check so that every
+// authenticated answer, a refusal included, carries the rate-limit headers.
 func (s *Server) authed(resource string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k, err := s.authenticate(r.Context(), r)
@@ -107,12 +109,12 @@ func (s *Server) authed(resource string, h handlerFunc) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if !permitted(k, resource, r.Method) {
-			s.writeError(w, r, domain.ErrInsufficientPermissions())
-			return
-		}
 		p := principal{key: k}
 		if !s.rateLimit(w, r, p, resource) {
+			return
+		}
+		if !permitted(k, resource, r.Method) {
+			s.writeError(w, r, domain.ErrInsufficientPermissions())
 			return
 		}
 		if err := h(w, r, p); err != nil {
@@ -131,16 +133,16 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 	if resource == resDomains {
 		limit = s.cfg.DomainLimit
 	}
+	// The count is per resource (the link, project, domain or workspace a
+	// path names; the caller's collection otherwise) and per user, so that
+	// nobody spends another user's quota, not even with refused requests.
 	vars := mux.Vars(r)
-	var id string
+	id := "user:" + p.key.UserID
 	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id"} {
 		if v := vars[name]; v != "" {
-			id = name + ":" + v
+			id = name + ":" + v + "|" + id
 			break
 		}
-	}
-	if id == "" {
-		id = "user:" + p.key.UserID
 	}
 	if resource == resAny {
 		resource = "keys"

@@ -19,6 +19,7 @@ import (
 type linkBody struct {
 	OriginalURL              *string                `json:"original_url"`
 	CustomCode               *string                `json:"custom_code"`
+	Code                     *string                `json:"code"`
 	WorkspaceID              *string                `json:"workspace_id"`
 	ProjectID                *string                `json:"project_id"`
 	DomainID                 *string                `json:"domain_id"`
@@ -65,13 +66,10 @@ func optID(p *string) *string {
 	return p
 }
 
-func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal) error {
-	var b linkBody
-	if err := decodeBody(r, &b); err != nil {
-		return err
-	}
+// command turns the body into the CreateLink command.
+func (b *linkBody) command(a commands.Actor) (commands.CreateLink, error) {
 	if b.OriginalURL == nil {
-		return domain.Invalid("original_url is required")
+		return commands.CreateLink{}, domain.Invalid("original_url is required")
 	}
 	attrs := link.Attributes{
 		ProjectID: optID(b.ProjectID), DomainID: optID(b.DomainID), PixelID: optID(b.PixelID),
@@ -92,10 +90,26 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal)
 		t := b.ExpirationDate.Time
 		attrs.ExpirationDate = &t
 	}
-	l, res, err := commands.CreateLinkHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateLink{
-		Actor: p.actor(), WorkspaceID: str(b.WorkspaceID), CustomCode: str(b.CustomCode),
+	code := str(b.CustomCode)
+	if code == "" {
+		code = str(b.Code) // the field's name everywhere else
+	}
+	return commands.CreateLink{
+		Actor: a, WorkspaceID: str(b.WorkspaceID), CustomCode: code,
 		Password: str(b.Password), EnableConversionTracking: b.EnableConversionTracking, Attributes: attrs,
-	})
+	}, nil
+}
+
+func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal) error {
+	var b linkBody
+	if err := decodeBody(r, &b); err != nil {
+		return err
+	}
+	c, err := b.command(p.actor())
+	if err != nil {
+		return err
+	}
+	l, res, err := commands.CreateLinkHandler{Deps: s.cmd}.Handle(r.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -309,10 +323,10 @@ func nullAsEmpty(o domain.Opt[string]) domain.Opt[string] {
 	return o
 }
 
-func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal) error {
-	var b linkUpdateBody
-	if err := decodeBody(r, &b); err != nil {
-		return err
+// command turns the body into the UpdateLink command of link id.
+func (b *linkUpdateBody) command(a commands.Actor, id string) (commands.UpdateLink, error) {
+	if b.HasPublicStat.Null || b.EnableConversionTracking.Null || b.IsArchived.Null {
+		return commands.UpdateLink{}, domain.Invalid("Boolean fields cannot be null")
 	}
 	patch := link.Patch{
 		WorkspaceID: b.WorkspaceID, ProjectID: b.ProjectID, PixelID: b.PixelID,
@@ -328,9 +342,6 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 		HasPublicStat: b.HasPublicStat, EnableConversionTracking: b.EnableConversionTracking,
 		ExpirationClickCount: b.ExpirationClickCount,
 	}
-	if b.HasPublicStat.Null || b.EnableConversionTracking.Null || b.IsArchived.Null {
-		return domain.Invalid("Boolean fields cannot be null")
-	}
 	if b.ExpirationDate.Set {
 		if b.ExpirationDate.Null {
 			patch.ExpirationDate = domain.NullOpt[time.Time]()
@@ -342,9 +353,19 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 	if v, ok := b.IsArchived.Value(); ok {
 		archived = &v
 	}
-	l, res, err := commands.UpdateLinkHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateLink{
-		Actor: p.actor(), LinkID: mux.Vars(r)["link_id"], Patch: patch, Password: b.Password, IsArchived: archived,
-	})
+	return commands.UpdateLink{Actor: a, LinkID: id, Patch: patch, Password: b.Password, IsArchived: archived}, nil
+}
+
+func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal) error {
+	var b linkUpdateBody
+	if err := decodeBody(r, &b); err != nil {
+		return err
+	}
+	c, err := b.command(p.actor(), mux.Vars(r)["link_id"])
+	if err != nil {
+		return err
+	}
+	l, res, err := commands.UpdateLinkHandler{Deps: s.cmd}.Handle(r.Context(), c)
 	if err != nil {
 		return err
 	}

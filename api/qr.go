@@ -40,7 +40,8 @@ func (s *Server) linkQR(w http.ResponseWriter, r *http.Request, p principal) err
 	}
 	var o qrcode.Options
 	if q := l.QRCodeOptions; q != nil {
-		o = qrcode.Options{Size: q.Size, Color: q.Color, BackgroundColor: q.BackgroundColor, Logo: q.Logo, LogoSize: q.LogoSize, ErrorCorrectionLevel: q.ErrorCorrectionLevel}
+		o = qrcode.Options{Size: deref(q.Size), Color: deref(q.Color), BackgroundColor: deref(q.BackgroundColor),
+			Logo: deref(q.Logo), LogoSize: deref(q.LogoSize), ErrorCorrectionLevel: deref(q.ErrorCorrectionLevel)}
 	}
 	if v := r.URL.Query().Get("size"); v != "" {
 		var n int

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -238,9 +239,20 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	return s.bound(r)
 }
 
-// bound limits every request: body size, and a timeout for API calls.
+// bound limits every request: body size, and a timeout for API calls. A
+// handler that panics answers 500 in the interface's error shape: the
+// caller never sees a stack trace (the log does).
 func (s *Server) bound(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("request panicked", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				writeDetail(w, http.StatusInternalServerError, "Internal server error")
+			}
+		}()
 		if r.ContentLength > MaxBodyBytes {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
 			return

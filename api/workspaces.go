@@ -149,10 +149,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, p principal) 
 	if userID == "" {
 		return domain.Invalid("user_id is required")
 	}
-	role := q.Get("role")
-	if role == "" {
-		role = "member"
-	}
+	role := q.Get("role") // empty: member for a new member, unchanged for an existing one
 	res, err := commands.MembersHandler{Deps: s.cmd}.Add(r.Context(), commands.AddMember{
 		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"], UserID: userID, Email: q.Get("email"), Role: role,
 	})

@@ -67,9 +67,12 @@ func (h CreateLinkHandler) Handle(ctx context.Context, c CreateLink) (*link.Link
 	a := c.Actor
 	var res Result
 	var w *workspace.Workspace
-	var err error
-	if c.WorkspaceID != "" {
-		w, err = memberWorkspace(ctx, h.Store, a, c.WorkspaceID)
+	wsID, err := h.workspaceOf(ctx, c)
+	if err != nil {
+		return nil, res, err
+	}
+	if wsID != "" {
+		w, err = memberWorkspace(ctx, h.Store, a, wsID)
 	} else {
 		var r Result
 		w, r, err = EnsureDefaultWorkspaceHandler(h).Handle(ctx, EnsureDefaultWorkspace{Actor: a})
@@ -124,6 +127,34 @@ func (h CreateLinkHandler) Handle(ctx context.Context, c CreateLink) (*link.Link
 	return l, res, nil
 }
 
+// workspaceOf chooses the workspace of a new link: the one named, else
+// the workspace of its project or custom domain, else "" for the caller's
+// default workspace.
+func (h CreateLinkHandler) workspaceOf(ctx context.Context, c CreateLink) (string, error) {
+	if c.WorkspaceID != "" {
+		return c.WorkspaceID, nil
+	}
+	if id := c.Attributes.ProjectID; id != nil && *id != "" {
+		p, err := loadProject(ctx, h.Store, *id)
+		if err != nil {
+			return "", err
+		}
+		if p.Exists() {
+			return p.WorkspaceID, nil
+		}
+	}
+	if id := c.Attributes.DomainID; id != nil && *id != "" {
+		d, err := loadDomain(ctx, h.Store, *id)
+		if err != nil {
+			return "", err
+		}
+		if d.Exists() {
+			return d.WorkspaceID, nil
+		}
+	}
+	return "", nil
+}
+
 func freePlanCreate(c CreateLink) error {
 	at := c.Attributes
 	switch {
@@ -135,7 +166,7 @@ func freePlanCreate(c CreateLink) error {
 		return domain.PlanRequired(featureUTMTpl)
 	case at.PixelID != nil && *at.PixelID != "":
 		return domain.PlanRequired(featurePixel)
-	case at.Metadata != nil && *at.Metadata != (link.Preview{}):
+	case !at.Metadata.IsEmpty():
 		return domain.PlanRequired(featureMetadata)
 	}
 	return nil
@@ -360,7 +391,7 @@ func freePlanUpdate(l *link.Link, p link.Patch, password domain.Opt[string]) err
 	if v, ok := p.PixelID.Value(); ok && v != "" {
 		return domain.PlanRequired(featurePixel)
 	}
-	if v, ok := p.Metadata.Value(); ok && v != (link.Preview{}) {
+	if v, ok := p.Metadata.Value(); ok && !v.IsEmpty() {
 		return domain.PlanRequired(featureMetadata)
 	}
 	if v, ok := p.OriginalURL.Value(); ok && v != l.OriginalURL {
@@ -369,7 +400,10 @@ func freePlanUpdate(l *link.Link, p link.Patch, password domain.Opt[string]) err
 	return nil
 }
 
-// canEditLink: admins edit every link of their workspace, members their own.
+// canEditLink: admins edit every link of their workspace, members their
+// own. A link of a workspace the actor is not in is a resource not owned:
+// 403 "Insufficient permissions for this operation" (spec section 5), as
+// reading it is.
 func canEditLink(w *workspace.Workspace, l *link.Link, a Actor) error {
 	switch w.Role(a.UserID) {
 	case workspace.RoleAdmin:
@@ -378,10 +412,8 @@ func canEditLink(w *workspace.Workspace, l *link.Link, a Actor) error {
 		if l.CreatedBy == a.UserID {
 			return nil
 		}
-		return domain.ErrInsufficientPermissions()
-	default:
-		return domain.Forbidden(domain.MsgAccessDeniedWorkspace)
 	}
+	return domain.ErrInsufficientPermissions()
 }
 
 // DeleteLink removes a link and frees its code.

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/reservation"
@@ -25,8 +26,29 @@ type CreateWorkspace struct {
 
 type CreateWorkspaceHandler struct{ *Deps }
 
+// Handle creates the workspace. A user's first own workspace becomes their
+// default one: links, projects and domains created without workspace_id go
+// there, and GET /v1/stats/workspaces reports on it.
 func (h CreateWorkspaceHandler) Handle(ctx context.Context, c CreateWorkspace) (*workspace.Workspace, Result, error) {
-	return h.create(ctx, c.Actor, h.newID(), c.Name, c.Description, false)
+	if err := workspace.ValidateName(strings.TrimSpace(c.Name)); err != nil {
+		return nil, Result{}, err
+	}
+	id := h.newID()
+	a := c.Actor
+	res, held, err := reserve(ctx, h.Deps, a, reservation.KindDefaultSpace, a.UserID, "default", id, "", workspaceAlive(h.Deps))
+	if err != nil {
+		return nil, Result{}, err
+	}
+	isDefault := held == nil
+	w, r, err := h.create(ctx, a, id, c.Name, c.Description, isDefault)
+	if err != nil {
+		if isDefault {
+			_, _ = release(ctx, h.Deps, a, reservation.KindDefaultSpace, a.UserID, id)
+		}
+		return nil, Result{}, err
+	}
+	res.merge(r)
+	return w, res, nil
 }
 
 func (h CreateWorkspaceHandler) create(ctx context.Context, a Actor, id, name, description string, isDefault bool) (*workspace.Workspace, Result, error) {

@@ -72,32 +72,13 @@ func ValidateAttributes(a *Attributes) error {
 	if err := ValidateURL(a.OriginalURL); err != nil {
 		return err
 	}
-	for field, u := range map[string]string{
-		"ios_link": a.IOSLink, "android_link": a.AndroidLink, "windows_link": a.WindowsLink,
-		"macos_link": a.MacOSLink, "app_logo": a.AppLogo,
-	} {
-		if err := ValidateOptionalURL(field, u); err != nil {
-			return err
-		}
-	}
-	for field, s := range map[string]string{
-		"name": a.Name, "app": a.App, "utm_name": a.UTMName, "utm_source": a.UTMSource,
-		"utm_medium": a.UTMMedium, "utm_campaign": a.UTMCampaign, "utm_term": a.UTMTerm,
-		"utm_content": a.UTMContent, "utm_template_id": a.UTMTemplateID,
-	} {
-		if err := ValidateText(field, s, MaxNameLength); err != nil {
-			return err
-		}
-	}
-	for field, s := range map[string]string{
-		"description": a.Description, "whatsapp_message": a.WhatsappMessage,
-		"referrer": a.Referrer, "password_description": a.PasswordDescription,
-	} {
-		if err := ValidateText(field, s, MaxTextLength); err != nil {
-			return err
-		}
+	if err := validateFields(fieldsOf(a)); err != nil {
+		return err
 	}
 	if err := a.QRCodeOptions.Validate(); err != nil {
+		return err
+	}
+	if err := a.Metadata.Validate(); err != nil {
 		return err
 	}
 	if err := ValidateCountries(a.ExcludedCountries, false); err != nil {
@@ -105,6 +86,76 @@ func ValidateAttributes(a *Attributes) error {
 	}
 	if a.ExpirationClickCount != nil && *a.ExpirationClickCount < 1 {
 		return domain.Invalid("expiration_click_count must be at least 1")
+	}
+	return nil
+}
+
+// Kinds of text fields, by how they are checked.
+const (
+	fieldDeepLink = iota // a per-platform deep link: any app scheme
+	fieldWebURL          // a URL of the schemes original_url allows, such as a logo
+	fieldName            // short text
+	fieldText            // long text
+)
+
+type textField struct {
+	name  string
+	kind  int
+	value domain.Opt[string]
+}
+
+// fieldsOf lists the checked text fields of a create, in a fixed order so
+// that the first problem reported is always the same.
+func fieldsOf(a *Attributes) []textField {
+	f := func(name string, kind int, v string) textField { return textField{name, kind, domain.Some(v)} }
+	return []textField{
+		f("ios_link", fieldDeepLink, a.IOSLink), f("android_link", fieldDeepLink, a.AndroidLink),
+		f("windows_link", fieldDeepLink, a.WindowsLink), f("macos_link", fieldDeepLink, a.MacOSLink),
+		f("app_logo", fieldWebURL, a.AppLogo),
+		f("name", fieldName, a.Name), f("app", fieldName, a.App), f("utm_name", fieldName, a.UTMName),
+		f("utm_source", fieldName, a.UTMSource), f("utm_medium", fieldName, a.UTMMedium),
+		f("utm_campaign", fieldName, a.UTMCampaign), f("utm_term", fieldName, a.UTMTerm),
+		f("utm_content", fieldName, a.UTMContent), f("utm_template_id", fieldName, a.UTMTemplateID),
+		f("description", fieldText, a.Description), f("whatsapp_message", fieldText, a.WhatsappMessage),
+		f("referrer", fieldText, a.Referrer), f("password_description", fieldText, a.PasswordDescription),
+	}
+}
+
+// patchFieldsOf lists the checked text fields of an update.
+func patchFieldsOf(p *Patch) []textField {
+	return []textField{
+		{"ios_link", fieldDeepLink, p.IOSLink}, {"android_link", fieldDeepLink, p.AndroidLink},
+		{"windows_link", fieldDeepLink, p.WindowsLink}, {"macos_link", fieldDeepLink, p.MacOSLink},
+		{"app_logo", fieldWebURL, p.AppLogo},
+		{"name", fieldName, p.Name}, {"app", fieldName, p.App}, {"utm_name", fieldName, p.UTMName},
+		{"utm_source", fieldName, p.UTMSource}, {"utm_medium", fieldName, p.UTMMedium},
+		{"utm_campaign", fieldName, p.UTMCampaign}, {"utm_term", fieldName, p.UTMTerm},
+		{"utm_content", fieldName, p.UTMContent}, {"utm_template_id", fieldName, p.UTMTemplateID},
+		{"description", fieldText, p.Description}, {"whatsapp_message", fieldText, p.WhatsappMessage},
+		{"referrer", fieldText, p.Referrer}, {"password_description", fieldText, p.PasswordDescription},
+	}
+}
+
+func validateFields(fields []textField) error {
+	for _, f := range fields {
+		v, ok := f.value.Value()
+		if !ok {
+			continue
+		}
+		var err error
+		switch f.kind {
+		case fieldDeepLink:
+			err = ValidateDeepLink(f.name, v)
+		case fieldWebURL:
+			err = ValidateOptionalURL(f.name, v)
+		case fieldName:
+			err = ValidateText(f.name, v, MaxNameLength)
+		default:
+			err = ValidateText(f.name, v, MaxTextLength)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -143,33 +194,16 @@ func ValidatePatch(p *Patch) error {
 	if p.WorkspaceID.Set && p.WorkspaceID.Null {
 		return domain.Invalid("workspace_id cannot be null")
 	}
-	for field, o := range map[string]domain.Opt[string]{
-		"ios_link": p.IOSLink, "android_link": p.AndroidLink, "windows_link": p.WindowsLink,
-		"macos_link": p.MacOSLink, "app_logo": p.AppLogo,
-	} {
-		if err := ValidateOptionalURL(field, o.V); err != nil {
-			return err
-		}
-	}
-	for field, o := range map[string]domain.Opt[string]{
-		"name": p.Name, "app": p.App, "utm_name": p.UTMName, "utm_source": p.UTMSource,
-		"utm_medium": p.UTMMedium, "utm_campaign": p.UTMCampaign, "utm_term": p.UTMTerm,
-		"utm_content": p.UTMContent, "utm_template_id": p.UTMTemplateID,
-	} {
-		if err := ValidateText(field, o.V, MaxNameLength); err != nil {
-			return err
-		}
-	}
-	for field, o := range map[string]domain.Opt[string]{
-		"description": p.Description, "whatsapp_message": p.WhatsappMessage,
-		"referrer": p.Referrer, "password_description": p.PasswordDescription,
-	} {
-		if err := ValidateText(field, o.V, MaxTextLength); err != nil {
-			return err
-		}
+	if err := validateFields(patchFieldsOf(p)); err != nil {
+		return err
 	}
 	if p.QRCodeOptions.Set && !p.QRCodeOptions.Null {
 		if err := p.QRCodeOptions.V.Validate(); err != nil {
+			return err
+		}
+	}
+	if p.Metadata.Set && !p.Metadata.Null {
+		if err := p.Metadata.V.Validate(); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package link
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -10,33 +11,65 @@ import (
 )
 
 // Preview is the link's social preview data. Both representations of the
-// spec are accepted: favicon and social_image, or image.
+// spec are accepted: favicon and social_image, or image. Fields are
+// pointers so that a link returns exactly the keys it was given, empty
+// strings included.
 type Preview struct {
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	Favicon     string `json:"favicon,omitempty"`
-	SocialImage string `json:"social_image,omitempty"`
-	Image       string `json:"image,omitempty"`
+	Title       *string `json:"title,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Favicon     *string `json:"favicon,omitempty"`
+	SocialImage *string `json:"social_image,omitempty"`
+	Image       *string `json:"image,omitempty"`
 }
 
-// QRCodeOptions style the link's QR code.
+// IsEmpty reports whether the preview sets no non-empty value.
+func (p *Preview) IsEmpty() bool {
+	if p == nil {
+		return true
+	}
+	for _, v := range []*string{p.Title, p.Description, p.Favicon, p.SocialImage, p.Image} {
+		if v != nil && *v != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate bounds the preview's texts.
+func (p *Preview) Validate() error {
+	if p == nil {
+		return nil
+	}
+	for _, v := range []*string{p.Title, p.Description, p.Favicon, p.SocialImage, p.Image} {
+		if v != nil {
+			if err := ValidateText("metadata", *v, MaxTextLength); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// QRCodeOptions style the link's QR code. Like Preview, given keys are
+// kept and absent keys stay absent.
 type QRCodeOptions struct {
-	Size                 int    `json:"size,omitempty"`
-	Color                string `json:"color,omitempty"`
-	BackgroundColor      string `json:"background_color,omitempty"`
-	Logo                 string `json:"logo,omitempty"`
-	LogoSize             int    `json:"logo_size,omitempty"`
-	ErrorCorrectionLevel string `json:"error_correction_level,omitempty"`
+	Size                 *int    `json:"size,omitempty"`
+	Color                *string `json:"color,omitempty"`
+	BackgroundColor      *string `json:"background_color,omitempty"`
+	Logo                 *string `json:"logo,omitempty"`
+	LogoSize             *int    `json:"logo_size,omitempty"`
+	ErrorCorrectionLevel *string `json:"error_correction_level,omitempty"`
 }
 
 // ExcludedCountry is a country whose visitors may not follow the link.
+// Optional keys are kept exactly as given.
 type ExcludedCountry struct {
-	Code      string `json:"code"`
-	Label     string `json:"label,omitempty"`
-	Phone     string `json:"phone,omitempty"`
-	Suggested bool   `json:"suggested,omitempty"`
-	Lang      string `json:"lang,omitempty"`
-	Continent string `json:"continent,omitempty"`
+	Code      string  `json:"code"`
+	Label     *string `json:"label,omitempty"`
+	Phone     *string `json:"phone,omitempty"`
+	Suggested *bool   `json:"suggested,omitempty"`
+	Lang      *string `json:"lang,omitempty"`
+	Continent *string `json:"continent,omitempty"`
 }
 
 // Limits of field lengths (the spec leaves them open; docs/decisions.md
@@ -85,6 +118,10 @@ func ValidateURL(raw string) error {
 		}
 		if p := u.Port(); p == "" && strings.HasSuffix(u.Host, ":") {
 			return domain.Invalid(MsgInvalidURL)
+		} else if p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return domain.Invalid(MsgInvalidURL)
+			}
 		}
 	default:
 		rest := u.Opaque
@@ -105,6 +142,38 @@ func ValidateOptionalURL(field, raw string) error {
 	}
 	if err := ValidateURL(raw); err != nil {
 		return domain.Invalid("Invalid URL format for %s", field)
+	}
+	return nil
+}
+
+// blockedDeepLinkSchemes run code or read local files in the visitor's
+// browser: never a link target.
+var blockedDeepLinkSchemes = map[string]bool{"javascript": true, "data": true, "vbscript": true, "file": true, "blob": true, "about": true}
+
+// ValidateDeepLink validates a per-platform link (ios_link, android_link,
+// windows_link, macos_link): empty, or an absolute URL of any scheme an app
+// may register ("fb://profile", "intent://..."), except schemes that run
+// code in a browser. http and https need a host.
+func ValidateDeepLink(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	bad := domain.Invalid("Invalid URL format for %s", field)
+	if len(raw) > MaxURLLength || !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return bad
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || blockedDeepLinkSchemes[strings.ToLower(u.Scheme)] {
+		return bad
+	}
+	if s := strings.ToLower(u.Scheme); s == "http" || s == "https" || allowedSchemes[s] {
+		if ValidateURL(raw) != nil {
+			return bad
+		}
+		return nil
+	}
+	if u.Opaque == "" && u.Host == "" && u.Path == "" && u.RawQuery == "" {
+		return bad
 	}
 	return nil
 }
@@ -157,14 +226,14 @@ func (q *QRCodeOptions) Validate() error {
 	if q == nil {
 		return nil
 	}
-	if q.Size != 0 && (q.Size < 64 || q.Size > 2048) {
+	if q.Size != nil && (*q.Size < 64 || *q.Size > 2048) {
 		return domain.Invalid("qr_code_options.size must be between 64 and 2048")
 	}
-	if q.LogoSize < 0 || q.LogoSize > 1024 {
+	if q.LogoSize != nil && (*q.LogoSize < 0 || *q.LogoSize > 1024) {
 		return domain.Invalid("qr_code_options.logo_size must be between 0 and 1024")
 	}
-	for _, c := range []*string{&q.Color, &q.BackgroundColor} {
-		if *c == "" {
+	for _, c := range []*string{q.Color, q.BackgroundColor} {
+		if c == nil || *c == "" {
 			continue
 		}
 		n, ok := NormalizeColor(*c)
@@ -173,14 +242,18 @@ func (q *QRCodeOptions) Validate() error {
 		}
 		*c = n
 	}
-	switch strings.ToUpper(q.ErrorCorrectionLevel) {
-	case "", "L", "M", "Q", "H":
-		q.ErrorCorrectionLevel = strings.ToUpper(q.ErrorCorrectionLevel)
-	default:
-		return domain.Invalid("qr_code_options.error_correction_level must be L, M, Q or H")
+	if l := q.ErrorCorrectionLevel; l != nil {
+		switch up := strings.ToUpper(*l); up {
+		case "", "L", "M", "Q", "H":
+			*l = up
+		default:
+			return domain.Invalid("qr_code_options.error_correction_level must be L, M, Q or H")
+		}
 	}
-	if err := ValidateOptionalURL("qr_code_options.logo", q.Logo); err != nil {
-		return err
+	if q.Logo != nil {
+		if err := ValidateOptionalURL("qr_code_options.logo", *q.Logo); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -197,12 +270,21 @@ func ValidateCountries(cs []ExcludedCountry, strict bool) error {
 			return domain.Invalid("excluded_countries code must be an ISO 3166-1 alpha-2 code")
 		}
 		cs[i].Code = c
-		if strict && (cs[i].Label == "" || cs[i].Phone == "") {
+		if strict && (empty(cs[i].Label) || empty(cs[i].Phone)) {
 			return domain.Invalid("excluded_countries entries need code, label and phone")
+		}
+		for _, s := range []*string{cs[i].Label, cs[i].Phone, cs[i].Lang, cs[i].Continent} {
+			if s != nil {
+				if err := ValidateText("excluded_countries", *s, MaxNameLength); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
+
+func empty(s *string) bool { return s == nil || *s == "" }
 
 // ValidateText bounds free text fields.
 func ValidateText(field, s string, max int) error {

@@ -267,8 +267,9 @@ func (w *Workspace) Delete(by string, now time.Time) error {
 // ValidRole reports whether r is a role.
 func ValidRole(r string) bool { return r == RoleAdmin || r == RoleMember }
 
-// AddMember adds user with role; admins only. Adding an existing member
-// with the same role changes nothing; with another role it changes the role.
+// AddMember adds user with role (member when role is empty); admins only.
+// Adding an existing member without a role changes nothing; with a role it
+// changes the role by the rules of ChangeRole.
 func (w *Workspace) AddMember(by, userID, email, role string, now time.Time) error {
 	if !w.Exists() {
 		return domain.NotFound("Workspace not found")
@@ -279,17 +280,17 @@ func (w *Workspace) AddMember(by, userID, email, role string, now time.Time) err
 	if strings.TrimSpace(userID) == "" {
 		return domain.Invalid("user_id is required")
 	}
-	if role == "" {
-		role = RoleMember
-	}
-	if !ValidRole(role) {
+	if role != "" && !ValidRole(role) {
 		return domain.Invalid("role must be admin or member")
 	}
-	if m, ok := w.Members[userID]; ok {
-		if m.Role != role {
-			w.record(&MemberRoleChanged{WorkspaceID: w.ID, UserID: userID, Role: role, At: now.UTC()})
+	if _, ok := w.Members[userID]; ok {
+		if role == "" {
+			return nil
 		}
-		return nil
+		return w.ChangeRole(by, userID, role, now)
+	}
+	if role == "" {
+		role = RoleMember
 	}
 	w.record(&MemberAdded{WorkspaceID: w.ID, UserID: userID, Email: email, Role: role, At: now.UTC()})
 	return nil

@@ -1,0 +1,241 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/project"
+	"github.com/linkd/linkd/domain/workspace"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/core"
+	"github.com/linkd/linkd/queries"
+)
+
+var t0 = time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
+
+func open(t *testing.T) *core.Store {
+	t.Helper()
+	s, err := core.Open(filepath.Join(t.TempDir(), "core.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// log builds recorded events: it numbers stream versions and global
+// positions as the event store would.
+type log struct {
+	pos      uint64
+	versions map[string]uint64
+	events   []eventstore.RecordedEvent
+}
+
+func (l *log) add(t *testing.T, stream string, e domain.Event) {
+	t.Helper()
+	if l.versions == nil {
+		l.versions = map[string]uint64{}
+	}
+	name, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, seen := l.versions[stream]
+	if seen {
+		v++
+	}
+	l.versions[stream] = v
+	l.pos++
+	l.events = append(l.events, eventstore.RecordedEvent{Stream: stream, Version: v, Position: eventstore.Position{Commit: l.pos, Prepare: l.pos},
+		Type: name, Data: data, Time: t0.Add(time.Duration(l.pos) * time.Millisecond)})
+}
+
+func (l *log) workspace(t *testing.T, id, owner string) {
+	l.add(t, workspace.Stream(id), &workspace.Created{WorkspaceID: id, Name: id, OwnerID: owner, Plan: "pro", At: t0})
+	l.add(t, workspace.Stream(id), &workspace.MemberAdded{WorkspaceID: id, UserID: owner, Role: "admin", At: t0})
+}
+
+func (l *log) link(t *testing.T, id, ws string, at time.Time) {
+	l.add(t, link.Stream(id), &link.Created{LinkID: id, Code: "c-" + id, CreatedBy: "alice", At: at,
+		Attributes: link.Attributes{WorkspaceID: ws, OriginalURL: "https://" + id + ".example"}})
+}
+
+func apply(t *testing.T, s *core.Store, events []eventstore.RecordedEvent) {
+	t.Helper()
+	if err := s.Apply(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func allLinks(t *testing.T, s *core.Store, f queries.LinkFilter) []queries.Link {
+	t.Helper()
+	res, err := s.Links(context.Background(), f, queries.Page{Page: 1, PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Items
+}
+
+// Delivery is at least once: applying events again, in any batching,
+// changes nothing.
+func TestApplyIsIdempotent(t *testing.T) {
+	var l log
+	l.workspace(t, "w1", "alice")
+	for i := 0; i < 5; i++ {
+		l.link(t, fmt.Sprintf("l%d", i), "w1", t0.Add(time.Duration(i)*time.Second))
+	}
+	l.add(t, link.Stream("l1"), &link.Updated{LinkID: "l1", Changes: link.Patch{Name: domain.Some("renamed")}, At: t0.Add(time.Minute)})
+	l.add(t, link.Stream("l2"), &link.Archived{LinkID: "l2", At: t0.Add(time.Minute)})
+	l.add(t, link.Stream("l3"), &link.Deleted{LinkID: "l3", WorkspaceID: "w1", Code: "c-l3", At: t0.Add(time.Minute)})
+	for i := 0; i < 3; i++ {
+		l.add(t, click.Stream("l0"), &click.Recorded{ClickID: fmt.Sprint(i), LinkID: "l0", Timestamp: t0})
+	}
+
+	once := open(t)
+	apply(t, once, l.events)
+	twice := open(t)
+	apply(t, twice, l.events)
+	apply(t, twice, l.events)
+	for i := range l.events { // and one by one, with repeats
+		apply(t, twice, l.events[:i+1])
+	}
+	f := queries.LinkFilter{WorkspaceIDs: []string{"w1"}}
+	a, b := allLinks(t, once, f), allLinks(t, twice, f)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("re-applying changed the read model:\n%+v\n%+v", a, b)
+	}
+	if len(a) != 3 { // l0, l1, l4: l2 archived, l3 deleted
+		t.Fatalf("%d links, want 3", len(a))
+	}
+	got, ok, err := twice.Link(context.Background(), "l0")
+	if err != nil || !ok || got.Clicks != 3 {
+		t.Errorf("l0 clicks %d (%v %v), want 3", got.Clicks, ok, err)
+	}
+	if got, _, _ := twice.Link(context.Background(), "l1"); got.Name != "renamed" {
+		t.Errorf("l1 name %q", got.Name)
+	}
+	if _, ok, _ := twice.Link(context.Background(), "l3"); ok {
+		t.Errorf("a deleted link is readable")
+	}
+	if arch := allLinks(t, twice, queries.LinkFilter{WorkspaceIDs: []string{"w1"}, Archived: true}); len(arch) != 1 || arch[0].ID != "l2" {
+		t.Errorf("archived: %+v", arch)
+	}
+	cp, err := twice.Checkpoint(context.Background())
+	if err != nil || cp.Commit != l.pos {
+		t.Errorf("checkpoint %v %v, want %d", cp, err, l.pos)
+	}
+}
+
+// A project's deletion hides it; links keep their project until their own
+// update says otherwise (the command detaches them).
+func TestProjectAndMembers(t *testing.T) {
+	var l log
+	l.workspace(t, "w1", "alice")
+	l.add(t, workspace.Stream("w1"), &workspace.MemberAdded{WorkspaceID: "w1", UserID: "bob", Role: "member", At: t0})
+	l.add(t, project.Stream("p1"), &project.Created{ProjectID: "p1", WorkspaceID: "w1", Name: "P", Color: "#000000", At: t0})
+	l.add(t, project.Stream("p1"), &project.Deleted{ProjectID: "p1", WorkspaceID: "w1", At: t0})
+	l.add(t, workspace.Stream("w1"), &workspace.MemberRemoved{WorkspaceID: "w1", UserID: "bob", At: t0})
+	s := open(t)
+	apply(t, s, l.events)
+	ctx := context.Background()
+	if _, ok, _ := s.Project(ctx, "p1"); ok {
+		t.Errorf("deleted project readable")
+	}
+	if role, _ := s.Role(ctx, "w1", "bob"); role != "" {
+		t.Errorf("removed member has role %q", role)
+	}
+	if role, _ := s.Role(ctx, "w1", "alice"); role != "admin" {
+		t.Errorf("alice role %q", role)
+	}
+}
+
+// Pagination at the store: ties in created_at are broken by id, so cursor
+// walks stay exact even when many links share a timestamp.
+func TestPaginateWithTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var l log
+	l.workspace(t, "w1", "alice")
+	const n = 40
+	for i := 0; i < n; i++ {
+		// Only 6 distinct timestamps for 40 links.
+		l.link(t, fmt.Sprintf("l%d", rng.IntN(1000)*100+i), "w1", t0.Add(time.Duration(rng.IntN(6))*time.Second))
+	}
+	s := open(t)
+	apply(t, s, l.events)
+	ctx := context.Background()
+	for _, asc := range []bool{false, true} {
+		f := queries.LinkFilter{WorkspaceIDs: []string{"w1"}, Ascending: asc}
+		var want []string
+		for _, x := range allLinks(t, s, f) {
+			want = append(want, x.ID)
+		}
+		if len(want) != n {
+			t.Fatalf("%d links", len(want))
+		}
+		for size := 1; size <= 11; size++ {
+			var got []string
+			res, err := s.Links(ctx, f, queries.Page{Page: 1, PageSize: size})
+			for steps := 0; ; steps++ {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range res.Items {
+					got = append(got, x.ID)
+				}
+				if !res.HasNext || steps > n {
+					break
+				}
+				res, err = s.Links(ctx, f, queries.Page{PageSize: size, Cursor: res.NextCursor})
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("asc %v size %d: walk %v, want %v", asc, size, got, want)
+			}
+			// And back from the end.
+			var back []string
+			for res.HasPrev {
+				var ids []string
+				for _, x := range res.Items {
+					ids = append(ids, x.ID)
+				}
+				back = append(ids, back...)
+				res, err = s.Links(ctx, f, queries.Page{PageSize: size, Cursor: res.PrevCursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := len(res.Items) - 1; i >= 0; i-- {
+				back = append([]string{res.Items[i].ID}, back...)
+			}
+			if !reflect.DeepEqual(back, want) {
+				t.Fatalf("asc %v size %d: backward walk %v, want %v", asc, size, back, want)
+			}
+		}
+	}
+	if _, err := s.Links(ctx, queries.LinkFilter{WorkspaceIDs: []string{"w1"}}, queries.Page{PageSize: 5, Cursor: "bm90IGEgY3Vyc29y"}); err == nil {
+		t.Errorf("a foreign cursor was accepted")
+	}
+}
+
+// Events of a newer binary are skipped, not fatal.
+func TestUnknownEventsAreSkipped(t *testing.T) {
+	var l log
+	l.workspace(t, "w1", "alice")
+	l.events = append(l.events, eventstore.RecordedEvent{Stream: workspace.Stream("w1"), Version: 2,
+		Position: eventstore.Position{Commit: 99, Prepare: 99}, Type: "WorkspaceRecoloured", Data: []byte(`{}`), Time: t0})
+	s := open(t)
+	apply(t, s, l.events)
+	if w, ok, err := s.Workspace(context.Background(), "w1"); err != nil || !ok || w.Name != "w1" {
+		t.Fatalf("workspace after an unknown event: %+v %v %v", w, ok, err)
+	}
+	if v, ok, _ := s.AppliedVersion(context.Background(), workspace.Stream("w1")); !ok || v != 2 {
+		t.Errorf("applied version %d %v, want 2", v, ok)
+	}
+}
