@@ -62,7 +62,8 @@ type Redirector struct {
 	byID    map[string]string        // link id -> cache key
 	domains map[string]string        // host -> domain id ("" for none)
 
-	throttle *attempts
+	throttle    *attempts
+	defaultHost string // hostOnly(cfg.DefaultHost)
 }
 
 // NewRedirector builds the short-link server.
@@ -80,7 +81,8 @@ func NewRedirector(cfg RedirectConfig, src LinkSource, rec ClickRecorder, en *en
 		cfg: cfg, src: src, rec: rec, enricher: en, cipher: cipher, log: log,
 		now:   func() time.Time { return time.Now().UTC() },
 		links: map[string]*queries.Link{}, byID: map[string]string{}, domains: map[string]string{},
-		throttle: newAttempts(cfg.PasswordAttempts, cfg.PasswordWindow),
+		throttle:    newAttempts(cfg.PasswordAttempts, cfg.PasswordWindow),
+		defaultHost: hostOnly(cfg.DefaultHost),
 	}
 }
 
@@ -114,7 +116,7 @@ func hostOnly(h string) string {
 // "" for the default domain. ok is false for a host that is neither.
 func (rd *Redirector) domainOf(ctx context.Context, host string) (string, bool, error) {
 	h := hostOnly(host)
-	if h == "" || h == hostOnly(rd.cfg.DefaultHost) {
+	if h == "" || h == rd.defaultHost {
 		return "", true, nil
 	}
 	rd.mu.RLock()

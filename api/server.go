@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
@@ -264,9 +265,25 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 			defer cancel()
 			r = r.WithContext(ctx)
+		} else if s.redirect != nil && isCodePath(r.URL.Path) {
+			// Short links skip the router: they are most of the traffic.
+			switch r.Method {
+			case http.MethodGet, http.MethodHead, http.MethodPost:
+				s.redirect.ServeHTTP(w, r)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isCodePath reports whether path is "/<code>": one segment that is not a
+// path the listener serves itself.
+func isCodePath(path string) bool {
+	if len(path) < 2 || path[0] != '/' || strings.IndexByte(path[1:], '/') >= 0 {
+		return false
+	}
+	return !link.IsReservedCode(path[1:])
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

@@ -143,9 +143,12 @@ func save(ctx context.Context, s EventStore, stream string, agg pending, meta do
 }
 
 func appendEvents(ctx context.Context, s EventStore, stream string, expected eventstore.ExpectedVersion, meta domain.Metadata, events ...domain.Event) (Result, error) {
-	md, err := json.Marshal(meta)
-	if err != nil {
-		return Result{}, err
+	var md []byte
+	if meta != (domain.Metadata{}) {
+		var err error
+		if md, err = json.Marshal(meta); err != nil {
+			return Result{}, err
+		}
 	}
 	data := make([]eventstore.EventData, len(events))
 	for i, e := range events {

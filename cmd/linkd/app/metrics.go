@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,14 +16,15 @@ import (
 
 // metrics are linkd's Prometheus metrics, in a registry of their own.
 type metrics struct {
-	reg       *prometheus.Registry
-	appendDur prometheus.Histogram
-	appended  *prometheus.CounterVec
-	appendErr prometheus.Counter
-	requests  *prometheus.CounterVec
-	reqDur    *prometheus.HistogramVec
-	relayPos  prometheus.Gauge
-	relayPub  prometheus.Counter
+	categories sync.Map // category -> prometheus.Counter
+	reg        *prometheus.Registry
+	appendDur  prometheus.Histogram
+	appended   *prometheus.CounterVec
+	appendErr  prometheus.Counter
+	requests   *prometheus.CounterVec
+	reqDur     *prometheus.HistogramVec
+	relayPos   prometheus.Gauge
+	relayPub   prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -162,7 +164,7 @@ func (s *instrumented) Append(ctx context.Context, stream string, expected event
 	if err != nil {
 		s.m.appendErr.Inc()
 	} else {
-		s.m.appended.WithLabelValues(eventstore.Category(stream)).Add(float64(len(events)))
+		s.m.counter(eventstore.Category(stream)).Add(float64(len(events)))
 	}
 	return res, err
 }
@@ -186,4 +188,15 @@ func (m *metrics) watchRelay(ctx context.Context, r interface {
 			last = n
 		}
 	}
+}
+
+// counter returns the appended-events counter of a category, cached: the
+// label lookup is too slow for every click.
+func (m *metrics) counter(category string) prometheus.Counter {
+	if c, ok := m.categories.Load(category); ok {
+		return c.(prometheus.Counter)
+	}
+	c := m.appended.WithLabelValues(category)
+	m.categories.Store(category, c)
+	return c
 }
