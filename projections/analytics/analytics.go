@@ -1,47 +1,3 @@
-// Package analytics is the embedded, durable statistics projection: the read
-// model of the daily link and workspace statistics (queries.StatsReadModel)
-// when no ClickHouse is configured.
-//
-// It consumes the "clicks" category and keeps, in a Pebble database,
-// pre-aggregated daily records per (link, UTC day) and per (workspace, UTC
-// day): counters, breakdown maps and the day's unique visitors. A query reads
-// at most one record per day of its range and never scans clicks.
-//
-// # Writes
-//
-// Apply deduplicates the batch by (stream, version), aggregates its clicks in
-// memory per (scope, day), and commits one Pebble batch holding one merge
-// operand per touched (scope, day) (the delta of this batch), the new last
-// version of every touched stream, and the checkpoint. Records form a
-// commutative monoid (see record), so Pebble's merge operator adds the deltas
-// up in reads and compactions; the write needs no read of the old record.
-//
-// # Durability
-//
-// The data, the per-stream versions and the checkpoint are in one atomic
-// batch: after any crash the database holds a prefix of the committed
-// batches, each whole, so the checkpoint and the dedup state are never ahead
-// of (nor behind) the data they describe. By default the batch is committed
-// with pebble.Sync: when Apply returns nil the batch is on disk and survives
-// a crash of the process and of the machine. See Options.NoSync for the
-// cheaper mode and when it is safe.
-//
-// # Breakdowns
-//
-// Empty values (an unknown city, no referrer) are not counted in breakdown
-// maps; they still count in every total. Keys:
-//   - os_version: "<os> <version>" ("iOS 17.4"); the bare version when the OS
-//     is unknown; not counted without a version.
-//   - device_and_os: "<device_type> <os>" ("mobile iOS"); only when both are
-//     known.
-//   - app: only clicks with from_app true and a known app.
-//   - from_app: "true" or "false", always counted.
-//   - chrome_clicks, ios_clicks, android_clicks: browser "Chrome", OS "iOS",
-//     OS "Android" (ASCII case-insensitive).
-//   - scans_only counts clicks with qr true; clicks_only = total - scans_only.
-//
-// Unique visitors: see uniques.go (exact up to 2048 a day and scope, then a
-// HyperLogLog sketch with 0.81% relative standard error).
 package analytics
 
 import (
@@ -52,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,8 +103,9 @@ type Store struct {
 	applyMu    sync.Mutex
 	checkpoint eventstore.Position
 	versions   *versionCache
-	// scratch, reused by Apply.
-	agg map[string]*delta
+	// Apply's scratch space.
+	aggLink, aggWS *batchAgg
+	interners      []*interner // one per decoding goroutine
 
 	// checkpointView is checkpoint for readers that do not take applyMu.
 	checkpointView atomic.Pointer[eventstore.Position]
@@ -185,7 +143,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:      opts.Logger.With("component", "projections/analytics"),
 		wopts:    pebble.Sync,
 		versions: newVersionCache(opts.StreamCacheSize),
-		agg:      make(map[string]*delta),
+		aggLink:  newBatchAgg(),
+		aggWS:    newBatchAgg(),
 	}
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
@@ -293,12 +252,6 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 // because their JSON could not be read.
 func (s *Store) Undecodable() uint64 { return s.undecodable.Load() }
 
-// delta is the contribution of one batch to one (scope, day).
-type delta struct {
-	rec    record
-	hashes []uint64
-}
-
 // Apply applies a batch of events atomically; see the package comment.
 func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
 	if err := ctx.Err(); err != nil {
@@ -345,89 +298,66 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return nil // only duplicates
 	}
 
-	tDedup := time.Now()
 	// 2. Decode, on every core for big batches.
-	clicks, bad := decodeClicks(events, todo)
-	tDecode := time.Now()
-
-	// 3. Aggregate per (scope, day).
-	agg := s.agg
-	clear(agg)
-	var key []byte
-	add := func(k []byte, c *click.Recorded, ts int64, vh uint64, hasVisitor bool) {
-		d := agg[string(k)]
-		if d == nil {
-			d = &delta{}
-			agg[string(k)] = d
-		}
-		d.rec.addClick(c, ts)
-		if hasVisitor {
-			d.hashes = append(d.hashes, vh)
-		}
-	}
-	for j, i := range todo {
-		c := &clicks[j]
-		if bad[j] {
+	parsed := s.parseClicks(events, todo)
+	for j := range parsed {
+		if p := &parsed[j]; p.bad {
+			ev := &events[todo[j]]
 			s.undecodable.Add(1)
-			s.log.Warn("undecodable click skipped", "stream", events[i].Stream,
-				"version", events[i].Version, "position", events[i].Position.String())
-			continue
-		}
-		ev := &events[i]
-		t := c.Timestamp
-		if t.IsZero() {
-			t = ev.Time
-		}
-		ts, day := t.UnixNano(), clampDay(dayOf(t))
-		linkID := c.LinkID
-		if linkID == "" {
-			linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
-		}
-		var vh uint64
-		hasVisitor := c.Visitor != ""
-		if hasVisitor {
-			vh = visitorHash(c.Visitor)
-		}
-		key = dayKey(key[:0], tagLink, linkID, day)
-		add(key, c, ts, vh, hasVisitor)
-		if c.WorkspaceID != "" {
-			key = dayKey(key[:0], tagWS, c.WorkspaceID, day)
-			add(key, c, ts, vh, hasVisitor)
+			s.log.Warn("undecodable click skipped", "stream", ev.Stream,
+				"version", ev.Version, "position", ev.Position.String())
 		}
 	}
 
-	tAgg := time.Now()
-	defer func() { phases = fmt.Sprintf("dedup-end %v decode %v agg %v", tDedup, tDecode.Sub(tDedup), tAgg.Sub(tDecode)) }()
-	// 4. One atomic batch: deltas, stream versions, checkpoint.
+	// 3. Aggregate per (link, day) and per (workspace, day), one goroutine
+	// each, and encode each delta; keys come out sorted (all link keys sort
+	// before all workspace keys), which makes Pebble's memtable inserts
+	// cheaper.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.aggLink.run(parsed, tagLink)
+	}()
+	s.aggWS.run(parsed, tagWS)
+	wg.Wait()
+	defer s.aggLink.reset()
+	defer s.aggWS.reset()
+
+	// 4. One atomic batch: checkpoint, stream versions, deltas, added in
+	// ascending key order (Pebble inserts sorted keys into its memtable
+	// faster).
 	b := s.db.NewBatch()
 	defer b.Close()
-	var buf []byte
-	for k, d := range agg {
-		d.rec.uniq.addHashes(d.hashes)
-		buf = d.rec.encode(buf[:0])
-		if err := b.Merge([]byte(k), buf, nil); err != nil {
-			return fmt.Errorf("analytics: apply: %w", err)
-		}
-	}
 	var v [16]byte
-	for stream, ver := range next {
-		key = streamKey(key[:0], stream)
-		binary.BigEndian.PutUint64(v[:8], ver)
-		if err := b.Set(key, v[:8], nil); err != nil {
-			return fmt.Errorf("analytics: apply: %w", err)
-		}
-	}
 	binary.BigEndian.PutUint64(v[:8], top.Commit)
 	binary.BigEndian.PutUint64(v[8:], top.Prepare)
 	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
 		return fmt.Errorf("analytics: apply: %w", err)
 	}
-	t0 := time.Now()
-	defer func() { lastCommit = time.Since(t0) }()
+	streams := make([]string, 0, len(next))
+	for stream := range next {
+		streams = append(streams, stream)
+	}
+	slices.Sort(streams)
+	var key []byte
+	for _, stream := range streams {
+		key = streamKey(key[:0], stream)
+		binary.BigEndian.PutUint64(v[:8], next[stream])
+		if err := b.Set(key, v[:8], nil); err != nil {
+			return fmt.Errorf("analytics: apply: %w", err)
+		}
+	}
+	for _, agg := range []*batchAgg{s.aggLink, s.aggWS} {
+		for _, o := range agg.out {
+			if err := b.Merge(o.key, o.value, nil); err != nil {
+				return fmt.Errorf("analytics: apply: %w", err)
+			}
+		}
+	}
 	if err := b.Commit(s.wopts); err != nil {
 		return fmt.Errorf("analytics: apply: commit: %w", err)
 	}
-	clear(agg)
 
 	// 5. Only now that the batch is committed, remember it.
 	for stream, ver := range next {
@@ -464,37 +394,61 @@ func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool
 	return v, ok, nil
 }
 
-// decodeClicks decodes the events at todo; bad[j] tells that the j-th could
-// not be decoded. Such a click is skipped rather than failing the batch: a
-// failed batch is retried forever, and one corrupt event must not stop the
-// statistics of every link.
-func decodeClicks(events []eventstore.RecordedEvent, todo []int) (out []click.Recorded, bad []bool) {
-	out = make([]click.Recorded, len(todo))
-	bad = make([]bool, len(todo))
-	decode := func(lo, hi int) {
+// parsed is a decoded click with what aggregation needs.
+type parsed struct {
+	c       clickFields
+	bad     bool // undecodable: skipped
+	ts, day int64
+	linkID  string
+}
+
+// parseClicks decodes the events at todo, on every core for big batches. An
+// undecodable click is marked bad and skipped rather than failing the batch:
+// a failed batch is retried forever, and one corrupt event must not stop the
+// statistics of every link. Callers hold applyMu.
+func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []parsed {
+	out := make([]parsed, len(todo))
+	parse := func(lo, hi int, in *interner) {
 		for j := lo; j < hi; j++ {
-			if err := decodeClick(events[todo[j]].Data, &out[j]); err != nil {
-				bad[j] = true
+			p, ev := &out[j], &events[todo[j]]
+			if err := decodeClick(ev.Data, &p.c, in); err != nil {
+				p.bad = true
+				continue
+			}
+			t := p.c.Timestamp
+			if t.IsZero() {
+				t = ev.Time
+			}
+			p.ts, p.day = t.UnixNano(), clampDay(dayOf(t))
+			p.linkID = p.c.LinkID
+			if p.linkID == "" {
+				p.linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
 			}
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(todo) < 512 {
-		decode(0, len(todo))
-		return out, bad
+	if len(todo) < 512 {
+		workers = 1
+	}
+	for len(s.interners) < workers {
+		s.interners = append(s.interners, newInterner())
+	}
+	if workers == 1 {
+		parse(0, len(todo), s.interners[0])
+		return out
 	}
 	var wg sync.WaitGroup
 	per := (len(todo) + workers - 1) / workers
-	for lo := 0; lo < len(todo); lo += per {
+	for w, lo := 0, 0; lo < len(todo); w, lo = w+1, lo+per {
 		hi := min(lo+per, len(todo))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			decode(lo, hi)
+			parse(lo, hi, s.interners[w])
 		}()
 	}
 	wg.Wait()
-	return out, bad
+	return out
 }
 
 // Reset empties the read model, its dedup state and its checkpoint.
@@ -518,6 +472,7 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
 	s.versions.reset()
+	s.interners = nil
 	s.setCheckpoint(eventstore.Start)
 	return nil
 }
@@ -627,5 +582,3 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.log.Error(msg)
 	panic("analytics: pebble: " + msg)
 }
-var lastCommit time.Duration
-var phases string

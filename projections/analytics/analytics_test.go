@@ -19,6 +19,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
@@ -717,7 +718,11 @@ func TestReplayEquality(t *testing.T) {
 	}
 	rng.Shuffle(len(clicks), func(i, j int) { clicks[i], clicks[j] = clicks[j], clicks[i] })
 
-	es := newMemStore()
+	es, err := embedded.Open(embedded.Options{Dir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { es.Close() })
 	for _, c := range clicks {
 		data, _ := json.Marshal(c)
 		if _, err := es.Append(ctx, click.Stream(c.LinkID), eventstore.Any(), eventstore.EventData{Type: click.EventRecorded, Data: data}); err != nil {
@@ -729,7 +734,18 @@ func TestReplayEquality(t *testing.T) {
 			}
 		}
 	}
-	all, _ := es.ReadAll(ctx, eventstore.Start, 1<<30)
+	var all []eventstore.RecordedEvent
+	for pos := eventstore.Start; ; {
+		page, err := es.ReadAll(ctx, pos, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		pos = page[len(page)-1].Position
+	}
 
 	// Live: small batches of relevant events, with redeliveries.
 	live := openTest(t, t.TempDir(), Options{StreamCacheSize: 8}) // tiny cache: dedup reads the database

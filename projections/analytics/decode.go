@@ -9,26 +9,87 @@ import (
 	"github.com/linkd/linkd/domain/click"
 )
 
-// decodeClick reads a ClickRecorded body. JSON decoding is most of the cost
-// of a click, so the bodies linkd writes itself (a flat object with the
-// fields of click.Recorded, unescaped strings) take a fast path; anything else
-// (escapes, invalid UTF-8, unknown or differently cased fields, nested
-// values, syntax it does not expect) falls back to encoding/json, so the
-// result is always what json.Unmarshal gives (FuzzDecodeClick checks it).
-func decodeClick(data []byte, c *click.Recorded) error {
-	*c = click.Recorded{}
-	if fastDecodeClick(data, c) == nil {
+// clickFields is what the projection reads of a click: the fields of
+// click.Recorded that it counts, with the visitor reduced to its hash.
+type clickFields struct {
+	LinkID, WorkspaceID string
+	Timestamp           time.Time
+	QR, FromApp         bool
+	HasVisitor          bool
+	Visitor             uint64 // visitorHash of the visitor value, when HasVisitor
+	Browser, OS         string
+	OSVersion           string
+	DeviceType, App     string
+	Language, Referrer  string
+	Country, Continent  string
+	City                string
+}
+
+// fieldsOf takes the counted fields of a decoded click.
+func fieldsOf(c *click.Recorded) clickFields {
+	f := clickFields{
+		LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, Timestamp: c.Timestamp, QR: c.QR, FromApp: c.FromApp,
+		Browser: c.Browser, OS: c.OS, OSVersion: c.OSVersion, DeviceType: c.DeviceType, App: c.App,
+		Language: c.Language, Referrer: c.Referrer, Country: c.Country, Continent: c.Continent, City: c.City,
+	}
+	if c.Visitor != "" {
+		f.HasVisitor, f.Visitor = true, visitorHash(c.Visitor)
+	}
+	return f
+}
+
+// decodeClick reads the counted fields of a ClickRecorded body. JSON decoding
+// is the largest cost of a click, so the bodies linkd writes itself (a flat
+// object with the fields of click.Recorded) take a fast path that allocates
+// nothing for values seen before (in) and skips what is not counted;
+// anything else (surrogate escapes, invalid UTF-8, unknown or differently
+// cased fields, nested values, syntax it does not expect) falls back to
+// encoding/json. Either way the result is fieldsOf what json.Unmarshal gives,
+// and an error when json.Unmarshal fails (FuzzDecodeClick checks both).
+func decodeClick(data []byte, c *clickFields, in *interner) error {
+	*c = clickFields{}
+	if fastDecodeClick(data, c, in) == nil {
 		return nil
 	}
-	*c = click.Recorded{}
-	return json.Unmarshal(data, c)
+	var full click.Recorded
+	if err := json.Unmarshal(data, &full); err != nil {
+		*c = clickFields{}
+		return err
+	}
+	*c = fieldsOf(&full)
+	return nil
+}
+
+// interner returns one string per distinct value, so that the values of
+// clicks (browsers, countries, link ids) are not allocated again and again.
+// It forgets everything when it holds internMax values.
+type interner struct{ m map[string]string }
+
+const internMax = 1 << 16
+
+func newInterner() *interner { return &interner{m: make(map[string]string)} }
+
+func (in *interner) get(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok { // no allocation
+		return s
+	}
+	if len(in.m) >= internMax {
+		clear(in.m)
+	}
+	s := string(b)
+	in.m[s] = s
+	return s
 }
 
 var errSlowPath = errors.New("analytics: not on the fast path")
 
 type scanner struct {
-	b []byte
-	i int
+	b  []byte
+	i  int
+	in *interner
 }
 
 func (s *scanner) ws() {
@@ -164,7 +225,32 @@ func (s *scanner) str(dst *string) error {
 	if err != nil {
 		return err
 	}
-	*dst = string(b)
+	*dst = s.in.get(b)
+	return nil
+}
+
+// skipString checks a string or null that is not counted.
+func (s *scanner) skipString() error {
+	if s.literal("null") {
+		return nil
+	}
+	_, _, err := s.stringBytes()
+	return err
+}
+
+// visitor reads the visitor value as its hash.
+func (s *scanner) visitor(c *clickFields) error {
+	if s.literal("null") {
+		return nil
+	}
+	b, _, err := s.stringBytes()
+	if err != nil {
+		return err
+	}
+	c.HasVisitor, c.Visitor = len(b) > 0, 0
+	if c.HasVisitor {
+		c.Visitor = visitorHash(b)
+	}
 	return nil
 }
 
@@ -195,8 +281,8 @@ func (s *scanner) timestamp(dst *time.Time) error {
 	return nil
 }
 
-func fastDecodeClick(data []byte, c *click.Recorded) error {
-	s := scanner{b: data}
+func fastDecodeClick(data []byte, c *clickFields, in *interner) error {
+	s := scanner{b: data, in: in}
 	s.ws()
 	if s.peek() != '{' {
 		return errSlowPath
@@ -245,40 +331,26 @@ func (s *scanner) end() error {
 
 // field decodes the value of one known field. The switch on string(key) does
 // not allocate.
-func (s *scanner) field(key string, c *click.Recorded) error {
+func (s *scanner) field(key string, c *clickFields) error {
 	switch key {
-	case "click_id":
-		return s.str(&c.ClickID)
 	case "link_id":
 		return s.str(&c.LinkID)
 	case "workspace_id":
 		return s.str(&c.WorkspaceID)
-	case "project_id":
-		return s.str(&c.ProjectID)
-	case "domain_id":
-		return s.str(&c.DomainID)
-	case "code":
-		return s.str(&c.Code)
 	case "timestamp":
 		return s.timestamp(&c.Timestamp)
-	case "source":
-		return s.str(&c.Source)
 	case "qr":
 		return s.boolean(&c.QR)
 	case "visitor":
-		return s.str(&c.Visitor)
+		return s.visitor(c)
 	case "browser":
 		return s.str(&c.Browser)
-	case "browser_version":
-		return s.str(&c.BrowserVersion)
 	case "os":
 		return s.str(&c.OS)
 	case "os_version":
 		return s.str(&c.OSVersion)
 	case "device_type":
 		return s.str(&c.DeviceType)
-	case "device":
-		return s.str(&c.Device)
 	case "from_app":
 		return s.boolean(&c.FromApp)
 	case "app":
@@ -287,31 +359,18 @@ func (s *scanner) field(key string, c *click.Recorded) error {
 		return s.str(&c.Language)
 	case "referrer":
 		return s.str(&c.Referrer)
-	case "referrer_url":
-		return s.str(&c.ReferrerURL)
 	case "country":
 		return s.str(&c.Country)
 	case "continent":
 		return s.str(&c.Continent)
 	case "city":
 		return s.str(&c.City)
-	case "region":
-		return s.str(&c.Region)
-	case "destination":
-		return s.str(&c.Destination)
-	case "tracking_id":
-		return s.str(&c.TrackingID)
+	case "click_id", "project_id", "domain_id", "code", "source", "browser_version",
+		"device", "referrer_url", "region", "destination", "tracking_id":
+		return s.skipString()
 	case "tracking_expires_at":
-		if s.literal("null") {
-			c.TrackingExpiresAt = nil
-			return nil
-		}
-		t := new(time.Time)
-		if err := s.timestamp(t); err != nil {
-			return err
-		}
-		c.TrackingExpiresAt = t
-		return nil
+		var t time.Time
+		return s.timestamp(&t) // checked, as encoding/json would
 	default:
 		return errSlowPath
 	}

@@ -35,12 +35,12 @@ func TestDecodeClickFastPathKnowsEveryField(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(c)
-	var got click.Recorded
-	if err := fastDecodeClick(data, &got); err != nil {
+	var got clickFields
+	if err := fastDecodeClick(data, &got, newInterner()); err != nil {
 		t.Fatalf("fast path refused linkd's own JSON: %s", data)
 	}
-	if !reflect.DeepEqual(got, c) {
-		t.Errorf("got %+v\nwant %+v", got, c)
+	if want := fieldsOf(&c); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
 
@@ -66,13 +66,14 @@ func TestDecodeClickMatchesEncodingJSON(t *testing.T) {
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			var want, got click.Recorded
-			wantErr := json.Unmarshal([]byte(in), &want)
-			gotErr := decodeClick([]byte(in), &got)
+			var full click.Recorded
+			var got clickFields
+			wantErr := json.Unmarshal([]byte(in), &full)
+			gotErr := decodeClick([]byte(in), &got, newInterner())
 			if (wantErr == nil) != (gotErr == nil) {
 				t.Fatalf("error %v, encoding/json says %v", gotErr, wantErr)
 			}
-			if wantErr == nil && !reflect.DeepEqual(got, want) {
+			if want := fieldsOf(&full); wantErr == nil && !reflect.DeepEqual(got, want) {
 				t.Errorf("got %+v\nwant %+v", got, want)
 			}
 		})
@@ -88,16 +89,17 @@ func FuzzDecodeClick(f *testing.F) {
 		b, _ := json.Marshal(c)
 		f.Add(b)
 	}
+	in := newInterner()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var fast click.Recorded
-		if fastDecodeClick(data, &fast) != nil {
+		var fast clickFields
+		if fastDecodeClick(data, &fast, in) != nil {
 			return
 		}
-		var want click.Recorded
-		if err := json.Unmarshal(data, &want); err != nil {
+		var full click.Recorded
+		if err := json.Unmarshal(data, &full); err != nil {
 			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, data)
 		}
-		if !reflect.DeepEqual(fast, want) {
+		if want := fieldsOf(&full); !reflect.DeepEqual(fast, want) {
 			t.Fatalf("fast %+v\nwant %+v\nfor %q", fast, want, data)
 		}
 	})
@@ -107,9 +109,10 @@ func BenchmarkDecodeClick(b *testing.B) {
 	g := newBenchGen(1000, true, 1)
 	events := g.batch(1000)
 	b.Run("fast", func(b *testing.B) {
-		var c click.Recorded
+		var c clickFields
+		in := newInterner()
 		for i := 0; b.Loop(); i++ {
-			if err := decodeClick(events[i%len(events)].Data, &c); err != nil {
+			if err := decodeClick(events[i%len(events)].Data, &c, in); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -3,7 +3,6 @@ package analytics
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -56,37 +55,6 @@ func dayKey(dst []byte, tag byte, id string, day int64) []byte {
 
 func dayOfKey(k []byte) int64 {
 	return int64(binary.BigEndian.Uint32(k[len(k)-4:])) - 1<<31
-}
-
-// merger adds up record deltas. Records form a commutative monoid, so the
-// direction of a merge does not matter. Its name is stored by Pebble and must
-// not change while the encoding stays compatible.
-var merger = &pebble.Merger{
-	Name: "linkd.analytics.record.v1",
-	Merge: func(key, value []byte) (pebble.ValueMerger, error) {
-		r, _, err := decodeRecord(value, false)
-		if err != nil {
-			return nil, err
-		}
-		return &recordMerger{r: r}, nil
-	},
-}
-
-type recordMerger struct{ r *record }
-
-func (m *recordMerger) add(value []byte) error {
-	o, _, err := decodeRecord(value, false)
-	if err != nil {
-		return err
-	}
-	m.r.merge(o)
-	return nil
-}
-
-func (m *recordMerger) MergeNewer(value []byte) error { return m.add(value) }
-func (m *recordMerger) MergeOlder(value []byte) error { return m.add(value) }
-func (m *recordMerger) Finish(bool) ([]byte, io.Closer, error) {
-	return m.r.encode(nil), nil, nil
 }
 
 func getUint64(db *pebble.DB, key []byte) (uint64, bool, error) {

@@ -1,15 +1,14 @@
 package analytics
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"cmp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -72,7 +71,19 @@ const recordFormat = 1
 
 // addClick counts one click whose time is ts (Unix nanoseconds). Its visitor
 // is counted by the caller.
-func (r *record) addClick(c *click.Recorded, ts int64) {
+func (r *record) addClick(c *clickFields, ts int64) {
+	r.addCounters(c, ts)
+	breakdowns(c, func(m int, a, b string) {
+		if b != "" {
+			a += " " + b
+		}
+		r.entries = append(r.entries, entry{m: uint8(m), key: a, n: 1})
+		r.dirty = true
+	})
+}
+
+// addCounters counts one click in everything but the breakdowns.
+func (r *record) addCounters(c *clickFields, ts int64) {
 	if r.workspaceID == "" {
 		r.workspaceID = c.WorkspaceID
 	}
@@ -95,40 +106,41 @@ func (r *record) addClick(c *click.Recorded, ts int64) {
 	case strings.EqualFold(c.OS, "Android"):
 		r.android++
 	}
-	r.inc(mapOS, c.OS)
+}
+
+// breakdowns calls f with every breakdown key the click counts under: the
+// key is a, or a + " " + b when b is not empty. Empty values (unknown) are
+// not counted.
+func breakdowns(c *clickFields, f func(m int, a, b string)) {
+	one := func(m int, v string) {
+		if v != "" {
+			f(m, v, "")
+		}
+	}
+	one(mapOS, c.OS)
 	switch {
 	case c.OSVersion == "":
 	case c.OS == "":
-		r.inc(mapOSVersion, c.OSVersion)
+		f(mapOSVersion, c.OSVersion, "")
 	default:
-		r.inc(mapOSVersion, c.OS+" "+c.OSVersion)
+		f(mapOSVersion, c.OS, c.OSVersion)
 	}
-	r.inc(mapCity, c.City)
-	r.inc(mapLanguage, c.Language)
-	r.inc(mapBrowser, c.Browser)
-	r.inc(mapCountry, c.Country)
-	r.inc(mapContinent, c.Continent)
+	one(mapCity, c.City)
+	one(mapLanguage, c.Language)
+	one(mapBrowser, c.Browser)
+	one(mapCountry, c.Country)
+	one(mapContinent, c.Continent)
 	if c.DeviceType != "" && c.OS != "" {
-		r.inc(mapDeviceAndOS, c.DeviceType+" "+c.OS)
+		f(mapDeviceAndOS, c.DeviceType, c.OS)
 	}
 	if c.FromApp {
-		r.inc(mapApp, c.App)
-		r.inc(mapFromApp, "true")
+		one(mapApp, c.App)
+		f(mapFromApp, "true", "")
 	} else {
-		r.inc(mapFromApp, "false")
+		f(mapFromApp, "false", "")
 	}
-	r.inc(mapDeviceType, c.DeviceType)
-	r.inc(mapReferrer, c.Referrer)
-}
-
-// inc counts one click under key; empty keys (unknown values) are not
-// counted in breakdowns.
-func (r *record) inc(m int, key string) {
-	if key == "" {
-		return
-	}
-	r.entries = append(r.entries, entry{m: uint8(m), key: key, n: 1})
-	r.dirty = true
+	one(mapDeviceType, c.DeviceType)
+	one(mapReferrer, c.Referrer)
 }
 
 // normalize sorts the entries and adds up equal ones.
@@ -150,7 +162,9 @@ func (r *record) normalize() {
 	r.entries = out
 }
 
-// merge adds o to r.
+// merge adds o to r. It defines what adding records means; Pebble's merger
+// does the same on encoded bytes (mergeEncoded), and TestMergeEncoded holds
+// the two together.
 func (r *record) merge(o *record) {
 	if r.workspaceID == "" {
 		r.workspaceID = o.workspaceID

@@ -49,7 +49,7 @@ type uniques struct {
 // 64-bit finalizer of MurmurHash3 so that every output bit depends on every
 // input bit (HyperLogLog uses the top bits for the register and the rest for
 // the rank). It is fixed forever: stored sets and sketches depend on it.
-func visitorHash(s string) uint64 {
+func visitorHash[T string | []byte](s T) uint64 {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
@@ -78,7 +78,8 @@ func hllAdd(regs []byte, h uint64) {
 	}
 }
 
-// addSorted adds the hashes of hs (any order, duplicates allowed) to u.
+// addHashes adds the hashes of hs (any order, duplicates allowed; sorted in
+// place) to u.
 func (u *uniques) addHashes(hs []uint64) {
 	if len(hs) == 0 {
 		return
