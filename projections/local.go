@@ -21,7 +21,12 @@ import (
 type LocalOptions struct {
 	// MaxBatch bounds the events of one delivery (default 4096).
 	MaxBatch int
-	Logger   *slog.Logger
+	// Linger is how long a delivery waits for more events once LingerAfter
+	// events were already waiting (defaults 5 ms and 16; a negative Linger
+	// turns it off).
+	Linger      time.Duration
+	LingerAfter int
+	Logger      *slog.Logger
 }
 
 // LocalRunner feeds projectors in process. For each projector a feeder reads
@@ -47,6 +52,12 @@ type entry struct {
 func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOptions) *LocalRunner {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 4096
+	}
+	if opts.Linger == 0 {
+		opts.Linger = 5 * time.Millisecond
+	}
+	if opts.LingerAfter <= 0 {
+		opts.LingerAfter = 16
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -178,20 +189,50 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		if Relevant(e.p, first.ev.Stream) {
 			batch = append(batch, first.ev)
 		}
+		n := 1
+		take := func(it item) error {
+			if it.err != nil {
+				return it.err
+			}
+			n++
+			last = it.ev.Position
+			if Relevant(e.p, it.ev.Stream) {
+				batch = append(batch, it.ev)
+			}
+			return nil
+		}
 	drain:
-		for n := 1; n < r.opts.MaxBatch; n++ {
+		for n < r.opts.MaxBatch {
 			select {
 			case it := <-ch:
-				if it.err != nil {
-					return it.err
-				}
-				last = it.ev.Position
-				if Relevant(e.p, it.ev.Stream) {
-					batch = append(batch, it.ev)
+				if err := take(it); err != nil {
+					return err
 				}
 			default:
 				break drain
 			}
+		}
+		// Under load (several events were already waiting), wait a little
+		// for more: one transaction for many events costs far less than
+		// many small ones. A lone event goes at once, so a quiet system
+		// answers writes without delay.
+		if n >= r.opts.LingerAfter && n < r.opts.MaxBatch && r.opts.Linger > 0 {
+			timer := time.NewTimer(r.opts.Linger)
+		linger:
+			for n < r.opts.MaxBatch {
+				select {
+				case it := <-ch:
+					if err := take(it); err != nil {
+						timer.Stop()
+						return err
+					}
+				case <-timer.C:
+					break linger
+				case <-ctx.Done():
+					break linger
+				}
+			}
+			timer.Stop()
 		}
 		if len(batch) > 0 {
 			if err := r.pubsub.Publish(topic, bus.EncodeBatch(batch)); err != nil {

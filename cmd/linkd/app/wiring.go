@@ -22,7 +22,11 @@ func openStats(ctx context.Context, cfg Config, log *slog.Logger) (statsProjecti
 	if cfg.ClickHouseDSN != "" {
 		return openClickHouse(ctx, cfg, log)
 	}
-	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), analytics.Options{})
+	// In process the feeder resumes after the checkpoint, which is written
+	// in the same batch as the data, so a batch lost with the process is
+	// simply fed again: no fsync per batch is needed. Kafka acknowledges
+	// what was applied, so there every batch is synced.
+	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), analytics.Options{NoSync: cfg.KafkaBrokers == "", Logger: log})
 }
 
 // newRunner feeds the projections in process, or through Kafka when
