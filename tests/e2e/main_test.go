@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linkd/linkd/internal/chtest"
 )
 
 var binary string
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	chtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/analytics"
+	"github.com/linkd/linkd/projections/clickhouse"
 )
 
 // openStats opens the statistics projection: ClickHouse when configured,
@@ -59,4 +60,9 @@ func newLimiter() limiter { return limiter{ratelimit.New()} }
 func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) api.RateDecision {
 	d := l.l.Allow(key, limit, per, now)
 	return api.RateDecision{Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter}
+}
+
+// openClickHouse opens the ClickHouse statistics projection.
+func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
+	return clickhouse.Open(ctx, cfg.ClickHouseDSN, clickhouse.Options{Logger: log})
 }

@@ -1,0 +1,543 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Apply writes a batch: the new clicks (with their daily aggregates and
+// breakdowns), the new states of the links it changes, then the
+// checkpoint. Events already applied are skipped. When it returns nil every
+// row is in ClickHouse and visible to queries. After an error the next call
+// first recovers (see the package comment).
+func (p *Projection) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if p.needRecovery {
+		if err := p.recoverLocked(ctx); err != nil {
+			return fmt.Errorf("clickhouse: recover: %w", err)
+		}
+	}
+	p.pending = p.pending[:0]
+	if err := p.applyLocked(ctx, events); err != nil {
+		p.needRecovery = true
+		return fmt.Errorf("clickhouse: apply: %w", err)
+	}
+	p.pending = p.pending[:0]
+	return nil
+}
+
+func (p *Projection) applyLocked(ctx context.Context, events []eventstore.RecordedEvent) error {
+	var (
+		clickEvents, linkEvents []eventstore.RecordedEvent
+		last                    = p.checkpoint
+	)
+	for _, ev := range events {
+		if last.Less(ev.Position) {
+			last = ev.Position
+		}
+		switch {
+		case strings.HasPrefix(ev.Stream, click.StreamPrefix):
+			clickEvents = append(clickEvents, ev)
+		case strings.HasPrefix(ev.Stream, link.StreamPrefix):
+			linkEvents = append(linkEvents, ev)
+		}
+	}
+	if err := p.applyClicks(ctx, clickEvents); err != nil {
+		return err
+	}
+	if err := p.applyLinks(ctx, linkEvents); err != nil {
+		return err
+	}
+	p.checkpoint = last
+	if p.opts.CheckpointEvery < 0 || time.Since(p.savedAt) >= p.opts.CheckpointEvery {
+		return p.saveCheckpoint(ctx)
+	}
+	return nil
+}
+
+// applyClicks inserts the clicks not applied yet, unit by unit.
+func (p *Projection) applyClicks(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(events))
+	for _, ev := range events {
+		ids = append(ids, strings.TrimPrefix(ev.Stream, click.StreamPrefix))
+	}
+	marks, err := p.clickMarksOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	// Which events are new clicks: each link's clicks come in click_seq
+	// order, so a click is new when it is above the link's mark.
+	var fresh []int
+	for i, ev := range events {
+		if ev.Type != click.EventRecorded || int64(ev.Version) <= marks[ids[i]] {
+			continue // not a click, or applied already
+		}
+		marks[ids[i]] = int64(ev.Version)
+		fresh = append(fresh, i)
+	}
+	decoded := make([]*click.Recorded, len(fresh))
+	parallel(len(fresh), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			ev := events[fresh[j]]
+			e, err := domain.DecodeEvent(ev.Type, ev.Data)
+			if err != nil {
+				// A poison event must not stop the projection: it
+				// is skipped, every time it comes, and logged.
+				p.log.Warn("clickhouse projection: undecodable click skipped",
+					"stream", ev.Stream, "version", ev.Version, "err", err)
+				continue
+			}
+			decoded[j] = e.(*click.Recorded)
+		}
+	})
+	rows := make([]clickRow, 0, len(fresh))
+	for j, i := range fresh {
+		if decoded[j] != nil {
+			rows = append(rows, newClickRow(events[i], ids[i], decoded[j]))
+		}
+	}
+	for _, unit := range splitUnits(rows, p.opts.MaxInsertRows) {
+		id := p.nextInsertID
+		p.nextInsertID++
+		for i := range unit {
+			unit[i].insertID = id
+		}
+		// Count the breakdowns while the server takes the clicks.
+		var byLink, byWorkspace *breakdownRows
+		counted := make(chan struct{})
+		go func() {
+			defer close(counted)
+			byLink, byWorkspace = aggregateBreakdown(unit, id)
+		}()
+		err := p.insertClicks(ctx, unit, id)
+		<-counted
+		if err != nil {
+			return err
+		}
+		// The two breakdown tables are independent targets: one round
+		// trip for both.
+		linkQuery, wsQuery := p.queryID(tLinkBreakdown+inputSuffix, id), p.queryID(tWorkspaceBreakdown+inputSuffix, id)
+		wsErr := make(chan error, 1)
+		go func() { wsErr <- p.insertBreakdown(ctx, tWorkspaceBreakdown, byWorkspace, wsQuery) }()
+		err = p.insertBreakdown(ctx, tLinkBreakdown, byLink, linkQuery)
+		if err := errors.Join(err, <-wsErr); err != nil {
+			return err
+		}
+	}
+	for id, m := range marks {
+		p.clickMarks.put(id, m)
+	}
+	return nil
+}
+
+// parallel runs f over [0, n) in GOMAXPROCS parts at once (one part when n
+// is small).
+func parallel(n int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 1024 || workers < 2 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += step {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+step, n))
+	}
+	wg.Wait()
+}
+
+func (p *Projection) queryID(table string, insertID uint64) string {
+	id := "linkd-" + p.run + "-" + table + "-" + strconv.FormatUint(insertID, 10)
+	p.pending = append(p.pending, id)
+	return id
+}
+
+var clickInsert = tableByName(tClicks).columnList()
+
+func (p *Projection) insertClicks(ctx context.Context, rows []clickRow, insertID uint64) error {
+	cols := make([]any, len(clickColumns))
+	for i, c := range clickColumns {
+		cols[i] = c.values(rows)
+	}
+	return p.insertColumns(ctx, tClicks, clickInsert, cols, p.queryID(tClicks, insertID))
+}
+
+// insertBreakdown writes breakdown rows through the input table of target.
+func (p *Projection) insertBreakdown(ctx context.Context, target string, b *breakdownRows, queryID string) error {
+	if len(b.key) == 0 {
+		return nil
+	}
+	key := "link_id"
+	if target == tWorkspaceBreakdown {
+		key = "workspace_id"
+	}
+	return p.insertColumns(ctx, target+inputSuffix, key+", "+breakdownInsertColumns, b.columns(), queryID)
+}
+
+// insertColumns is one INSERT, column by column, under InsertTimeout.
+func (p *Projection) insertColumns(ctx context.Context, table, columns string, cols []any, queryID string) error {
+	ctx, release := insertContext(ctx, p.opts.InsertTimeout)
+	defer release()
+	if queryID != "" {
+		ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(queryID))
+	}
+	b, err := p.conn.PrepareBatch(ctx, "INSERT INTO "+p.tbl(table)+" ("+columns+")")
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	defer b.Close()
+	for i, c := range cols {
+		if err := b.Column(i).Append(c); err != nil {
+			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	return nil
+}
+
+// insertContext bounds an INSERT by timeout, like context.WithTimeout, but
+// its release function does not cancel it: Done closes only when the
+// timeout passes or the parent ends. clickhouse-go (v2.50) watches the
+// context of batch.Send from a goroutine that closes the TCP connection when
+// the context is done, and stops that goroutine without waiting for it: a
+// context cancelled right after Send could close the connection after it went
+// back to the pool, under another query (seen as "use of closed network
+// connection" in a concurrent INSERT).
+func insertContext(parent context.Context, timeout time.Duration) (context.Context, func()) {
+	c := &deadlineCtx{Context: parent, deadline: time.Now().Add(timeout), done: make(chan struct{})}
+	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
+		c.deadline = d
+	}
+	timer := time.AfterFunc(time.Until(c.deadline), func() { c.finish(context.DeadlineExceeded) })
+	stop := context.AfterFunc(parent, func() { c.finish(parent.Err()) })
+	return c, func() {
+		timer.Stop()
+		stop()
+	}
+}
+
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+	once     sync.Once
+	mu       sync.Mutex
+	err      error
+}
+
+func (c *deadlineCtx) finish(err error) {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(c.done)
+	})
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *deadlineCtx) Done() <-chan struct{}       { return c.done }
+func (c *deadlineCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// clickMarksOf returns the highest click_seq applied of each link (-1 for
+// none), from the cache or else from link_clicks_daily.
+func (p *Projection) clickMarksOf(ctx context.Context, ids []string) (map[string]int64, error) {
+	marks := make(map[string]int64)
+	var missing []string
+	for _, id := range ids {
+		if _, ok := marks[id]; ok {
+			continue
+		}
+		if m, ok := p.clickMarks.get(id); ok {
+			marks[id] = m
+			continue
+		}
+		marks[id] = -1
+		missing = append(missing, id)
+	}
+	err := p.forChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
+		rows, err := p.conn.Query(ctx, "SELECT link_id, maxMerge(max_click_seq) FROM "+p.tbl(tLinkDaily)+
+			" WHERE link_id IN ("+in+") GROUP BY link_id", args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				id  string
+				seq uint64
+			)
+			if err := rows.Scan(&id, &seq); err != nil {
+				return err
+			}
+			marks[id] = int64(seq)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load click marks: %w", err)
+	}
+	return marks, nil
+}
+
+// forChunks runs fn for the ids in chunks, with "?, ?, ..." placeholders for
+// an IN list: ClickHouse 18.16 uses the primary key for IN with literals,
+// not for has(array, column).
+func (p *Projection) forChunks(ctx context.Context, ids []string, fn func(ctx context.Context, in string, args []any) error) error {
+	const chunk = 1000
+	for len(ids) > 0 {
+		n := min(len(ids), chunk)
+		args := make([]any, n)
+		for i := range n {
+			args[i] = ids[i]
+		}
+		qctx, cancel := context.WithTimeout(ctx, p.opts.QueryTimeout)
+		err := fn(qctx, strings.TrimSuffix(strings.Repeat("?, ", n), ", "), args)
+		cancel()
+		if err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (p *Projection) writeCheckpoint(ctx context.Context, pos eventstore.Position) error {
+	cols := []any{
+		[]string{ProjectionName}, []uint64{pos.Commit}, []uint64{pos.Prepare}, []time.Time{time.Now().UTC()},
+	}
+	err := p.insertColumns(ctx, tCheckpoint, "projection, commit_position, prepare_position, updated_at", cols, "")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (p *Projection) readCheckpoint(ctx context.Context) (eventstore.Position, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.QueryTimeout)
+	defer cancel()
+	rows, err := p.conn.Query(ctx, "SELECT commit_position, prepare_position FROM "+p.tbl(tCheckpoint)+
+		" WHERE projection = ? ORDER BY commit_position DESC, prepare_position DESC LIMIT 1", ProjectionName)
+	if err != nil {
+		return eventstore.Start, fmt.Errorf("read checkpoint: %w", err)
+	}
+	defer rows.Close()
+	var pos eventstore.Position
+	if rows.Next() {
+		if err := rows.Scan(&pos.Commit, &pos.Prepare); err != nil {
+			return eventstore.Start, fmt.Errorf("read checkpoint: %w", err)
+		}
+	}
+	return pos, rows.Err()
+}
+
+// linkRow is a row of the links table: the state of a link after the event
+// of version version.
+type linkRow struct {
+	id, code, domainID, name, workspaceID, projectID, originalURL string
+	createdAt, updatedAt                                          time.Time
+	archived, deleted                                             bool
+	version, position                                             uint64
+}
+
+const linkColumns = "link_id, code, domain_id, name, workspace_id, project_id, original_url, created_at, updated_at, archived, deleted, version, event_position"
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func second(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// applyLinks writes the new state of every link the events change: one row
+// per link and batch, its version the last event's.
+func (p *Projection) applyLinks(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(events))
+	for _, ev := range events {
+		ids = append(ids, strings.TrimPrefix(ev.Stream, link.StreamPrefix))
+	}
+	states, err := p.linksOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var (
+		changed   []string
+		isChanged = map[string]bool{}
+	)
+	for i, ev := range events {
+		id := ids[i]
+		st := states[id]
+		if st != nil && ev.Version <= st.version {
+			continue // applied already
+		}
+		e, err := domain.DecodeEvent(ev.Type, ev.Data)
+		if err != nil {
+			if !errors.Is(err, domain.ErrUnknownEvent) {
+				p.log.Warn("clickhouse projection: undecodable link event skipped",
+					"stream", ev.Stream, "version", ev.Version, "err", err)
+			}
+			continue
+		}
+		next := linkRow{id: id}
+		if st != nil {
+			next = *st
+		}
+		switch e := e.(type) {
+		case *link.Created:
+			next = linkRow{
+				id: id, code: e.Code, domainID: str(e.DomainID), name: e.Name,
+				workspaceID: e.WorkspaceID, projectID: str(e.ProjectID), originalURL: e.OriginalURL,
+				createdAt: second(e.At), updatedAt: second(e.At),
+			}
+		case *link.Updated:
+			c := e.Changes
+			if c.WorkspaceID.Set {
+				next.workspaceID = c.WorkspaceID.V
+			}
+			if c.ProjectID.Set {
+				next.projectID = c.ProjectID.V
+			}
+			if c.OriginalURL.Set {
+				next.originalURL = c.OriginalURL.V
+			}
+			if c.Code.Set {
+				next.code = c.Code.V
+			}
+			if c.Name.Set {
+				next.name = c.Name.V
+			}
+			next.updatedAt = second(e.At)
+		case *link.Archived:
+			next.archived, next.updatedAt = true, second(e.At)
+		case *link.Unarchived:
+			next.archived, next.updatedAt = false, second(e.At)
+		case *link.Deleted:
+			next.deleted, next.updatedAt = true, second(e.At)
+			if next.workspaceID == "" {
+				next.workspaceID = e.WorkspaceID
+			}
+			if next.code == "" {
+				next.code = e.Code
+			}
+			if next.domainID == "" {
+				next.domainID = str(e.DomainID)
+			}
+		default:
+			continue // a link event this table does not show
+		}
+		next.version, next.position = ev.Version, ev.Position.Commit
+		if !isChanged[id] {
+			isChanged[id] = true
+			changed = append(changed, id)
+		}
+		states[id] = &next
+	}
+	if len(changed) > 0 {
+		n := len(changed)
+		var (
+			idc, code, dom, name, ws, proj, url = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			created, updated                    = make([]time.Time, n), make([]time.Time, n)
+			archived, deleted                   = make([]uint8, n), make([]uint8, n)
+			version, position                   = make([]uint64, n), make([]uint64, n)
+		)
+		for i, id := range changed {
+			r := states[id]
+			idc[i], code[i], dom[i], name[i], ws[i], proj[i], url[i] = r.id, r.code, r.domainID, r.name, r.workspaceID, r.projectID, r.originalURL
+			created[i], updated[i] = r.createdAt, r.updatedAt
+			archived[i], deleted[i] = b2u(r.archived), b2u(r.deleted)
+			version[i], position[i] = r.version, r.position
+		}
+		cols := []any{idc, code, dom, name, ws, proj, url, created, updated, archived, deleted, version, position}
+		if err := p.insertColumns(ctx, tLinks, linkColumns, cols, ""); err != nil {
+			return err
+		}
+	}
+	for id, st := range states {
+		p.links.put(id, st)
+	}
+	return nil
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// linksOf returns the latest row of each link, nil for links never seen.
+func (p *Projection) linksOf(ctx context.Context, ids []string) (map[string]*linkRow, error) {
+	out := make(map[string]*linkRow)
+	var missing []string
+	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue
+		}
+		if r, ok := p.links.get(id); ok {
+			out[id] = r
+			continue
+		}
+		out[id] = nil
+		missing = append(missing, id)
+	}
+	err := p.forChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
+		rows, err := p.conn.Query(ctx, "SELECT "+linkColumns+" FROM "+p.tbl(tLinks)+
+			" WHERE link_id IN ("+in+") ORDER BY version DESC LIMIT 1 BY link_id", args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				r                 linkRow
+				archived, deleted uint8
+			)
+			if err := rows.Scan(&r.id, &r.code, &r.domainID, &r.name, &r.workspaceID, &r.projectID, &r.originalURL,
+				&r.createdAt, &r.updatedAt, &archived, &deleted, &r.version, &r.position); err != nil {
+				return err
+			}
+			r.archived, r.deleted = archived == 1, deleted == 1
+			r.createdAt, r.updatedAt = r.createdAt.UTC(), r.updatedAt.UTC()
+			out[r.id] = &r
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load links: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,531 @@
+package clickhouse
+
+// Benchmarks (docs/benchmarks-clickhouse.md has the commands and results):
+//
+//	BenchmarkProject        ClickRecorded events through Apply, batches of 8192
+//	BenchmarkRawInsert      the same rows into a bare MergeTree: the baseline
+//	BenchmarkApplyToVisible Apply of a small batch until LinkDaily shows it
+//	BenchmarkQueries10M     30-day LinkDaily / WorkspaceDaily on 10 million
+//	                        clicks; opt-in: LINKD_BENCH_10M=1
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/chtest"
+)
+
+// benchGen makes realistic click events: Zipf-distributed links, each in
+// one of the workspaces, times spread over days, visitors from a large
+// Zipf-distributed pool, enrichment fields from lists of realistic size.
+type benchGen struct {
+	r          *rand.Rand
+	linkZipf   *rand.Zipf
+	visZipf    *rand.Zipf
+	links      int
+	workspaces int
+	start      time.Time
+	span       time.Duration
+	total      int // clicks over the span
+	n          int // clicks made
+	seqs       []uint64
+	pos        uint64
+	cities     []string
+}
+
+func newBenchGen(seed uint64, links, workspaces, total int, start time.Time, days int) *benchGen {
+	r := rand.New(rand.NewPCG(seed, 2))
+	g := &benchGen{
+		r:          r,
+		linkZipf:   rand.NewZipf(r, 1.1, 10, uint64(links-1)),
+		visZipf:    rand.NewZipf(r, 1.05, 1, 5_000_000),
+		links:      links,
+		workspaces: workspaces,
+		start:      start,
+		span:       time.Duration(days) * 24 * time.Hour,
+		total:      total,
+		seqs:       make([]uint64, links),
+	}
+	for i := range 500 {
+		g.cities = append(g.cities, "City "+strconv.Itoa(i))
+	}
+	return g
+}
+
+var (
+	benchOS        = []string{"iOS", "Android", "Windows", "macOS", "Linux", "ChromeOS", ""}
+	benchVersions  = []string{"17.4", "17.5", "16.7", "14", "13", "10", "10.15.7", ""}
+	benchBrowsers  = []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "Instagram", "Facebook", "Opera"}
+	benchDevices   = []string{"mobile", "desktop", "tablet"}
+	benchLangs     = []string{"en", "pt", "de", "fr", "es", "it", "ja", "zh", "ru", "pl", "nl", ""}
+	benchReferrers = []string{"", "google.com", "t.co", "facebook.com", "instagram.com", "linkedin.com", "news.ycombinator.com", "reddit.com"}
+	benchCountries = []string{"US", "BR", "DE", "FR", "GB", "IN", "JP", "ES", "IT", "CA", "MX", "NL", "PL", "SE", "AU", "AR", "CO", "PT", "TR", "ID", ""}
+	benchApps      = []string{"Instagram", "Facebook", "TikTok", "LinkedIn", "Twitter"}
+	continentOf    = map[string]string{"US": "NA", "CA": "NA", "MX": "NA", "BR": "SA", "AR": "SA", "CO": "SA",
+		"IN": "AS", "JP": "AS", "ID": "AS", "TR": "AS", "AU": "OC"}
+)
+
+func (g *benchGen) linkID(i int) string      { return fmt.Sprintf("lnk%07d", i) }
+func (g *benchGen) workspaceOf(i int) string { return fmt.Sprintf("ws%03d", i%g.workspaces) }
+
+// next makes n events, in time order.
+func (g *benchGen) next(n int) []eventstore.RecordedEvent {
+	out := make([]eventstore.RecordedEvent, 0, n)
+	for range n {
+		li := int(g.linkZipf.Uint64())
+		id := g.linkID(li)
+		ts := g.start.Add(time.Duration(float64(g.span) * float64(g.n) / float64(g.total)))
+		g.n++
+		pick := func(vals []string) string { return vals[g.r.IntN(len(vals))] }
+		country := pick(benchCountries)
+		cont := continentOf[country]
+		if cont == "" && country != "" {
+			cont = "EU"
+		}
+		fromApp := g.r.IntN(6) == 0
+		app := ""
+		if fromApp {
+			app = pick(benchApps)
+		}
+		city := ""
+		if g.r.IntN(3) > 0 {
+			city = g.cities[int(math.Sqrt(float64(g.r.IntN(len(g.cities)*len(g.cities)))))]
+		}
+		c := click.Recorded{
+			ClickID:        uuid.NewString(),
+			LinkID:         id,
+			WorkspaceID:    g.workspaceOf(li),
+			ProjectID:      "prj" + strconv.Itoa(li%7),
+			Code:           "c" + strconv.Itoa(li),
+			Timestamp:      ts,
+			Source:         click.SourceRedirect,
+			QR:             g.r.IntN(5) == 0,
+			Visitor:        fmt.Sprintf("%032x", g.visZipf.Uint64()),
+			Browser:        pick(benchBrowsers),
+			BrowserVersion: "126.0.0.0",
+			OS:             pick(benchOS),
+			OSVersion:      pick(benchVersions),
+			DeviceType:     pick(benchDevices),
+			Device:         "iPhone",
+			FromApp:        fromApp,
+			App:            app,
+			Language:       pick(benchLangs),
+			Referrer:       pick(benchReferrers),
+			ReferrerURL:    "https://example.org/some/page",
+			Country:        country,
+			Continent:      cont,
+			City:           city,
+			Destination:    "https://example.com/landing?utm_source=linkd",
+		}
+		data, err := json.Marshal(&c)
+		if err != nil {
+			panic(err)
+		}
+		g.pos++
+		out = append(out, eventstore.RecordedEvent{
+			ID: uuid.New(), Stream: click.Stream(id), Version: g.seqs[li],
+			Position: eventstore.Position{Commit: g.pos, Prepare: g.pos},
+			Type:     click.EventRecorded, Data: data, Time: ts,
+		})
+		g.seqs[li]++
+	}
+	return out
+}
+
+const benchBatch = 8192
+
+// BenchmarkProject measures Apply throughput of ClickRecorded events, and
+// in the same run the bare insert of the same rows (BenchmarkRawInsert's
+// work) as the baseline. One op is one batch of 8192 clicks.
+func BenchmarkProject(b *testing.B) {
+	ctx := testCtx(b, 30*time.Minute)
+	dsn := chtest.DSN(b)
+	p, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	g := newBenchGen(1, 20_000, 20, (b.N+1)*benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
+	batches := make([][]eventstore.RecordedEvent, b.N)
+	for i := range batches {
+		batches[i] = g.next(benchBatch)
+	}
+	b.ResetTimer()
+	m := startCPU(dsn)
+	for i := range b.N {
+		if err := p.Apply(ctx, batches[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.report(b, b.N*benchBatch)
+}
+
+// BenchmarkRawInsert inserts the same rows as BenchmarkProject into a bare
+// MergeTree copy of clicks (no views, no breakdowns, no dedup, no
+// checkpoint): the ceiling the projection is measured against.
+func BenchmarkRawInsert(b *testing.B) {
+	ctx := testCtx(b, 30*time.Minute)
+	dsn := chtest.DSN(b)
+	p, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	t := tableByName(tClicks)
+	t.name = "clicks_raw"
+	if err := p.ensureTable(ctx, t); err != nil {
+		b.Fatal(err)
+	}
+	g := newBenchGen(1, 20_000, 20, (b.N+1)*benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
+	units := make([][]clickRow, b.N)
+	for i := range units {
+		for _, ev := range g.next(benchBatch) {
+			var c click.Recorded
+			if err := json.Unmarshal(ev.Data, &c); err != nil {
+				b.Fatal(err)
+			}
+			units[i] = append(units[i], newClickRow(ev, c.LinkID, &c))
+		}
+	}
+	b.ResetTimer()
+	m := startCPU(dsn)
+	for i := range b.N {
+		cols := make([]any, len(clickColumns))
+		for j, c := range clickColumns {
+			cols[j] = c.values(units[i])
+		}
+		if err := p.insertColumns(ctx, "clicks_raw", clickInsert, cols, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.report(b, b.N*benchBatch)
+}
+
+// cpuMeter measures a benchmark's wall time and the CPU time it costs, in
+// this process and in the ClickHouse server (when exactly one
+// clickhouse-server runs here): the machine is shared, so wall-clock
+// throughput depends on the load; CPU per click does much less.
+type cpuMeter struct {
+	wall      time.Time
+	self, srv time.Duration
+	pid       int
+}
+
+func startCPU(dsn string) *cpuMeter {
+	m := &cpuMeter{wall: time.Now(), pid: serverPID(dsn)}
+	m.self, m.srv = selfCPU(), procCPU(m.pid)
+	return m
+}
+
+func (m *cpuMeter) report(b *testing.B, clicks int) {
+	el := time.Since(m.wall)
+	b.StopTimer()
+	self, srv := selfCPU()-m.self, procCPU(m.pid)-m.srv
+	b.ReportMetric(float64(clicks)/el.Seconds(), "clicks/s")
+	b.ReportMetric(float64(self.Microseconds())/float64(clicks), "client-cpu-us/click")
+	if m.pid > 0 {
+		b.ReportMetric(float64(srv.Microseconds())/float64(clicks), "server-cpu-us/click")
+		// Clicks per second of CPU (client and server together): what
+		// one idle core would do; the load of the machine matters less.
+		b.ReportMetric(float64(clicks)/(self+srv).Seconds(), "clicks/cpu-s")
+	}
+	if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
+		b.ReportMetric(v, "loadavg")
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU time of process pid (all threads), from /proc.
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	// fields after the command: state is f[0]; utime, stime are f[11], f[12]
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond // USER_HZ = 100
+}
+
+// serverPID finds the clickhouse-server process of dsn: the one whose
+// config file names the DSN's port, or the only one running; else 0.
+func serverPID(dsn string) int {
+	port := ""
+	if opts, err := clickhouse.ParseDSN(dsn); err == nil && len(opts.Addr) > 0 {
+		if _, p, err := net.SplitHostPort(opts.Addr[0]); err == nil {
+			port = p
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	var found []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(cmd), "clickhouse-server") {
+			continue
+		}
+		found = append(found, pid)
+		for _, arg := range strings.Split(string(cmd), "\x00") {
+			if cfg, ok := strings.CutPrefix(arg, "--config-file="); ok && port != "" {
+				if data, err := os.ReadFile(cfg); err == nil && strings.Contains(string(data), "<tcp_port>"+port+"</tcp_port>") {
+					return pid
+				}
+			}
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return 0
+}
+
+// BenchmarkApplyToVisible: one op applies a batch of 100 clicks of one link
+// and reads LinkDaily until the last one shows: the time from Apply to
+// visible in the aggregates (Apply is synchronous, so one read suffices).
+func BenchmarkApplyToVisible(b *testing.B) {
+	ctx := testCtx(b, 10*time.Minute)
+	p, err := Open(ctx, chtest.DSN(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	g := newBenchGen(3, 1, 1, (b.N+1)*100, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1)
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		batch := g.next(100)
+		t0 := time.Now()
+		if err := p.Apply(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			d, err := p.LinkDaily(ctx, g.linkID(0), day, day)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(d) == 1 && d[0].TotalClicks == int64((i+1)*100) {
+				break
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	q := func(f float64) float64 {
+		return float64(lat[min(len(lat)-1, int(f*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(0.5), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// bench10MDSN is the DSN of the database that keeps the 10 million clicks
+// between runs: LINKD_BENCH_DB (default linkd_bench_10m) on the server of
+// LINKD_TEST_CLICKHOUSE_DSN.
+func bench10MDSN(b *testing.B) string {
+	if os.Getenv("LINKD_BENCH_10M") != "1" {
+		b.Skip("set LINKD_BENCH_10M=1 to load 10 million clicks (minutes) and time the 30-day queries")
+	}
+	base := os.Getenv(chtest.EnvDSN)
+	if base == "" {
+		b.Skip("the 10M benchmarks keep their data between runs: start scripts/clickhouse-test-server.sh and export " + chtest.EnvDSN)
+	}
+	opts, err := clickhouse.ParseDSN(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := os.Getenv("LINKD_BENCH_DB")
+	if db == "" {
+		db = "linkd_bench_10m"
+	}
+	return fmt.Sprintf("clickhouse://%s:%s@%s/%s", opts.Auth.Username, opts.Auth.Password, opts.Addr[0], db)
+}
+
+// BenchmarkQueries10M loads 10 million clicks through the projector (30 days,
+// 20,000 links over 20 workspaces, Zipf) unless the database holds them
+// already, then times 30-day LinkDaily and WorkspaceDaily. Opt-in:
+// LINKD_BENCH_10M=1.
+func BenchmarkQueries10M(b *testing.B) {
+	dsn := bench10MDSN(b)
+	ctx := testCtx(b, 2*time.Hour)
+	p, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+
+	const total, links, workspaces = 10_000_000, 20_000, 20
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var have uint64
+	if err := p.conn.QueryRow(ctx, "SELECT count() FROM "+p.tbl(tClicks)).Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	if have != total {
+		if err := p.Reset(ctx); err != nil {
+			b.Fatal(err)
+		}
+		g := newBenchGen(10, links, workspaces, total, start, 30)
+		batches := make(chan []eventstore.RecordedEvent, 4) // generated ahead, in parallel
+		go func() {
+			defer close(batches)
+			for done := 0; done < total; done += benchBatch {
+				batches <- g.next(min(benchBatch, total-done))
+			}
+		}()
+		m := startCPU(dsn)
+		for done := 0; done < total; done += benchBatch {
+			if err := p.Apply(ctx, <-batches); err != nil {
+				b.Fatal(err)
+			}
+			if done%1_000_000 < benchBatch {
+				b.Logf("loaded %d clicks in %v", done, time.Since(m.wall).Round(time.Second))
+			}
+		}
+		b.Logf("loaded %d clicks in %v (%.0f clicks/s, load average now %s)", total, time.Since(m.wall).Round(time.Second),
+			float64(total)/time.Since(m.wall).Seconds(), loadavg())
+	}
+	from, to := start, start.AddDate(0, 0, 29)
+
+	// The busiest link and workspace, and a link of median traffic.
+	var hotLink, hotWS, midLink string
+	var hotLinkN, hotWSN, midLinkN uint64
+	if err := p.conn.QueryRow(ctx, "SELECT link_id, sum(clicks) AS n FROM "+p.tbl(tLinkDaily)+
+		" GROUP BY link_id ORDER BY n DESC LIMIT 1").Scan(&hotLink, &hotLinkN); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.conn.QueryRow(ctx, "SELECT workspace_id, sum(clicks) AS n FROM "+p.tbl(tWorkspaceDaily)+
+		" GROUP BY workspace_id ORDER BY n DESC LIMIT 1").Scan(&hotWS, &hotWSN); err != nil {
+		b.Fatal(err)
+	}
+	var nLinks uint64
+	if err := p.conn.QueryRow(ctx, "SELECT uniqExact(link_id) FROM "+p.tbl(tLinkDaily)).Scan(&nLinks); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.conn.QueryRow(ctx, "SELECT link_id, n FROM (SELECT link_id, sum(clicks) AS n FROM "+p.tbl(tLinkDaily)+
+		" GROUP BY link_id ORDER BY n) LIMIT 1 OFFSET ?", nLinks/2).Scan(&midLink, &midLinkN); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d links clicked; busiest link %s: %d clicks; median link %s: %d clicks; busiest workspace %s: %d clicks",
+		nLinks, hotLink, hotLinkN, midLink, midLinkN, hotWS, hotWSN)
+
+	for _, bc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"LinkDaily/busiest", func() error { _, err := p.LinkDaily(ctx, hotLink, from, to); return err }},
+		{"LinkDaily/median", func() error { _, err := p.LinkDaily(ctx, midLink, from, to); return err }},
+		{"WorkspaceDaily/busiest", func() error { _, err := p.WorkspaceDaily(ctx, hotWS, from, to); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for range b.N {
+				t0 := time.Now()
+				if err := bc.run(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
+				b.ReportMetric(v, "loadavg")
+			}
+		})
+	}
+}
+
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(data))[0]
+}
+
+// BenchmarkStartup opens the projection on the 10M database: schema check
+// and recovery scan (opt-in like BenchmarkQueries10M, after it).
+func BenchmarkStartup(b *testing.B) {
+	dsn := bench10MDSN(b)
+	ctx := testCtx(b, 10*time.Minute)
+	var lat []time.Duration
+	for range b.N {
+		t0 := time.Now()
+		p, err := Open(ctx, dsn, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+		p.Close()
+	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkAggregateBreakdown: the projector's share of the breakdowns, per
+// batch of 8192 clicks (no server).
+func BenchmarkAggregateBreakdown(b *testing.B) {
+	g := newBenchGen(1, 20_000, 20, benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
+	var rows []clickRow
+	for _, ev := range g.next(benchBatch) {
+		var c click.Recorded
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, newClickRow(ev, c.LinkID, &c))
+	}
+	b.ResetTimer()
+	c0 := selfCPU()
+	for range b.N {
+		aggregateBreakdown(rows, 1)
+	}
+	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
+}
+
+// BenchmarkDecodeClicks: decoding ClickRecorded JSON, per batch of 8192.
+func BenchmarkDecodeClicks(b *testing.B) {
+	g := newBenchGen(1, 20_000, 20, benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
+	evs := g.next(benchBatch)
+	b.ResetTimer()
+	c0 := selfCPU()
+	for range b.N {
+		for _, ev := range evs {
+			var c click.Recorded
+			if err := json.Unmarshal(ev.Data, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
+}

@@ -1,0 +1,281 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/internal/chtest"
+)
+
+// docQuery is a query of docs/analytics.md: a ```sql block whose first line
+// is "-- test: <name>".
+type docQuery struct{ name, sql string }
+
+var docBlock = regexp.MustCompile("(?s)```sql\n-- test: ([a-z_]+)\n(.*?)```")
+
+func documentedQueries(t *testing.T) []docQuery {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/analytics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docQuery
+	for _, m := range docBlock.FindAllStringSubmatch(string(data), -1) {
+		out = append(out, docQuery{name: m[1], sql: strings.TrimSpace(m[2])})
+	}
+	return out
+}
+
+// TestDocumentedQueries runs every analyst query of docs/analytics.md on
+// data loaded through the projector and compares its rows with the same
+// question answered in Go from the raw clicks.
+func TestDocumentedQueries(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	conn := rawConn(t, p, dsn)
+
+	var serverToday time.Time
+	if err := conn.QueryRow(ctx, "SELECT today()").Scan(&serverToday); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Date(serverToday.Year(), serverToday.Month(), serverToday.Day(), 0, 0, 0, 0, time.UTC)
+	if now := time.Now().UTC(); now.Format(time.DateOnly) != today.Format(time.DateOnly) || now.Hour() == 23 && now.Minute() >= 58 {
+		t.Skip("too close to midnight UTC: the server's today() and the test's would differ")
+	}
+
+	// Links of ws_demo (one deleted later) and of another workspace.
+	l := newEventLog()
+	created := today.AddDate(0, 0, -20)
+	links := map[string]struct{ ws, code, name string }{
+		"lnk_demo": {"ws_demo", "demo", "Demo launch"},
+		"lnk_b":    {"ws_demo", "bee", "Newsletter"},
+		"lnk_c":    {"ws_demo", "sea", "Podcast"},
+		"lnk_gone": {"ws_demo", "gone", "Old promo"},
+		"lnk_x":    {"ws_other", "x", "Elsewhere"},
+	}
+	ids := []string{"lnk_demo", "lnk_b", "lnk_c", "lnk_gone", "lnk_x"}
+	for _, id := range ids {
+		ln := links[id]
+		l.add(link.Stream(id), linkCreated(id, ln.ws, ln.code, ln.name, created))
+	}
+	var rename link.Patch
+	rename.Name.Set, rename.Name.V = true, "Newsletter (May)"
+	l.add(link.Stream("lnk_b"), &link.Updated{LinkID: "lnk_b", Changes: rename, At: created.Add(time.Hour)})
+
+	// Clicks over the last ten days, today included, in time order.
+	countries := []string{"US", "BR", "DE", "US", "FR", "", "US"}
+	referrers := []string{"google.com", "", "t.co", "google.com", "news.ycombinator.com"}
+	weights := map[string]int{"lnk_demo": 5, "lnk_b": 3, "lnk_c": 2, "lnk_gone": 2, "lnk_x": 3}
+	start := today.AddDate(0, 0, -9)
+	n := 0
+	for it, ts := 0, start; ts.Before(today.Add(time.Duration(time.Now().UTC().Hour()) * time.Hour)); it, ts = it+1, ts.Add(47*time.Minute) {
+		for k, id := range ids {
+			if (it+k)%7 >= weights[id] {
+				continue
+			}
+			n++
+			l.click(click.Recorded{
+				ClickID: fmt.Sprint("c", n), LinkID: id, WorkspaceID: links[id].ws, Code: links[id].code,
+				Timestamp: ts.Add(time.Duration(n%40) * time.Second), Source: click.SourceRedirect,
+				QR: n%4 == 0, Visitor: fmt.Sprintf("%032x", n%13), Country: countries[n%len(countries)],
+				Referrer: referrers[n%len(referrers)], DeviceType: "mobile", OS: "iOS",
+			})
+		}
+	}
+	l.add(link.Stream("lnk_gone"), &link.Deleted{LinkID: "lnk_gone", WorkspaceID: "ws_demo", Code: "gone", At: today})
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	clicks := l.clicks()
+	day := func(c click.Recorded) time.Time { return c.Timestamp.UTC().Truncate(24 * time.Hour) }
+	date := func(t time.Time) string { return t.Format(time.DateOnly) }
+	inWS := func(c click.Recorded) bool { return c.WorkspaceID == "ws_demo" }
+	byKey := func(keep func(c click.Recorded) bool, key func(c click.Recorded) string) map[string]int {
+		m := map[string]int{}
+		for _, c := range clicks {
+			if keep(c) {
+				m[key(c)]++
+			}
+		}
+		return m
+	}
+	// rowsByCount sorts "key, count" rows by count descending, then key.
+	rowsByCount := func(m map[string]int, limit int) [][]string {
+		var rows [][]string
+		for k, v := range m {
+			rows = append(rows, []string{k, fmt.Sprint(v)})
+		}
+		sort.Slice(rows, func(i, j int) bool {
+			if rows[i][1] != rows[j][1] {
+				return len(rows[i][1]) > len(rows[j][1]) || len(rows[i][1]) == len(rows[j][1]) && rows[i][1] > rows[j][1]
+			}
+			return rows[i][0] < rows[j][0]
+		})
+		if limit > 0 && len(rows) > limit {
+			rows = rows[:limit]
+		}
+		return rows
+	}
+	sorted := func(m map[string][]string) [][]string {
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var rows [][]string
+		for _, k := range keys {
+			rows = append(rows, append([]string{k}, m[k]...))
+		}
+		return rows
+	}
+	last30 := func(c click.Recorded) bool { return !day(c).Before(today.AddDate(0, 0, -30)) }
+
+	want := map[string][][]string{
+		"clicks_by_country_last_week": rowsByCount(byKey(func(c click.Recorded) bool {
+			return inWS(c) && !day(c).Before(today.AddDate(0, 0, -7)) && day(c).Before(today)
+		}, func(c click.Recorded) string { return c.Country }), 0),
+		"top_links": func() [][]string {
+			var rows [][]string
+			for _, r := range rowsByCount(byKey(func(c click.Recorded) bool { return inWS(c) && last30(c) },
+				func(c click.Recorded) string { return c.LinkID }), 10) {
+				name := links[r[0]].name
+				if r[0] == "lnk_b" {
+					name = "Newsletter (May)"
+				}
+				rows = append(rows, []string{r[0], name, links[r[0]].code, r[1]})
+			}
+			return rows
+		}(),
+		"qr_vs_direct": func() [][]string {
+			m := map[string][]string{}
+			qr, direct := map[string]int{}, map[string]int{}
+			for _, c := range clicks {
+				if inWS(c) && last30(c) {
+					if c.QR {
+						qr[date(day(c))]++
+					} else {
+						direct[date(day(c))]++
+					}
+					m[date(day(c))] = nil
+				}
+			}
+			for d := range m {
+				m[d] = []string{fmt.Sprint(qr[d]), fmt.Sprint(direct[d])}
+			}
+			return sorted(m)
+		}(),
+		"hourly_curve": func() [][]string {
+			m := map[string][]string{}
+			for k, v := range byKey(func(c click.Recorded) bool {
+				return c.LinkID == "lnk_demo" && !day(c).Before(today.AddDate(0, 0, -1))
+			}, func(c click.Recorded) string { return c.Timestamp.UTC().Truncate(time.Hour).Format(time.DateTime) }) {
+				m[k] = []string{fmt.Sprint(v)}
+			}
+			return sorted(m)
+		}(),
+		"unique_visitors_per_day": func() [][]string {
+			visitors := map[string]map[string]bool{}
+			total := map[string]int{}
+			for _, c := range clicks {
+				if c.LinkID == "lnk_demo" && last30(c) {
+					d := date(day(c))
+					if visitors[d] == nil {
+						visitors[d] = map[string]bool{}
+					}
+					visitors[d][c.Visitor] = true
+					total[d]++
+				}
+			}
+			m := map[string][]string{}
+			for d, v := range visitors {
+				m[d] = []string{fmt.Sprint(len(v)), fmt.Sprint(total[d])}
+			}
+			return sorted(m)
+		}(),
+		"top_referrers": rowsByCount(byKey(func(c click.Recorded) bool { return inWS(c) && last30(c) && c.Referrer != "" },
+			func(c click.Recorded) string { return c.Referrer }), 10),
+		"clicks_of_deleted_links": rowsByCount(byKey(func(c click.Recorded) bool { return c.LinkID == "lnk_gone" },
+			func(c click.Recorded) string { return c.LinkID }), 0),
+	}
+
+	queries := documentedQueries(t)
+	if len(queries) < 5 {
+		t.Fatalf("docs/analytics.md has %d tested queries, want at least 5", len(queries))
+	}
+	seen := map[string]bool{}
+	for _, q := range queries {
+		seen[q.name] = true
+		t.Run(q.name, func(t *testing.T) {
+			exp, ok := want[q.name]
+			if !ok {
+				t.Fatalf("no expected result for documented query %q: add one to this test", q.name)
+			}
+			if len(exp) == 0 {
+				t.Fatalf("the test data gives %q no rows: it proves nothing", q.name)
+			}
+			got := queryStrings(t, ctx, conn, q.sql)
+			if !reflect.DeepEqual(got, exp) {
+				t.Errorf("%s\n got %v\nwant %v", q.sql, got, exp)
+			}
+		})
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("expected result for %q, but docs/analytics.md has no such query", name)
+		}
+	}
+}
+
+// queryStrings runs q and renders every value as a string (dates as
+// YYYY-MM-DD, times as YYYY-MM-DD hh:mm:ss).
+func queryStrings(t *testing.T, ctx context.Context, conn driver.Conn, q string) [][]string {
+	t.Helper()
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	types := rows.ColumnTypes()
+	var out [][]string
+	for rows.Next() {
+		dest := make([]any, len(types))
+		for i, ct := range types {
+			dest[i] = reflect.New(ct.ScanType()).Interface()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(dest))
+		for i, d := range dest {
+			v := reflect.ValueOf(d).Elem().Interface()
+			switch x := v.(type) {
+			case time.Time:
+				if types[i].DatabaseTypeName() == "Date" {
+					row[i] = x.UTC().Format(time.DateOnly)
+				} else {
+					row[i] = x.UTC().Format(time.DateTime)
+				}
+			default:
+				row[i] = fmt.Sprint(x)
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

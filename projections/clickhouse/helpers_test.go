@@ -1,0 +1,219 @@
+package clickhouse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/queries"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+// testCtx bounds a test: an INSERT that 18.16 does not like can hang until
+// the deadline.
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func openTest(t testing.TB, ctx context.Context, dsn string) *Projection {
+	t.Helper()
+	p, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// eventLog builds recorded events as an event store would: versions per
+// stream from 0, positions increasing.
+type eventLog struct {
+	events   []eventstore.RecordedEvent
+	versions map[string]uint64
+	pos      uint64
+}
+
+func newEventLog() *eventLog { return &eventLog{versions: map[string]uint64{}} }
+
+func (l *eventLog) add(stream string, e domain.Event) eventstore.RecordedEvent {
+	typ, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		panic(err)
+	}
+	v, ok := l.versions[stream]
+	if ok {
+		v++
+	}
+	l.versions[stream] = v
+	l.pos += 10
+	ev := eventstore.RecordedEvent{
+		ID:       uuid.New(),
+		Stream:   stream,
+		Version:  v,
+		Position: eventstore.Position{Commit: l.pos, Prepare: l.pos},
+		Type:     typ,
+		Data:     data,
+		Time:     time.Now().UTC(),
+	}
+	l.events = append(l.events, ev)
+	return ev
+}
+
+func (l *eventLog) click(c click.Recorded) eventstore.RecordedEvent {
+	return l.add(click.Stream(c.LinkID), &c)
+}
+
+// clicksOnly returns the ClickRecorded payloads of the log, for reference
+// counts.
+func (l *eventLog) clicks() []click.Recorded {
+	var out []click.Recorded
+	for _, ev := range l.events {
+		if ev.Type != click.EventRecorded {
+			continue
+		}
+		var c click.Recorded
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			panic(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// memStore is the part of eventstore.Store that Replay uses, over a slice.
+type memStore struct {
+	eventstore.Store // nil: the methods Replay does not call panic
+	events           []eventstore.RecordedEvent
+}
+
+func (s *memStore) Head(context.Context) (eventstore.Position, error) {
+	if len(s.events) == 0 {
+		return eventstore.Start, nil
+	}
+	return s.events[len(s.events)-1].Position, nil
+}
+
+func (s *memStore) ReadAll(_ context.Context, after eventstore.Position, max int) ([]eventstore.RecordedEvent, error) {
+	var out []eventstore.RecordedEvent
+	for _, ev := range s.events {
+		if after.Less(ev.Position) {
+			out = append(out, ev)
+			if len(out) == max {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) Close() error { return errors.New("not implemented") }
+
+// expectedDaily counts raw clicks exactly, the reference the read model must
+// equal. keep selects the clicks (one link, one workspace).
+func expectedDaily(clicks []click.Recorded, from, to string, keep func(c *click.Recorded) bool, linkID string) []queries.DailyStats {
+	byDay := map[string]*queries.DailyStats{}
+	visitors := map[string]map[string]bool{}
+	inc := func(m *map[string]int64, k string) {
+		if k == "" {
+			return
+		}
+		(*m)[k]++
+	}
+	for i := range clicks {
+		c := &clicks[i]
+		if !keep(c) {
+			continue
+		}
+		ts := c.Timestamp.UTC().Truncate(time.Second)
+		day := ts.Format(time.DateOnly)
+		if day < from || day > to {
+			continue
+		}
+		d := byDay[day]
+		if d == nil {
+			d = &queries.DailyStats{
+				Date: day, LinkID: linkID, WorkspaceID: c.WorkspaceID, FirstClick: ts, LastUpdated: ts,
+				OS: map[string]int64{}, OSVersion: map[string]int64{}, City: map[string]int64{},
+				Language: map[string]int64{}, Browser: map[string]int64{}, Country: map[string]int64{},
+				Continent: map[string]int64{}, DeviceAndOS: map[string]int64{}, App: map[string]int64{},
+				DeviceType: map[string]int64{}, FromApp: map[string]int64{}, Referrer: map[string]int64{},
+			}
+			byDay[day] = d
+			visitors[day] = map[string]bool{}
+		}
+		d.TotalClicks++
+		if c.Visitor != "" {
+			visitors[day][c.Visitor] = true
+		}
+		if c.QR {
+			d.QRScans++
+		} else {
+			d.DirectClicks++
+		}
+		if strings.EqualFold(c.Browser, "chrome") {
+			d.ChromeClicks++
+		}
+		switch strings.ToLower(c.OS) {
+		case "ios":
+			d.IOSClicks++
+		case "android":
+			d.AndroidClicks++
+		}
+		if ts.Before(d.FirstClick) {
+			d.FirstClick = ts
+		}
+		if ts.After(d.LastUpdated) {
+			d.LastUpdated = ts
+		}
+		inc(&d.OS, c.OS)
+		switch {
+		case c.OS != "" && c.OSVersion != "":
+			inc(&d.OSVersion, c.OS+" "+c.OSVersion)
+		default:
+			inc(&d.OSVersion, c.OSVersion)
+		}
+		inc(&d.City, c.City)
+		inc(&d.Language, c.Language)
+		inc(&d.Browser, c.Browser)
+		inc(&d.Country, c.Country)
+		inc(&d.Continent, c.Continent)
+		if c.DeviceType != "" && c.OS != "" {
+			inc(&d.DeviceAndOS, c.DeviceType+" "+c.OS)
+		}
+		if c.FromApp {
+			inc(&d.App, c.App)
+		}
+		inc(&d.DeviceType, c.DeviceType)
+		inc(&d.FromApp, fmt.Sprint(c.FromApp))
+		inc(&d.Referrer, c.Referrer)
+	}
+	var out []queries.DailyStats
+	for day, d := range byDay {
+		d.UniqueVisitors = int64(len(visitors[day]))
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Date < out[j].Date })
+	return out
+}
+
+func linkCreated(id, ws, code, name string, at time.Time) *link.Created {
+	return &link.Created{
+		LinkID: id, Code: code, At: at,
+		Attributes: link.Attributes{WorkspaceID: ws, Name: name, OriginalURL: "https://example.com/" + code},
+	}
+}

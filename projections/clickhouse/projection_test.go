@@ -1,0 +1,769 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/queries"
+)
+
+// testLinks: link -> workspace.
+var testLinks = []struct{ id, ws string }{
+	{"la", "w1"}, {"lb", "w1"}, {"lc", "w1"}, {"ld", "w2"}, {"le", "w2"}, {"lf", "w3"},
+}
+
+// genClicks makes n varied clicks over the links, from start over days
+// days, in time order (as click streams record them).
+func genClicks(l *eventLog, n int, seed uint64, start time.Time, days int) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
+	step := time.Duration(days) * 24 * time.Hour / time.Duration(n)
+	for i := range n {
+		ln := testLinks[r.IntN(len(testLinks))]
+		os := pick("iOS", "Android", "Windows", "macOS", "", "ios")
+		fromApp := r.IntN(5) == 0
+		app := pick("Instagram", "TikTok", "", "", "", "")
+		if fromApp {
+			app = pick("Instagram", "TikTok", "")
+		}
+		visitor := fmt.Sprintf("%032x", r.IntN(40))
+		if r.IntN(20) == 0 {
+			visitor = ""
+		}
+		country := pick("US", "BR", "DE", "FR", "")
+		continent := map[string]string{"US": "NA", "BR": "SA", "DE": "EU", "FR": "EU"}[country]
+		l.click(click.Recorded{
+			ClickID:     fmt.Sprintf("c%d-%d", seed, i),
+			LinkID:      ln.id,
+			WorkspaceID: ln.ws,
+			Code:        "code-" + ln.id,
+			Timestamp:   start.Add(time.Duration(i) * step),
+			Source:      pick(click.SourceRedirect, click.SourceAPI),
+			QR:          r.IntN(4) == 0,
+			Visitor:     visitor,
+			Browser:     pick("Chrome", "Safari", "Firefox", "Instagram", "", "chrome"),
+			OS:          os,
+			OSVersion:   pick("17.4", "14", "10", ""),
+			DeviceType:  pick("mobile", "desktop", "tablet", ""),
+			Device:      pick("iPhone", "Android", "Windows PC"),
+			FromApp:     fromApp,
+			App:         app,
+			Language:    pick("en", "pt", "de", ""),
+			Referrer:    pick("google.com", "t.co", ""),
+			Country:     country,
+			Continent:   continent,
+			City:        pick("Berlin", "Lisbon", "", "São Paulo"),
+			Region:      pick("BE", ""),
+			Destination: "https://example.com/" + ln.id,
+		})
+	}
+}
+
+func checkAll(t *testing.T, ctx context.Context, p queries.StatsReadModel, clicks []click.Recorded, from, to time.Time) {
+	t.Helper()
+	f, tt := utcDate(from), utcDate(to)
+	workspaces := map[string]bool{}
+	for _, ln := range testLinks {
+		workspaces[ln.ws] = true
+		got, err := p.LinkDaily(ctx, ln.id, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := expectedDaily(clicks, f, tt, func(c *click.Recorded) bool { return c.LinkID == ln.id }, ln.id)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("LinkDaily(%s):\n got %+v\nwant %+v", ln.id, got, want)
+		}
+	}
+	for ws := range workspaces {
+		got, err := p.WorkspaceDaily(ctx, ws, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := expectedDaily(clicks, f, tt, func(c *click.Recorded) bool { return c.WorkspaceID == ws }, "")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("WorkspaceDaily(%s):\n got %+v\nwant %+v", ws, got, want)
+		}
+	}
+}
+
+// rawConn opens a connection whose default database is the projection's,
+// as an analyst's would be.
+func rawConn(t testing.TB, p *Projection, dsn string) driver.Conn {
+	t.Helper()
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Auth.Database = p.Database()
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func count(t testing.TB, ctx context.Context, conn driver.Conn, q string, args ...any) uint64 {
+	t.Helper()
+	var n uint64
+	if err := conn.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func TestSplitUnits(t *testing.T) {
+	mk := func(link string, seq uint64, month int) clickRow {
+		return clickRow{linkID: link, seq: seq, month: month}
+	}
+	type unit []string // "link/seq"
+	cases := []struct {
+		name string
+		rows []clickRow
+		max  int
+		want []unit
+	}{
+		{"empty", nil, 10, nil},
+		{"one month is one unit", []clickRow{mk("a", 0, 202603), mk("b", 0, 202603), mk("a", 1, 202603)}, 10,
+			[]unit{{"a/0", "b/0", "a/1"}}},
+		{"split by size", []clickRow{mk("a", 0, 202603), mk("a", 1, 202603), mk("a", 2, 202603)}, 2,
+			[]unit{{"a/0", "a/1"}, {"a/2"}}},
+		{"month end: each link's rows stay in seq order", []clickRow{
+			mk("a", 0, 202603), mk("b", 7, 202604), mk("a", 1, 202604), mk("b", 8, 202603), mk("a", 2, 202604),
+		}, 10, []unit{{"a/0"}, {"b/7"}, {"b/8"}, {"a/1", "a/2"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []unit
+			for _, u := range splitUnits(tc.rows, tc.max) {
+				var names unit
+				for _, r := range u {
+					names = append(names, fmt.Sprintf("%s/%d", r.linkID, r.seq))
+					if r.month != u[0].month {
+						t.Errorf("unit spans months: %v", u)
+					}
+				}
+				got = append(got, names)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSchemaIsIdempotentAndMigrates(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	dsn := chtest.DSN(t)
+
+	// An older clicks table: fewer columns. Open adds the missing ones.
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := opts.Auth.Database
+	opts.Auth.Database = ""
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS `" + db + "`",
+		"CREATE TABLE `" + db + "`.clicks (click_id String, link_id String, workspace_id String, timestamp DateTime, date Date) " +
+			"ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (workspace_id, link_id, timestamp)",
+	} {
+		if err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	columns := func() map[string]string {
+		rows, err := conn.Query(ctx, "SELECT table, name, type FROM system.columns WHERE database = ? ORDER BY table, name", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var tbl, name, typ string
+			if err := rows.Scan(&tbl, &name, &typ); err != nil {
+				t.Fatal(err)
+			}
+			out[tbl+"."+name] = typ
+		}
+		return out
+	}
+	for i := range 2 {
+		p, err := Open(ctx, dsn, Options{})
+		if err != nil {
+			t.Fatalf("Open #%d: %v", i+1, err)
+		}
+		p.Close()
+	}
+	got := columns()
+	for _, tb := range tables() {
+		for _, c := range tb.cols {
+			if got[tb.name+"."+c.name] != c.typ {
+				t.Errorf("%s.%s: type %q, want %q", tb.name, c.name, got[tb.name+"."+c.name], c.typ)
+			}
+		}
+	}
+	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM `"+db+"`.schema_migrations"); n != schemaVersion {
+		t.Errorf("schema_migrations has %d rows, want %d", n, schemaVersion)
+	}
+	var views uint64
+	if err := conn.QueryRow(ctx, "SELECT toUInt64(count()) FROM system.tables WHERE database = ? AND engine = 'MaterializedView'", db).Scan(&views); err != nil {
+		t.Fatal(err)
+	}
+	if views != 4 {
+		t.Errorf("%d materialized views, want 4", views)
+	}
+}
+
+func TestClickAppearsInClicksAndDaily(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	conn := rawConn(t, p, dsn)
+	ts := time.Date(2026, 3, 1, 10, 11, 12, 500_000_000, time.UTC)
+	exp := ts.Add(click.TrackingTTL)
+	c := click.Recorded{
+		ClickID: "c1", LinkID: "l1", WorkspaceID: "w1", ProjectID: "p1", DomainID: "d1", Code: "abc",
+		Timestamp: ts, Source: click.SourceRedirect, QR: true, Visitor: "0123456789abcdef0123456789abcdef",
+		Browser: "Chrome", BrowserVersion: "126.0", OS: "Android", OSVersion: "14", DeviceType: "mobile",
+		Device: "Android", FromApp: true, App: "Instagram", Language: "pt", Referrer: "t.co",
+		ReferrerURL: "https://t.co/x", Country: "BR", Continent: "SA", City: "São Paulo", Region: "SP",
+		Destination: "https://example.com/?utm_source=x", TrackingID: "tid1", TrackingExpiresAt: &exp,
+	}
+	l := newEventLog()
+	ev := l.click(c)
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		got                                                   click.Recorded
+		gotTS                                                 time.Time
+		date                                                  time.Time
+		qr, fromApp                                           uint8
+		gotExp                                                *time.Time
+		seq, pos, prep, insertID                              uint64
+		source, browser, ver, osName, osVer, devType, device  string
+		app, lang, ref, refURL, country, cont, city, reg, dst string
+	)
+	err := conn.QueryRow(ctx, "SELECT click_id, link_id, workspace_id, project_id, domain_id, code, timestamp, date, "+
+		"source, qr, visitor, browser, browser_version, os, os_version, device_type, device, from_app, app, language, "+
+		"referrer, referrer_url, country, continent, city, region, destination, tracking_id, tracking_expires_at, "+
+		"click_seq, event_position, event_prepare_position, insert_id FROM clicks").Scan(
+		&got.ClickID, &got.LinkID, &got.WorkspaceID, &got.ProjectID, &got.DomainID, &got.Code, &gotTS, &date,
+		&source, &qr, &got.Visitor, &browser, &ver, &osName, &osVer, &devType, &device, &fromApp, &app, &lang,
+		&ref, &refURL, &country, &cont, &city, &reg, &dst, &got.TrackingID, &gotExp,
+		&seq, &pos, &prep, &insertID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Timestamp, got.Source, got.QR, got.Browser, got.BrowserVersion = gotTS.UTC(), source, qr == 1, browser, ver
+	got.OS, got.OSVersion, got.DeviceType, got.Device, got.FromApp, got.App = osName, osVer, devType, device, fromApp == 1, app
+	got.Language, got.Referrer, got.ReferrerURL, got.Country, got.Continent = lang, ref, refURL, country, cont
+	got.City, got.Region, got.Destination = city, reg, dst
+	if gotExp != nil {
+		u := gotExp.UTC()
+		got.TrackingExpiresAt = &u
+	}
+	want := c
+	want.Timestamp = ts.Truncate(time.Second)
+	wexp := exp.Truncate(time.Second)
+	want.TrackingExpiresAt = &wexp
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("clicks row:\n got %+v\nwant %+v", got, want)
+	}
+	if date.Format(time.DateOnly) != "2026-03-01" || seq != 0 || pos != ev.Position.Commit || prep != ev.Position.Prepare || insertID == 0 {
+		t.Errorf("date %v seq %d position %d/%d insert_id %d", date, seq, pos, prep, insertID)
+	}
+
+	var clicks, qrScans, uniq uint64
+	if err := conn.QueryRow(ctx, "SELECT sum(clicks), sum(qr_scans), uniqMerge(unique_visitors) FROM link_clicks_daily "+
+		"WHERE link_id = 'l1' AND date = '2026-03-01'").Scan(&clicks, &qrScans, &uniq); err != nil {
+		t.Fatal(err)
+	}
+	if clicks != 1 || qrScans != 1 || uniq != 1 {
+		t.Errorf("link_clicks_daily: clicks %d qr %d uniq %d, want 1 1 1", clicks, qrScans, uniq)
+	}
+	if n := count(t, ctx, conn, "SELECT sum(clicks) FROM link_clicks_daily_breakdown WHERE link_id = 'l1' AND dimension = 'country' AND value = 'BR'"); n != 1 {
+		t.Errorf("breakdown country BR: %d", n)
+	}
+	if n := count(t, ctx, conn, "SELECT sum(clicks) FROM workspace_clicks_daily WHERE workspace_id = 'w1'"); n != 1 {
+		t.Errorf("workspace_clicks_daily: %d", n)
+	}
+	ok, err := p.LinkClicked(ctx, "l1")
+	if err != nil || !ok {
+		t.Errorf("LinkClicked(l1) = %v, %v", ok, err)
+	}
+	ok, err = p.LinkClicked(ctx, "nope")
+	if err != nil || ok {
+		t.Errorf("LinkClicked(nope) = %v, %v", ok, err)
+	}
+	v, ok, err := p.AppliedVersion(ctx, click.Stream("l1"))
+	if err != nil || !ok || v != 0 {
+		t.Errorf("AppliedVersion = %d %v %v", v, ok, err)
+	}
+}
+
+func TestDailyStatsHandChecked(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	p := openTest(t, ctx, chtest.DSN(t))
+	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return day.Add(time.Duration(h) * time.Hour) }
+	l := newEventLog()
+	l.click(click.Recorded{ClickID: "1", LinkID: "x", WorkspaceID: "w", Timestamp: at(1), QR: true, Visitor: "v1",
+		Browser: "Safari", OS: "iOS", OSVersion: "17.4", DeviceType: "mobile", Country: "US", Continent: "NA", City: "Boston", Language: "en"})
+	l.click(click.Recorded{ClickID: "2", LinkID: "x", WorkspaceID: "w", Timestamp: at(2), Visitor: "v1",
+		Browser: "Chrome", OS: "iOS", OSVersion: "17.4", DeviceType: "mobile", Country: "US", Continent: "NA", Language: "en", Referrer: "google.com"})
+	l.click(click.Recorded{ClickID: "3", LinkID: "x", WorkspaceID: "w", Timestamp: at(3), Visitor: "v2",
+		Browser: "Instagram", OS: "Android", OSVersion: "14", DeviceType: "mobile", FromApp: true, App: "Instagram", Country: "BR", Continent: "SA"})
+	l.click(click.Recorded{ClickID: "4", LinkID: "x", WorkspaceID: "w", Timestamp: at(4), Visitor: "v3",
+		Browser: "Chrome", OS: "Windows", OSVersion: "10", DeviceType: "desktop", Country: "DE", Continent: "EU", City: "Berlin", Language: "de"})
+	l.click(click.Recorded{ClickID: "5", LinkID: "y", WorkspaceID: "w", Timestamp: at(5), Visitor: "v3", QR: true,
+		Browser: "Chrome", OS: "Android", DeviceType: "tablet", Country: "DE", Continent: "EU"})
+	// No OS but a version, an app without from_app, no visitor key, a
+	// lower-case browser name.
+	l.click(click.Recorded{ClickID: "6", LinkID: "x", WorkspaceID: "w", Timestamp: at(4).Add(30 * time.Minute),
+		Browser: "chrome", OSVersion: "5.1", App: "TikTok"})
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.LinkDaily(ctx, "x", day, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []queries.DailyStats{{
+		Date: "2026-05-04", LinkID: "x", WorkspaceID: "w", FirstClick: at(1), LastUpdated: at(4).Add(30 * time.Minute),
+		TotalClicks: 5, UniqueVisitors: 3, QRScans: 1, DirectClicks: 4, ChromeClicks: 3, IOSClicks: 2, AndroidClicks: 1,
+		OS:          map[string]int64{"iOS": 2, "Android": 1, "Windows": 1},
+		OSVersion:   map[string]int64{"iOS 17.4": 2, "Android 14": 1, "Windows 10": 1, "5.1": 1},
+		City:        map[string]int64{"Boston": 1, "Berlin": 1},
+		Language:    map[string]int64{"en": 2, "de": 1},
+		Browser:     map[string]int64{"Safari": 1, "Chrome": 2, "Instagram": 1, "chrome": 1},
+		Country:     map[string]int64{"US": 2, "BR": 1, "DE": 1},
+		Continent:   map[string]int64{"NA": 2, "SA": 1, "EU": 1},
+		DeviceAndOS: map[string]int64{"mobile iOS": 2, "mobile Android": 1, "desktop Windows": 1},
+		App:         map[string]int64{"Instagram": 1},
+		DeviceType:  map[string]int64{"mobile": 3, "desktop": 1},
+		FromApp:     map[string]int64{"true": 1, "false": 4},
+		Referrer:    map[string]int64{"google.com": 1},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LinkDaily:\n got %+v\nwant %+v", got, want)
+	}
+	ws, err := p.WorkspaceDaily(ctx, "w", day, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 1 || ws[0].TotalClicks != 6 || ws[0].UniqueVisitors != 3 || ws[0].QRScans != 2 ||
+		ws[0].AndroidClicks != 2 || ws[0].DeviceType["tablet"] != 1 || ws[0].LinkID != "" || ws[0].LastUpdated != at(5) {
+		t.Errorf("WorkspaceDaily: %+v", ws)
+	}
+	none, err := p.LinkDaily(ctx, "x", day.AddDate(0, 0, 1), day.AddDate(0, 0, 30))
+	if err != nil || len(none) != 0 {
+		t.Errorf("days without clicks: %+v, %v", none, err)
+	}
+}
+
+func TestDailyStatsAcrossDaysLinksWorkspaces(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	p := openTest(t, ctx, chtest.DSN(t))
+	l := newEventLog()
+	// Four days across the end of March: two partitions.
+	start := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
+	genClicks(l, 1500, 1, start, 4)
+	for i := 0; i < len(l.events); i += 97 { // uneven batches
+		if err := p.Apply(ctx, l.events[i:min(i+97, len(l.events))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 3))
+	// A sub-range.
+	checkAll(t, ctx, p, l.clicks(), start.AddDate(0, 0, 1), start.AddDate(0, 0, 2))
+}
+
+func TestDuplicatesAreNeverCounted(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	conn := rawConn(t, p, dsn)
+	l := newEventLog()
+	start := time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC)
+	genClicks(l, 600, 2, start, 2)
+	ev := l.events
+
+	// The same event twice in one batch, and the batch overlapping the next.
+	batch1 := append(append([]eventstore.RecordedEvent{}, ev[:200]...), ev[100:250]...)
+	if err := p.Apply(ctx, batch1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(ctx, ev[150:400]); err != nil {
+		t.Fatal(err)
+	}
+	// A restart: a new Projection knows nothing in memory; everything
+	// comes again.
+	p.Close()
+	p2 := openTest(t, ctx, dsn)
+	if cp, err := p2.Checkpoint(ctx); err != nil || cp != ev[399].Position {
+		t.Errorf("Checkpoint after restart = %v, %v; want %v", cp, err, ev[399].Position)
+	}
+	if err := p2.Apply(ctx, ev[:500]); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.Apply(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.Apply(ctx, ev[len(ev)-1:]); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, ctx, conn, "SELECT count() FROM clicks"); n != uint64(len(ev)) {
+		t.Errorf("clicks has %d rows, want %d", n, len(ev))
+	}
+	if n := count(t, ctx, conn, "SELECT uniqExact(link_id, click_seq) FROM clicks"); n != uint64(len(ev)) {
+		t.Errorf("clicks has %d distinct (link_id, click_seq), want %d", n, len(ev))
+	}
+	checkAll(t, ctx, p2, l.clicks(), start, start.AddDate(0, 0, 2))
+	cp, err := p2.Checkpoint(ctx)
+	if err != nil || cp != ev[len(ev)-1].Position {
+		t.Errorf("Checkpoint = %v, %v; want %v", cp, err, ev[len(ev)-1].Position)
+	}
+}
+
+// TestRecoveryAfterCrash leaves what a crash between two INSERTs leaves:
+// rows in clicks that the daily tables or the breakdown tables lack. Open
+// must rebuild them, and the redelivered events must not count again.
+func TestRecoveryAfterCrash(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// views missing while the interrupted batch is applied
+		missing []string
+	}{
+		{"clicks landed, no target", []string{tLinkDaily, tWorkspaceDaily, tLinkBreakdown, tWorkspaceBreakdown}},
+		{"daily tables landed, breakdowns not", []string{tLinkBreakdown, tWorkspaceBreakdown}},
+		{"one daily table missing", []string{tWorkspaceDaily}},
+		{"one breakdown missing", []string{tLinkBreakdown}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t, 2*time.Minute)
+			dsn := chtest.DSN(t)
+			p := openTest(t, ctx, dsn)
+			l := newEventLog()
+			start := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
+			genClicks(l, 400, 3, start, 3)
+			ev := l.events
+			if err := p.Apply(ctx, ev[:150]); err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range tc.missing {
+				if err := p.conn.Exec(ctx, "DROP TABLE "+p.tbl(target+"_mv")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The interrupted Apply: its INSERTs reach only some tables.
+			// The batch spans a month end, so it is several units.
+			if err := p.Apply(ctx, ev[150:300]); err != nil {
+				t.Fatal(err)
+			}
+			p.Close() // crash: the views come back with the next Open
+
+			p2 := openTest(t, ctx, dsn)
+			if err := p2.Apply(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			checkAll(t, ctx, p2, l.clicks(), start, start.AddDate(0, 0, 2))
+		})
+	}
+}
+
+// TestFailedApplyRecovers: an Apply that fails (here: its deadline passes
+// before it can write) makes the next one recover first; nothing is lost or
+// counted twice.
+func TestFailedApplyRecovers(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	p := openTest(t, ctx, chtest.DSN(t))
+	l := newEventLog()
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	genClicks(l, 300, 4, start, 2)
+	if err := p.Apply(ctx, l.events[:100]); err != nil {
+		t.Fatal(err)
+	}
+	dead, cancel := context.WithTimeout(ctx, time.Nanosecond)
+	defer cancel()
+	<-dead.Done()
+	if err := p.Apply(dead, l.events[100:200]); err == nil {
+		t.Fatal("Apply with an expired context succeeded")
+	}
+	if err := p.Apply(ctx, l.events[100:]); err != nil {
+		t.Fatal(err)
+	}
+	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 1))
+}
+
+func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	conn := rawConn(t, p, dsn)
+	l := newEventLog()
+	start := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
+	for _, ln := range testLinks {
+		l.add(link.Stream(ln.id), linkCreated(ln.id, ln.ws, "code-"+ln.id, "name "+ln.id, start))
+	}
+	genClicks(l, 1200, 5, start, 5)
+	l.add(link.Stream("la"), &link.Updated{LinkID: "la", At: start.Add(time.Hour)})
+	store := &memStore{events: l.events}
+
+	// Live delivery in small batches, as the runner does.
+	for i := 0; i < len(l.events); i += 50 {
+		if err := p.Apply(ctx, l.events[i:min(i+50, len(l.events))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapshot := func() [][]queries.DailyStats {
+		var out [][]queries.DailyStats
+		for _, ln := range testLinks {
+			d, err := p.LinkDaily(ctx, ln.id, start, start.AddDate(0, 0, 5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d)
+			w, err := p.WorkspaceDaily(ctx, ln.ws, start, start.AddDate(0, 0, 5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	live := snapshot()
+	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
+	for i := range 2 {
+		n, err := projections.Replay(ctx, store, p, projections.ReplayOptions{PageSize: 333})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != uint64(len(l.events)) {
+			t.Errorf("replay #%d applied %d events, want %d", i+1, n, len(l.events))
+		}
+		if got := snapshot(); !reflect.DeepEqual(got, live) {
+			t.Errorf("replay #%d differs from live:\n got %+v\nwant %+v", i+1, got, live)
+		}
+		if c := count(t, ctx, conn, "SELECT count() FROM clicks"); c != uint64(len(l.clicks())) {
+			t.Errorf("clicks after replay: %d", c)
+		}
+	}
+}
+
+func TestLinksDimension(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	conn := rawConn(t, p, dsn)
+	at := time.Date(2026, 2, 1, 8, 0, 0, 0, time.UTC)
+	dom := "dom1"
+	l := newEventLog()
+	c := linkCreated("k1", "w1", "abc", "Spring sale", at)
+	c.DomainID = &dom
+	l.add(link.Stream("k1"), c)
+	l.add(link.Stream("k2"), linkCreated("k2", "w1", "def", "Other", at))
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	// A patch that renames the link and moves it to a project.
+	var patch link.Patch
+	patch.Name.Set, patch.Name.V = true, "Summer sale"
+	patch.ProjectID.Set, patch.ProjectID.V = true, "p9"
+	l.add(link.Stream("k1"), &link.Updated{LinkID: "k1", At: at.Add(time.Hour), Changes: patch})
+	l.add(link.Stream("k1"), &link.Archived{LinkID: "k1", At: at.Add(2 * time.Hour)})
+	l.add(link.Stream("k2"), &link.Deleted{LinkID: "k2", WorkspaceID: "w1", Code: "def", At: at.Add(3 * time.Hour)})
+	// A restart between the batches: the state of k1 comes from ClickHouse.
+	p.Close()
+	p = openTest(t, ctx, dsn)
+	if err := p.Apply(ctx, l.events); err != nil { // everything again: dedup by version
+		t.Fatal(err)
+	}
+	type row struct {
+		code, domain, name, ws, project, url string
+		created, updated                     time.Time
+		archived, deleted                    uint8
+		version                              uint64
+	}
+	get := func(id string) row {
+		var r row
+		if err := conn.QueryRow(ctx, "SELECT code, domain_id, name, workspace_id, project_id, original_url, created_at, updated_at, "+
+			"archived, deleted, version FROM links FINAL WHERE link_id = ?", id).Scan(
+			&r.code, &r.domain, &r.name, &r.ws, &r.project, &r.url, &r.created, &r.updated, &r.archived, &r.deleted, &r.version); err != nil {
+			t.Fatal(err)
+		}
+		r.created, r.updated = r.created.UTC(), r.updated.UTC()
+		return r
+	}
+	if got, want := get("k1"), (row{"abc", "dom1", "Summer sale", "w1", "p9", "https://example.com/abc", at, at.Add(2 * time.Hour), 1, 0, 2}); got != want {
+		t.Errorf("k1:\n got %+v\nwant %+v", got, want)
+	}
+	if got := get("k2"); got.deleted != 1 || got.version != 1 || got.name != "Other" {
+		t.Errorf("k2: %+v", got)
+	}
+	v, ok, err := p.AppliedVersion(ctx, link.Stream("k1"))
+	if err != nil || !ok || v != 2 {
+		t.Errorf("AppliedVersion(k1) = %d %v %v", v, ok, err)
+	}
+}
+
+// TestViewsAreRecreatedOnNewVersion: a database at an older schema version
+// gets its views made again (a new version may define them differently).
+func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	// An "older" link_clicks_daily_mv that counts only clicks.
+	for _, q := range []string{
+		"DROP TABLE " + p.tbl(tLinkDaily+"_mv"),
+		"CREATE MATERIALIZED VIEW " + p.tbl(tLinkDaily+"_mv") + " TO " + p.tbl(tLinkDaily) +
+			" AS SELECT link_id, date, workspace_id, count() AS clicks FROM " + p.tbl(tClicks) + " GROUP BY link_id, date, workspace_id",
+		"TRUNCATE TABLE " + p.tbl(tMigrations),
+	} {
+		if err := p.conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	p = openTest(t, ctx, dsn)
+	l := newEventLog()
+	start := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	genClicks(l, 200, 6, start, 1)
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	checkAll(t, ctx, p, l.clicks(), start, start)
+}
+
+// TestKillPending: recovery first stops the INSERTs of a failed Apply that
+// the server is still running, and waits for them to end.
+func TestKillPending(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	p := openTest(t, ctx, chtest.DSN(t))
+	id := "linkd-test-kill-" + p.run
+	done := make(chan error, 1)
+	go func() {
+		qctx := clickhouse.Context(ctx, clickhouse.WithQueryID(id))
+		done <- p.conn.Exec(qctx, "SELECT sleep(3)")
+	}()
+	for {
+		var n uint64
+		if err := p.conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query_id = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.mu.Lock()
+	p.pending = append(p.pending, id)
+	err := p.killPending(ctx)
+	p.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	if err := p.conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query_id = ?", id).Scan(&n); err != nil || n != 0 {
+		t.Errorf("query still running after killPending: %d, %v", n, err)
+	}
+	<-done
+}
+
+// TestCheckpointIsStored: the checkpoint is in ClickHouse after Apply (every
+// time with CheckpointEvery < 0), after Flush, and after Close.
+func TestCheckpointIsStored(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dsn := chtest.DSN(t)
+	l := newEventLog()
+	genClicks(l, 30, 8, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), 1)
+	ev := l.events
+	stored := func() eventstore.Position {
+		t.Helper()
+		q, err := Open(ctx, dsn, Options{}) // another process, as after a crash
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.conn.Close() // not Close: it would store its own checkpoint
+		cp, err := q.Checkpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp
+	}
+
+	every, err := Open(ctx, dsn, Options{CheckpointEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := every.Apply(ctx, ev[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != ev[9].Position {
+		t.Errorf("after Apply with CheckpointEvery < 0: stored %v, want %v", got, ev[9].Position)
+	}
+	every.conn.Close()
+
+	lazy, err := Open(ctx, dsn, Options{CheckpointEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lazy.Apply(ctx, ev[10:20]); err != nil {
+		t.Fatal(err)
+	}
+	if cp, _ := lazy.Checkpoint(ctx); cp != ev[19].Position {
+		t.Errorf("Checkpoint in memory = %v, want %v", cp, ev[19].Position)
+	}
+	if got := stored(); got != ev[9].Position {
+		t.Errorf("before Flush: stored %v, want the older %v", got, ev[9].Position)
+	}
+	if err := lazy.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != ev[19].Position {
+		t.Errorf("after Flush: stored %v, want %v", got, ev[19].Position)
+	}
+	if err := lazy.Apply(ctx, ev[20:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := lazy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != ev[len(ev)-1].Position {
+		t.Errorf("after Close: stored %v, want %v", got, ev[len(ev)-1].Position)
+	}
+}
