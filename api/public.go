@@ -56,7 +56,7 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	info := rd.enricher.Enrich(r, now)
-	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceAPI, now), Limit: l.ExpirationClickCount})
+	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceAPI, "", now), Limit: l.ExpirationClickCount})
 	if err != nil {
 		return err
 	}

@@ -206,10 +206,11 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l.PasswordEnc != "" && !rd.passwordOK(w, r, l, info) {
 		return
 	}
+	target := Destination(l, info.Platform)
 	count := r.Method != http.MethodHead && !info.Bot
 	var clickID string
 	if count {
-		ev, _, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceRedirect, now), Limit: l.ExpirationClickCount})
+		ev, _, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceRedirect, target, now), Limit: l.ExpirationClickCount})
 		if err != nil {
 			if domain.KindOf(err) == domain.KindGone {
 				page(w, http.StatusGone, pageExpired, nil)
@@ -223,7 +224,6 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusGone, pageExpired, nil)
 		return
 	}
-	target := Destination(l, info.Platform)
 	if clickID != "" {
 		target = addParams(target, [][2]string{{"svc_tid", clickID}})
 		http.SetCookie(w, &http.Cookie{
@@ -239,10 +239,10 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // clickOf builds the click event of an access.
-func clickOf(l *queries.Link, info *enrich.Result, r *http.Request, source string, now time.Time) click.Recorded {
+func clickOf(l *queries.Link, info *enrich.Result, r *http.Request, source, destination string, now time.Time) click.Recorded {
 	c := click.Recorded{
 		LinkID: l.ID, WorkspaceID: l.WorkspaceID, Code: l.Code, Timestamp: now, Source: source,
-		QR: r.URL.Query().Get("qr") == "1", Visitor: info.VisitorHash,
+		QR: r.URL.RawQuery != "" && r.URL.Query().Get("qr") == "1", Visitor: info.VisitorHash, Destination: destination,
 		Browser: info.Browser, BrowserVersion: info.BrowserVersion, OS: info.OS, OSVersion: info.OSVersion,
 		DeviceType: info.DeviceType, Device: info.Device, FromApp: info.FromApp, App: info.App,
 		Language: info.Language, Referrer: info.Referrer, ReferrerURL: info.ReferrerURL,
@@ -253,9 +253,6 @@ func clickOf(l *queries.Link, info *enrich.Result, r *http.Request, source strin
 	}
 	if l.DomainID != nil {
 		c.DomainID = *l.DomainID
-	}
-	if source == click.SourceRedirect {
-		c.Destination = Destination(l, info.Platform)
 	}
 	if l.EnableConversionTracking {
 		c.ClickID = newClickID()

@@ -21,7 +21,12 @@ BARE=127.0.0.1:18181
 
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
   LINKD_DURABILITY=${LINKD_DURABILITY:-interval} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
+LINKD_PID=$!
 "$tmp/bare" -addr $BARE &
+BARE_PID=$!
+# cpu PID: user+system clock ticks the process has used so far.
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TCK=$(getconf CLK_TCK)
 for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && curl -sf -o /dev/null http://$BARE/x -w '' 2>/dev/null; [ $? -eq 0 ] && break; sleep 0.1; done
 curl -sf http://$LINKD/healthz >/dev/null
 
@@ -41,8 +46,12 @@ LUA
 run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -H "User-Agent: $UA" -s "$tmp/report.lua" "$1" | grep RESULT; }
 echo "warm-up"; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$BARE/bench >/dev/null; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$LINKD/bench >/dev/null
 BEFORE=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
-B=$(run http://$BARE/bench); echo "bare net/http: $B"
-L=$(run http://$LINKD/bench); echo "linkd /{code}: $L"
+C0=$(cpu $BARE_PID); B=$(run http://$BARE/bench); C1=$(cpu $BARE_PID)
+BCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$B" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
+echo "bare net/http: $B cpu_us_per_req=$BCPU"
+C0=$(cpu $LINKD_PID); L=$(run http://$LINKD/bench); C1=$(cpu $LINKD_PID)
+LCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$L" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
+echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
 AFTER=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
 BR=$(num "$B" rps); LR=$(num "$L" rps); LREQ=$(num "$L" requests); LERR=$(num "$L" non3xx)

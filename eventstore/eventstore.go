@@ -245,7 +245,9 @@ type Store interface {
 // Subscription is a stream of recorded events from SubscribeAll.
 type Subscription interface {
 	// Recv returns the next event, waiting for one. It returns an error
-	// wrapping ErrClosed after Close, or ctx's error.
+	// wrapping ErrClosed after Close, or ctx's error. With a ctx that is
+	// already done, an adapter may still hand out an event it has buffered:
+	// readers use that to drain a batch without waiting.
 	Recv(ctx context.Context) (RecordedEvent, error)
 	// Close stops the subscription.
 	Close() error

