@@ -51,12 +51,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 			return fmt.Errorf("core: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
 		}
 	}
-	for id, c := range clicks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO link_clicks (link_id, clicks, last_click) VALUES (?, ?, ?)
-			ON CONFLICT(link_id) DO UPDATE SET clicks = max(clicks, excluded.clicks), last_click = max(last_click, excluded.last_click)`,
-			id, c.count, c.last); err != nil {
-			return err
-		}
+	if err := upsertClicks(ctx, tx, clicks); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos
@@ -279,4 +275,41 @@ func nullable(p *string) any {
 		return nil
 	}
 	return *p
+}
+
+// clickRows is how many links one statement updates.
+const clickRows = 200
+
+// upsertClicks raises the click counts of links, many rows per statement:
+// a busy batch touches hundreds of links, and one statement per link
+// would cost more than the rest of the batch.
+func upsertClicks(ctx context.Context, tx *sql.Tx, clicks map[string]clickAgg) error {
+	args := make([]any, 0, 3*min(len(clicks), clickRows))
+	var q strings.Builder
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		q.Reset()
+		q.WriteString("INSERT INTO link_clicks (link_id, clicks, last_click) VALUES ")
+		for i := 0; i < len(args)/3; i++ {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?)")
+		}
+		q.WriteString(` ON CONFLICT(link_id) DO UPDATE SET clicks = max(clicks, excluded.clicks), last_click = max(last_click, excluded.last_click)`)
+		_, err := tx.ExecContext(ctx, q.String(), args...)
+		args = args[:0]
+		return err
+	}
+	for id, c := range clicks {
+		args = append(args, id, c.count, c.last)
+		if len(args) == 3*clickRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
