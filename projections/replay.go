@@ -11,18 +11,33 @@ import (
 type ReplayOptions struct {
 	// PageSize is the number of events read per page (default 8192).
 	PageSize int
-	// Progress, when set, is called after each page with the position
-	// reached and the head the replay runs to.
+	// ApplyBatch is the number of events applied per transaction (default
+	// 65536): large batches let projectors fold many events of one row
+	// (a link's clicks) into one write.
+	ApplyBatch int
+	// Progress, when set, is called after each applied batch with the
+	// position reached and the head the replay runs to.
 	Progress func(reached, head eventstore.Position, events uint64)
+}
+
+type page struct {
+	events []eventstore.RecordedEvent
+	last   eventstore.Position
+	done   bool
+	err    error
 }
 
 // Replay rebuilds a read model from the event store: it empties it, then
 // applies every event it consumes, in global order, up to the head at the
 // time the replay started. The result is the read model live processing
-// builds from the same events.
+// builds from the same events. Reading the log and applying run in
+// parallel.
 func Replay(ctx context.Context, store eventstore.Store, p Projector, opts ReplayOptions) (uint64, error) {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 8192
+	}
+	if opts.ApplyBatch <= 0 {
+		opts.ApplyBatch = 65536
 	}
 	if err := p.Reset(ctx); err != nil {
 		return 0, fmt.Errorf("replay %s: reset: %w", p.Name(), err)
@@ -31,41 +46,78 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: head: %w", p.Name(), err)
 	}
-	var (
-		pos     = eventstore.Start
-		applied uint64
-		batch   = make([]eventstore.RecordedEvent, 0, opts.PageSize)
-	)
-	for pos.Less(head) {
-		page, err := store.ReadAll(ctx, pos, opts.PageSize)
-		if err != nil {
-			return applied, fmt.Errorf("replay %s: read: %w", p.Name(), err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		batch = batch[:0]
-		for _, ev := range page {
-			if head.Less(ev.Position) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan page, 4)
+	go func() {
+		defer close(pages)
+		pos := eventstore.Start
+		for pos.Less(head) {
+			events, err := store.ReadAll(ctx, pos, opts.PageSize)
+			if err != nil {
+				pages <- page{err: err}
+				return
+			}
+			if len(events) == 0 {
 				break
 			}
-			pos = ev.Position
-			if Relevant(p, ev.Stream) {
-				batch = append(batch, ev)
+			pg := page{events: make([]eventstore.RecordedEvent, 0, len(events))}
+			for _, ev := range events {
+				if head.Less(ev.Position) {
+					pg.done = true
+					break
+				}
+				pos = ev.Position
+				if Relevant(p, ev.Stream) {
+					pg.events = append(pg.events, ev)
+				}
+			}
+			pg.last = pos
+			select {
+			case pages <- pg:
+			case <-ctx.Done():
+				return
+			}
+			if pg.done {
+				return
 			}
 		}
+	}()
+	var (
+		applied uint64
+		batch   = make([]eventstore.RecordedEvent, 0, opts.ApplyBatch)
+		reached eventstore.Position
+	)
+	flush := func() error {
 		if len(batch) > 0 {
 			if err := p.Apply(ctx, batch); err != nil {
-				return applied, fmt.Errorf("replay %s: apply: %w", p.Name(), err)
+				return fmt.Errorf("replay %s: apply: %w", p.Name(), err)
 			}
 			applied += uint64(len(batch))
+			batch = batch[:0]
 		}
 		if opts.Progress != nil {
-			opts.Progress(pos, head, applied)
+			opts.Progress(reached, head, applied)
 		}
-		if head.Less(page[len(page)-1].Position) {
-			break
+		return nil
+	}
+	for pg := range pages {
+		if pg.err != nil {
+			return applied, fmt.Errorf("replay %s: read: %w", p.Name(), pg.err)
 		}
+		batch = append(batch, pg.events...)
+		reached = pg.last
+		if len(batch) >= opts.ApplyBatch {
+			if err := flush(); err != nil {
+				return applied, err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return applied, err
+	}
+	if err := flush(); err != nil {
+		return applied, err
 	}
 	if f, ok := p.(Flusher); ok {
 		if err := f.Flush(ctx); err != nil {

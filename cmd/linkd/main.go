@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,8 +27,17 @@ import (
 const defaultGCPercent = 400
 
 func main() {
+	if path := os.Getenv("LINKD_CPUPROFILE"); path != "" {
+		// A CPU profile of the whole command, for diagnosing replays and
+		// generators; linkd serve has LINKD_DEBUG_ADDR for live profiles.
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "linkd:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

@@ -96,7 +96,9 @@ func Generate(ctx context.Context, cfg Config, log *slog.Logger, o GenerateOptio
 				p := profiles[rng.Intn(len(profiles))]
 				c := click.Recorded{
 					LinkID: l.id, WorkspaceID: l.ws, Code: l.code, Source: click.SourceRedirect,
-					Timestamp: now.Add(-time.Duration(rng.Int63n(int64(span)))),
+					// Clicks arrive in time order, as a real log's do, spread
+					// evenly over the last Days days.
+					Timestamp: now.Add(-span + time.Duration(float64(span)*float64(n)/float64(o.Clicks))),
 					QR:        rng.Intn(5) == 0, Visitor: fmt.Sprintf("%032x", rng.Intn(o.Clicks/3+1)),
 					Browser: p.browser, BrowserVersion: "126.0", OS: p.os, OSVersion: p.osv, DeviceType: p.device, Device: p.dev,
 					FromApp: p.app != "", App: p.app, Language: languages[rng.Intn(len(languages))],
