@@ -45,7 +45,7 @@ func pebbleOptions(log *slog.Logger) *pebble.Options {
 	o := &pebble.Options{
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       16 << 20,
+		MemTableSize:       64 << 20,
 		CacheSize:          32 << 20,
 	}
 	for i := range o.Levels {
