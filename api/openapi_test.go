@@ -864,10 +864,13 @@ func TestOpenAPIConformance(t *testing.T) {
 	r.do(call{method: "POST", path: "/no-such-code", form: url.Values{"password": {"x"}}, want: 404})
 	r.do(call{method: "POST", path: "/" + past.str(t, "code"), form: url.Values{"password": {"x"}}, want: 410})
 	r.do(call{method: "POST", path: "/" + fullCode, form: url.Values{"password": {""}}, header: []string{"X-Forwarded-For", "8.8.8.8"}, want: 451})
-	for range 4 {
+	// Five wrong passwords a minute per client and link, the public read's
+	// X-Link-Password and the form together: two were tried above.
+	for range 3 {
 		r.do(call{method: "POST", path: "/" + secretCode, form: url.Values{"password": {"guess"}}, want: 401})
 	}
 	r.do(call{method: "POST", path: "/" + secretCode, form: url.Values{"password": {"guess"}}, want: 429})
+	r.do(call{method: "GET", path: "/v1/links/code/" + secretCode, header: []string{"X-Link-Password", "s3cret"}, want: 429})
 
 	// ---- statistics
 	today := time.Now().UTC()

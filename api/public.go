@@ -42,16 +42,33 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		return domain.Gone(commands.MsgLinkExpired)
 	}
 	if l.PasswordEnc != "" {
+		// An expired link says so before it asks for its password, as the
+		// short URL does.
+		used, err := rd.usedUp(ctx, l)
+		if err != nil {
+			return err
+		}
+		if used {
+			return domain.Gone(commands.MsgLinkExpired)
+		}
 		given := r.Header.Get("X-Link-Password")
 		if given == "" {
 			return &domain.Error{Kind: domain.KindUnauthorized, Message: "Password required",
 				Extra: map[string]any{"password_description": l.PasswordDescription}}
+		}
+		// Wrong passwords count against the same limit as the short URL's
+		// form, or this read would be an unthrottled way to guess.
+		who := rd.enricher.AddressKey(r, now) + "|" + l.ID
+		if !rd.throttle.allowed(who, now) {
+			w.Header().Set("Retry-After", rd.retryAfter())
+			return &domain.Error{Kind: domain.KindRateLimited, Message: "Rate limit exceeded"}
 		}
 		want, err := s.cipher.Decrypt(l.PasswordEnc)
 		if err != nil {
 			return err
 		}
 		if !constantTimeEqual(given, want) {
+			rd.throttle.fail(who, now)
 			return &domain.Error{Kind: domain.KindUnauthorized, Message: "Invalid password"}
 		}
 	}

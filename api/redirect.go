@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"html/template"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -195,6 +197,22 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info := rd.enricher.Enrich(r, now)
+	count := r.Method != http.MethodHead && !info.Bot
+	// A click-limited link is expired once its clicks are used up. A
+	// counted access learns it from RecordClick; an access that is not
+	// counted (a bot, HEAD) or that stops at the password form asks the
+	// click stream here, since the cached link's count lags behind.
+	if l.ExpirationClickCount != nil && (!count || l.PasswordEnc != "") {
+		used, err := rd.usedUp(ctx, l)
+		if err != nil {
+			rd.fail(w, err)
+			return
+		}
+		if used {
+			page(w, http.StatusGone, pageExpired, nil)
+			return
+		}
+	}
 	if len(l.ExcludedCountries) > 0 && info.Country != "" {
 		for _, c := range l.ExcludedCountries {
 			if strings.EqualFold(c.Code, info.Country) {
@@ -203,11 +221,10 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if l.PasswordEnc != "" && !rd.passwordOK(w, r, l, info) {
+	if l.PasswordEnc != "" && !rd.passwordOK(w, r, l, now) {
 		return
 	}
 	target := Destination(l, info.Platform)
-	count := r.Method != http.MethodHead && !info.Bot
 	var clickID string
 	if count {
 		ev, _, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceRedirect, target, now), Limit: l.ExpirationClickCount})
@@ -220,9 +237,6 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		clickID = ev.TrackingID
-	} else if l.ExpirationClickCount != nil && l.Clicks >= *l.ExpirationClickCount {
-		page(w, http.StatusGone, pageExpired, nil)
-		return
 	}
 	if clickID != "" {
 		target = addParams(target, [][2]string{{"svc_tid", clickID}})
@@ -236,6 +250,29 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer-when-downgrade")
 	w.WriteHeader(http.StatusFound)
+}
+
+// ClickCounter tells the exact number of clicks counted on a link (the
+// click recorder implements it).
+type ClickCounter interface {
+	Clicks(ctx context.Context, linkID string) (int64, error)
+}
+
+// usedUp reports whether a click-limited link has counted all its clicks.
+func (rd *Redirector) usedUp(ctx context.Context, l *queries.Link) (bool, error) {
+	limit := l.ExpirationClickCount
+	if limit == nil {
+		return false, nil
+	}
+	if l.Clicks >= *limit {
+		return true, nil
+	}
+	c, ok := rd.rec.(ClickCounter)
+	if !ok {
+		return false, nil
+	}
+	n, err := c.Clicks(ctx, l.ID)
+	return n >= *limit, err
 }
 
 // clickOf builds the click event of an access.
@@ -325,15 +362,19 @@ func (rd *Redirector) fail(w http.ResponseWriter, err error) {
 
 // passwordOK shows the password form until the right password comes; it
 // reports whether the request may proceed.
-func (rd *Redirector) passwordOK(w http.ResponseWriter, r *http.Request, l *queries.Link, info enrich.Result) bool {
+//
+// Wrong attempts are counted per client address and link (a keyed hash of
+// the address, never the address itself): a client cannot escape the limit
+// by changing its user agent.
+func (rd *Redirector) passwordOK(w http.ResponseWriter, r *http.Request, l *queries.Link, now time.Time) bool {
 	data := map[string]any{"Description": l.PasswordDescription, "Action": r.URL.RequestURI()}
 	if r.Method != http.MethodPost {
 		page(w, http.StatusOK, pagePassword, data)
 		return false
 	}
-	who := info.VisitorHash + "|" + l.ID
-	if !rd.throttle.allowed(who, rd.now()) {
-		w.Header().Set("Retry-After", "60")
+	who := rd.enricher.AddressKey(r, now) + "|" + l.ID
+	if !rd.throttle.allowed(who, now) {
+		w.Header().Set("Retry-After", rd.retryAfter())
 		data["Error"] = "Too many wrong attempts. Wait a minute and try again."
 		page(w, http.StatusTooManyRequests, pagePassword, data)
 		return false
@@ -345,12 +386,18 @@ func (rd *Redirector) passwordOK(w http.ResponseWriter, r *http.Request, l *quer
 		return false
 	}
 	if !constantTimeEqual(given, want) {
-		rd.throttle.fail(who, rd.now())
+		rd.throttle.fail(who, now)
 		data["Error"] = "Wrong password."
 		page(w, http.StatusUnauthorized, pagePassword, data)
 		return false
 	}
 	return true
+}
+
+// retryAfter is the Retry-After of a throttled password attempt: the
+// window, in whole seconds.
+func (rd *Redirector) retryAfter() string {
+	return strconv.Itoa(int(math.Ceil(rd.cfg.PasswordWindow.Seconds())))
 }
 
 // attempts counts wrong passwords per client and link in a window.

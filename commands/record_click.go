@@ -72,3 +72,16 @@ func (h RecordClickHandler) Handle(ctx context.Context, c RecordClick) (click.Re
 		}
 	}
 }
+
+// Clicks returns the number of clicks counted on a link: its click stream's
+// version plus one, read from the event store, so it is exact even when a
+// read model is behind. Redirects ask it only for links with a click limit
+// whose access is not itself counted (bots, HEAD, the password form), to
+// tell whether the limit is used up.
+func (h RecordClickHandler) Clicks(ctx context.Context, linkID string) (int64, error) {
+	v, exists, err := h.Store.StreamVersion(ctx, click.Stream(linkID))
+	if err != nil || !exists {
+		return 0, err
+	}
+	return int64(v) + 1, nil
+}

@@ -169,6 +169,22 @@ func (e *Enricher) EnrichParts(ua, acceptLanguage, referer string, ip netip.Addr
 	}
 }
 
+// AddressKey returns a key for the client address of r (ClientIP with the
+// configured trusted proxies) at now, for limits kept in memory per client,
+// such as wrong password attempts: a keyed hash of the address alone with
+// the day's visitor key, so that not even memory holds a raw address, and
+// a client cannot escape the limit by changing its user agent.
+func (e *Enricher) AddressKey(r *http.Request, now time.Time) string {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return e.keys.hash(ClientIP(r, e.trusted), addressKeyMarker, now)
+}
+
+// addressKeyMarker stands in for the user agent in AddressKey, so that an
+// address key never equals the visitor hash of a request without one.
+const addressKeyMarker = "\x00address"
+
 // userAgent returns the cached user-agent part of a Result, parsing and
 // caching it on a miss.
 func (e *Enricher) userAgent(ua string) *uaInfo {

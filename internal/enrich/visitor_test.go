@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -102,5 +103,49 @@ func TestUTCDay(t *testing.T) {
 		if got := utcDay(c.t); got != c.want {
 			t.Errorf("utcDay(%v) = %d, want %d", c.t.UTC(), got, c.want)
 		}
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	trusted, err := ParseTrustedProxies("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnricher(t, Config{TrustedProxies: trusted})
+	day := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	key := func(remote, xff, ua string, at time.Time) string {
+		r := httptest.NewRequest("POST", "http://lnk.example/abc", nil)
+		r.RemoteAddr = remote
+		if xff != "" {
+			r.Header.Set("X-Forwarded-For", xff)
+		}
+		r.Header.Set("User-Agent", ua)
+		return e.AddressKey(r, at)
+	}
+	base := key("81.2.69.142:5000", "", "a", day)
+	// The user agent, the port and the time of day do not matter.
+	if key("81.2.69.142:6000", "", "b", day.Add(10*time.Hour)) != base {
+		t.Error("address key depends on the user agent, port or hour")
+	}
+	// The client address does, and a trusted proxy's X-Forwarded-For names it.
+	if key("81.2.69.143:5000", "", "a", day) == base {
+		t.Error("same key for another address")
+	}
+	if key("127.0.0.1:9", "81.2.69.142", "c", day) != base {
+		t.Error("a trusted proxy's X-Forwarded-For is not the client")
+	}
+	if key("8.8.8.8:9", "81.2.69.142", "a", day) == base {
+		t.Error("an untrusted peer's X-Forwarded-For was believed")
+	}
+	// Keyed per day, never the address, and not the visitor hash of a
+	// request without a user agent.
+	if key("81.2.69.142:5000", "", "a", day.AddDate(0, 0, 1)) == base {
+		t.Error("address key does not rotate daily")
+	}
+	if len(base) != 32 || strings.Trim(base, "0123456789abcdef") != "" || strings.Contains(base, "81.2.69") {
+		t.Errorf("address key %q", base)
+	}
+	if e.EnrichParts("", "", "", netip.MustParseAddr("81.2.69.142"), day).VisitorHash == base {
+		t.Error("address key equals a visitor hash")
 	}
 }
