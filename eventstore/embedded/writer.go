@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,10 @@ const (
 	stageQueue    = 64
 	maxGroupReqs  = 1024
 	maxGroupBytes = 4 << 20
+
+	// groupYields bounds how many times the writer yields to let a busy
+	// group grow before writing it.
+	groupYields = 2
 
 	// reserveStep is how far ahead of the writer "m/reserved" moves.
 	reserveStep = 64 << 20
@@ -243,18 +248,33 @@ func (s *Store) runWriter() {
 	for req := range s.queue {
 		group = append(group[:0], req)
 		bytes := len(req.buf)
-	drain:
-		for len(group) < maxGroupReqs && bytes < maxGroupBytes {
-			select {
-			case r, ok := <-s.queue:
-				if !ok {
-					break drain
+		closed := false
+		drain := func() int {
+			n := 0
+			for !closed && len(group) < maxGroupReqs && bytes < maxGroupBytes {
+				select {
+				case r, ok := <-s.queue:
+					if !ok {
+						closed = true
+						return n
+					}
+					group = append(group, r)
+					bytes += len(r.buf)
+					n++
+				default:
+					return n
 				}
-				group = append(group, r)
-				bytes += len(r.buf)
-			default:
-				break drain
 			}
+			return n
+		}
+		// Under load (others were already waiting), let the appenders that
+		// are about to enqueue run before writing: a write system call
+		// costs more than the few events it would carry alone.
+		if drain() > 0 {
+			for round := 0; round < groupYields && drain() > 0 || round == 0; round++ {
+				runtime.Gosched()
+			}
+			drain()
 		}
 		s.writeGroup(group)
 		clear(group)
