@@ -72,7 +72,8 @@ func (p *Projection) applyLocked(ctx context.Context, events []eventstore.Record
 	return nil
 }
 
-// applyClicks inserts the clicks not applied yet, unit by unit.
+// applyClicks inserts the clicks not applied yet, unit by unit, and adds
+// their aggregates to the pending ones (written by flushLocked).
 func (p *Projection) applyClicks(ctx context.Context, events []eventstore.RecordedEvent) error {
 	if len(events) == 0 {
 		return nil
@@ -95,57 +96,54 @@ func (p *Projection) applyClicks(ctx context.Context, events []eventstore.Record
 		marks[ids[i]] = int64(ev.Version)
 		fresh = append(fresh, i)
 	}
-	decoded := make([]*click.Recorded, len(fresh))
+	decoded := make([]click.Recorded, len(fresh))
+	bad := make([]bool, len(fresh))
 	parallel(len(fresh), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			ev := events[fresh[j]]
-			e, err := domain.DecodeEvent(ev.Type, ev.Data)
-			if err != nil {
+			if err := decodeClick(ev.Data, &decoded[j]); err != nil {
 				// A poison event must not stop the projection: it
 				// is skipped, every time it comes, and logged.
 				p.log.Warn("clickhouse projection: undecodable click skipped",
 					"stream", ev.Stream, "version", ev.Version, "err", err)
-				continue
+				bad[j] = true
 			}
-			decoded[j] = e.(*click.Recorded)
 		}
 	})
 	rows := make([]clickRow, 0, len(fresh))
 	for j, i := range fresh {
-		if decoded[j] != nil {
-			rows = append(rows, newClickRow(events[i], ids[i], decoded[j]))
+		if !bad[j] {
+			rows = append(rows, newClickRow(events[i], ids[i], &decoded[j]))
 		}
 	}
 	for _, unit := range splitUnits(rows, p.opts.MaxInsertRows) {
+		if len(p.pend.units) > 0 && p.pend.month != unit[0].month {
+			// Pending aggregates stay in one partition (one part per
+			// target and flush).
+			if err := p.flushLocked(ctx); err != nil {
+				return err
+			}
+		}
 		id := p.nextInsertID
 		p.nextInsertID++
 		for i := range unit {
 			unit[i].insertID = id
 		}
-		// Count the breakdowns while the server takes the clicks.
-		var byLink, byWorkspace *breakdownRows
+		// Count the aggregates while the server takes the clicks. If the
+		// INSERT fails, recovery drops the pending aggregates anyway.
 		counted := make(chan struct{})
 		go func() {
 			defer close(counted)
-			byLink, byWorkspace = aggregateBreakdown(unit, id)
+			p.addUnit(unit, id)
 		}()
 		err := p.insertClicks(ctx, unit, id)
 		<-counted
 		if err != nil {
 			return err
 		}
-		// The two breakdown tables are independent targets: one round
-		// trip for both.
-		linkQuery, wsQuery := p.queryID(tLinkBreakdown+inputSuffix, id), p.queryID(tWorkspaceBreakdown+inputSuffix, id)
-		wsErr := make(chan error, 1)
-		go func() { wsErr <- p.insertBreakdown(ctx, tWorkspaceBreakdown, byWorkspace, wsQuery) }()
-		err = p.insertBreakdown(ctx, tLinkBreakdown, byLink, linkQuery)
-		if err := errors.Join(err, <-wsErr); err != nil {
-			return err
-		}
 	}
-	for id, m := range marks {
-		p.clickMarks.put(id, m)
+	if p.flushDue() {
+		return p.flushLocked(ctx)
 	}
 	return nil
 }
@@ -186,16 +184,12 @@ func (p *Projection) insertClicks(ctx context.Context, rows []clickRow, insertID
 	return p.insertColumns(ctx, tClicks, clickInsert, cols, p.queryID(tClicks, insertID))
 }
 
-// insertBreakdown writes breakdown rows through the input table of target.
-func (p *Projection) insertBreakdown(ctx context.Context, target string, b *breakdownRows, queryID string) error {
-	if len(b.key) == 0 {
-		return nil
-	}
-	key := "link_id"
-	if target == tWorkspaceBreakdown {
-		key = "workspace_id"
-	}
-	return p.insertColumns(ctx, target+inputSuffix, key+", "+breakdownInsertColumns, b.columns(), queryID)
+// rowByRow is an Array(UInt64) column that insertColumns appends row by
+// row.
+type rowByRow [][]uint64
+
+func withQueryID(ctx context.Context, id string) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithQueryID(id))
 }
 
 // insertColumns is one INSERT, column by column, under InsertTimeout.
@@ -211,7 +205,18 @@ func (p *Projection) insertColumns(ctx context.Context, table, columns string, c
 	}
 	defer b.Close()
 	for i, c := range cols {
-		if err := b.Column(i).Append(c); err != nil {
+		var err error
+		if rows, ok := c.(rowByRow); ok {
+			col := b.Column(i)
+			for _, r := range rows {
+				if err = col.AppendRow(r); err != nil {
+					break
+				}
+			}
+		} else {
+			err = b.Column(i).Append(c)
+		}
+		if err != nil {
 			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
 		}
 	}
@@ -269,12 +274,17 @@ func (c *deadlineCtx) Err() error {
 }
 
 // clickMarksOf returns the highest click_seq applied of each link (-1 for
-// none), from the cache or else from link_clicks_daily.
+// none): from the pending aggregates, the cache, or else link_clicks_daily,
+// which holds every unit that is not pending.
 func (p *Projection) clickMarksOf(ctx context.Context, ids []string) (map[string]int64, error) {
 	marks := make(map[string]int64)
 	var missing []string
 	for _, id := range ids {
 		if _, ok := marks[id]; ok {
+			continue
+		}
+		if m, ok := p.pend.marks[id]; ok {
+			marks[id] = m
 			continue
 		}
 		if m, ok := p.clickMarks.get(id); ok {

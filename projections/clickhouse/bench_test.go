@@ -171,6 +171,10 @@ func BenchmarkProject(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The aggregates still pending are part of the work.
+	if err := p.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
 	m.report(b, b.N*benchBatch)
 }
 
@@ -309,38 +313,69 @@ func serverPID(dsn string) int {
 }
 
 // BenchmarkApplyToVisible: one op applies a batch of 100 clicks of one link
-// and reads LinkDaily until the last one shows: the time from Apply to
-// visible in the aggregates (Apply is synchronous, so one read suffices).
+// and waits until the last one shows, from the time Apply was called:
+//   - read-model: through LinkDaily (which flushes the pending aggregates
+//     of the link first, so one read suffices);
+//   - analyst-table: in link_clicks_daily, polled with plain SQL every
+//     10 ms, as an analyst (or a second linkd) would see it: the
+//     aggregates come with the next flush, at most Options.FlushInterval
+//     after Apply (the background flush, since no other Apply comes).
 func BenchmarkApplyToVisible(b *testing.B) {
-	ctx := testCtx(b, 10*time.Minute)
-	p, err := Open(ctx, chtest.DSN(b), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	g := newBenchGen(3, 1, 1, (b.N+1)*100, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1)
-	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var lat []time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		batch := g.next(100)
-		t0 := time.Now()
-		if err := p.Apply(ctx, batch); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			d, err := p.LinkDaily(ctx, g.linkID(0), day, day)
+	for _, mode := range []string{"read-model", "analyst-table"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := testCtx(b, 10*time.Minute)
+			dsn := chtest.DSN(b)
+			p, err := Open(ctx, dsn, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if len(d) == 1 && d[0].TotalClicks == int64((i+1)*100) {
-				break
+			defer p.Close()
+			conn := rawConn(b, p, dsn)
+			g := newBenchGen(3, 1, 1, (b.N+1)*100, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1)
+			day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				batch := g.next(100)
+				want := int64((i + 1) * 100)
+				t0 := time.Now()
+				if err := p.Apply(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					var n int64
+					if mode == "read-model" {
+						d, err := p.LinkDaily(ctx, g.linkID(0), day, day)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(d) == 1 {
+							n = d[0].TotalClicks
+						}
+					} else {
+						var u uint64
+						if err := conn.QueryRow(ctx, "SELECT sum(clicks) FROM link_clicks_daily WHERE link_id = ?", g.linkID(0)).Scan(&u); err != nil {
+							b.Fatal(err)
+						}
+						n = int64(u)
+					}
+					if n == want {
+						break
+					}
+					if mode == "read-model" {
+						b.Fatalf("LinkDaily shows %d clicks right after Apply, want %d", n, want)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				lat = append(lat, time.Since(t0))
 			}
-		}
-		lat = append(lat, time.Since(t0))
+			b.StopTimer()
+			reportPercentiles(b, lat)
+			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
+				b.ReportMetric(v, "loadavg")
+			}
+		})
 	}
-	b.StopTimer()
-	reportPercentiles(b, lat)
 }
 
 func reportPercentiles(b *testing.B, lat []time.Duration) {
@@ -414,6 +449,9 @@ func BenchmarkQueries10M(b *testing.B) {
 			if done%1_000_000 < benchBatch {
 				b.Logf("loaded %d clicks in %v", done, time.Since(m.wall).Round(time.Second))
 			}
+		}
+		if err := p.Flush(ctx); err != nil {
+			b.Fatal(err)
 		}
 		b.Logf("loaded %d clicks in %v (%.0f clicks/s, load average now %s)", total, time.Since(m.wall).Round(time.Second),
 			float64(total)/time.Since(m.wall).Seconds(), loadavg())
@@ -494,7 +532,7 @@ func BenchmarkStartup(b *testing.B) {
 }
 
 // BenchmarkAggregateBreakdown: the projector's share of the breakdowns, per
-// batch of 8192 clicks (no server).
+// batch of 8192 clicks (no server): counting and the rows of both tables.
 func BenchmarkAggregateBreakdown(b *testing.B) {
 	g := newBenchGen(1, 20_000, 20, benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
 	var rows []clickRow
@@ -505,27 +543,44 @@ func BenchmarkAggregateBreakdown(b *testing.B) {
 		}
 		rows = append(rows, newClickRow(ev, c.LinkID, &c))
 	}
+	k := newKeyer(nil)
 	b.ResetTimer()
 	c0 := selfCPU()
 	for range b.N {
-		aggregateBreakdown(rows, 1)
+		bd := newBreakdowns()
+		for i := range rows {
+			r := &rows[i]
+			bd.addClick(k, r.linkID, r.c.WorkspaceID, dayNumber(r.day), r.c)
+		}
+		rowsOf(k, bd.link, bd.linkOrder, 1)
+		rowsOf(k, bd.workspace, bd.wsOrder, 1)
 	}
 	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
 }
 
-// BenchmarkDecodeClicks: decoding ClickRecorded JSON, per batch of 8192.
+// BenchmarkDecodeClicks: decoding ClickRecorded JSON, per batch of 8192,
+// with the projector's decoder and with encoding/json.
 func BenchmarkDecodeClicks(b *testing.B) {
 	g := newBenchGen(1, 20_000, 20, benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
 	evs := g.next(benchBatch)
-	b.ResetTimer()
-	c0 := selfCPU()
-	for range b.N {
-		for _, ev := range evs {
-			var c click.Recorded
-			if err := json.Unmarshal(ev.Data, &c); err != nil {
-				b.Fatal(err)
+	for _, bc := range []struct {
+		name   string
+		decode func(data []byte, c *click.Recorded) error
+	}{
+		{"fast", decodeClick},
+		{"encoding-json", func(data []byte, c *click.Recorded) error { return json.Unmarshal(data, c) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c0 := selfCPU()
+			for range b.N {
+				for _, ev := range evs {
+					var c click.Recorded
+					if err := bc.decode(ev.Data, &c); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-		}
+			b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
+		})
 	}
-	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
 }

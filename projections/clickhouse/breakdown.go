@@ -1,20 +1,29 @@
 package clickhouse
 
 import (
+	"strings"
 	"time"
+
+	"github.com/go-faster/city"
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/queries"
 )
 
-// A dimension of the breakdown tables: its name in the dimension column, the
-// value a click gives it ("" means the click does not count in it), and the
-// map of queries.DailyStats it fills.
+// A dimension of the breakdowns: its name (in breakdown_values.dimension),
+// the value a click gives it, and the map of queries.DailyStats it fills.
+//
+// value returns the value in up to two parts: a alone, or "a b" when both
+// are set (os_version, device_and_os); ok is false when the click does not
+// count in the dimension (an empty value). Two parts let the projector look
+// up a value's key without building the string.
 type dimension struct {
 	name  string
-	value func(c *click.Recorded) string
+	value func(c *click.Recorded) (a, b string, ok bool)
 	field func(s *queries.DailyStats) *map[string]int64
 }
+
+func one(v string) (string, string, bool) { return v, "", v != "" }
 
 // dimensions are the breakdowns of the daily records (spec 2.7), with the
 // same keys as the embedded analytics projection. Empty values (an unknown
@@ -23,142 +32,292 @@ type dimension struct {
 //     OS is unknown, nothing without a version;
 //   - device_and_os: "<device_type> <os>" ("mobile iOS") when both are known;
 //   - app: only clicks from an app (from_app) whose app is known.
+//
+// The order is the Enum8 of breakdown_values.dimension: append only.
 var dimensions = []dimension{
-	{"os", func(c *click.Recorded) string { return c.OS },
+	{"os", func(c *click.Recorded) (string, string, bool) { return one(c.OS) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.OS }},
-	{"os_version", func(c *click.Recorded) string {
+	{"os_version", func(c *click.Recorded) (string, string, bool) {
 		if c.OS == "" || c.OSVersion == "" {
-			return c.OSVersion
+			return one(c.OSVersion)
 		}
-		return c.OS + " " + c.OSVersion
+		return c.OS, c.OSVersion, true
 	},
 		func(s *queries.DailyStats) *map[string]int64 { return &s.OSVersion }},
-	{"city", func(c *click.Recorded) string { return c.City },
+	{"city", func(c *click.Recorded) (string, string, bool) { return one(c.City) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.City }},
-	{"language", func(c *click.Recorded) string { return c.Language },
+	{"language", func(c *click.Recorded) (string, string, bool) { return one(c.Language) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.Language }},
-	{"browser", func(c *click.Recorded) string { return c.Browser },
+	{"browser", func(c *click.Recorded) (string, string, bool) { return one(c.Browser) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.Browser }},
-	{"country", func(c *click.Recorded) string { return c.Country },
+	{"country", func(c *click.Recorded) (string, string, bool) { return one(c.Country) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.Country }},
-	{"continent", func(c *click.Recorded) string { return c.Continent },
+	{"continent", func(c *click.Recorded) (string, string, bool) { return one(c.Continent) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.Continent }},
-	{"device_and_os", func(c *click.Recorded) string {
+	{"device_and_os", func(c *click.Recorded) (string, string, bool) {
 		if c.DeviceType == "" || c.OS == "" {
-			return ""
+			return "", "", false
 		}
-		return c.DeviceType + " " + c.OS
+		return c.DeviceType, c.OS, true
 	},
 		func(s *queries.DailyStats) *map[string]int64 { return &s.DeviceAndOS }},
-	{"app", func(c *click.Recorded) string {
+	{"app", func(c *click.Recorded) (string, string, bool) {
 		if !c.FromApp {
-			return ""
+			return "", "", false
 		}
-		return c.App
+		return one(c.App)
 	},
 		func(s *queries.DailyStats) *map[string]int64 { return &s.App }},
-	{"device_type", func(c *click.Recorded) string { return c.DeviceType },
+	{"device_type", func(c *click.Recorded) (string, string, bool) { return one(c.DeviceType) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.DeviceType }},
-	{"from_app", func(c *click.Recorded) string {
+	{"from_app", func(c *click.Recorded) (string, string, bool) {
 		if c.FromApp {
-			return "true"
+			return "true", "", true
 		}
-		return "false"
+		return "false", "", true
 	}, func(s *queries.DailyStats) *map[string]int64 { return &s.FromApp }},
-	{"referrer", func(c *click.Recorded) string { return c.Referrer },
+	{"referrer", func(c *click.Recorded) (string, string, bool) { return one(c.Referrer) },
 		func(s *queries.DailyStats) *map[string]int64 { return &s.Referrer }},
 }
 
-var dimensionIndex = func() map[string]int {
-	m := make(map[string]int, len(dimensions))
-	for i, d := range dimensions {
-		m[d.name] = i
+// joinValue is the value of parts a and b.
+func joinValue(a, b string) string {
+	if b == "" {
+		return a
 	}
-	return m
-}()
-
-// breakdownRows are pre-aggregated rows of a breakdown table, as columns.
-type breakdownRows struct {
-	key       []string // link_id or workspace_id
-	day       []time.Time
-	dimension []int8 // index in dimensions + 1: the Enum8 value
-	value     []string
-	clicks    []uint64
-	insertID  []uint64
+	return a + " " + b
 }
 
-const breakdownInsertColumns = "date, dimension, value, clicks, insert_id" // after the key
-
-func (b *breakdownRows) columns() []any {
-	return []any{b.key, b.day, b.dimension, b.value, b.clicks, b.insertID}
+// valueKey is the key of a dimension's value in the breakdown maps and in
+// breakdown_values: cityHash64('<dimension>:<value>'), which an analyst can
+// compute in SQL as well. city.CH64 is ClickHouse's cityHash64.
+func valueKey(dim int, value string) uint64 {
+	buf := make([]byte, 0, len(dimensions[dim].name)+1+len(value))
+	buf = append(append(append(buf, dimensions[dim].name...), ':'), value...)
+	return city.CH64(buf)
 }
 
-// interner numbers strings, so that the counting map has small keys
-// without pointers (the hot loop of a batch: about 11 cells per click).
-type interner struct {
-	idx   map[string]int32
-	names []string
+// dictEntry is a row of breakdown_values.
+type dictEntry struct {
+	key   uint64
+	dim   int8 // index in dimensions
+	value string
 }
 
-func (in *interner) id(s string) int32 {
-	if i, ok := in.idx[s]; ok {
-		return i
-	}
-	i := int32(len(in.names))
-	in.idx[s] = i
-	in.names = append(in.names, s)
-	return i
+// keyer gives the values of the dimensions a dense id (the index of their
+// key in keys), and remembers which entries of breakdown_values it has
+// made, so that each is written once per process (writing one again is
+// harmless: breakdown_values is a ReplacingMergeTree). One map per
+// dimension, by the value's parts: no string is built for a value seen
+// before. Ids stay valid until forget or trim, which only run when nothing
+// pending refers to them.
+type keyer struct {
+	one   []map[string]uint32    // dimensions of one part, by value
+	two   []map[[2]string]uint32 // dimensions of two parts
+	keys  []uint64               // id -> key
+	fresh []dictEntry            // made since the last take
+	// byKey detects a collision of two values on one 64-bit key (about one
+	// chance in 10^8 for a million distinct values): it is logged.
+	byKey     map[uint64]dictEntry
+	collision func(a, b dictEntry)
 }
 
-// aggregateBreakdown counts the clicks of a unit per link, day, dimension
-// and value, and per workspace, day, dimension and value.
-func aggregateBreakdown(rows []clickRow, insertID uint64) (link, workspace *breakdownRows) {
-	type cell struct {
-		key, value int32
-		day        int32 // days since 1970-01-01
-		dim        int8
-	}
-	var (
-		ids, vals      = interner{idx: map[string]int32{}}, interner{idx: map[string]int32{}}
-		linkN, wsN     = make(map[cell]uint64, len(rows)*4), make(map[cell]uint64, len(rows))
-		linkOrd, wsOrd []cell
-	)
-	add := func(m map[cell]uint64, order *[]cell, k cell) {
-		n, ok := m[k]
-		if !ok {
-			*order = append(*order, k)
+const keyerMax = 1 << 20
+
+func newKeyer(collision func(a, b dictEntry)) *keyer {
+	k := &keyer{collision: collision}
+	k.forget()
+	return k
+}
+
+func (k *keyer) id(dim int, a, b string) uint32 {
+	if b == "" {
+		if v, ok := k.one[dim][a]; ok {
+			return v
 		}
-		m[k] = n + 1
+	} else if v, ok := k.two[dim][[2]string{a, b}]; ok {
+		return v
 	}
-	for i := range rows {
-		r := &rows[i]
-		li, wi := ids.id(r.linkID), ids.id(r.c.WorkspaceID)
-		day := int32(r.day.Unix() / 86400)
-		for di, d := range dimensions {
-			v := d.value(r.c)
-			if v == "" {
-				continue
+	// The maps keep copies: a and b may be substrings of whole event bodies.
+	a, b = strings.Clone(a), strings.Clone(b)
+	e := dictEntry{dim: int8(dim), value: joinValue(a, b)}
+	e.key = valueKey(dim, e.value)
+	id := uint32(len(k.keys))
+	k.keys = append(k.keys, e.key)
+	if b == "" {
+		k.one[dim][a] = id
+	} else {
+		k.two[dim][[2]string{a, b}] = id
+	}
+	if prev, ok := k.byKey[e.key]; ok && (prev.dim != e.dim || prev.value != e.value) && k.collision != nil {
+		k.collision(prev, e)
+	}
+	k.byKey[e.key] = e
+	k.fresh = append(k.fresh, e)
+	return id
+}
+
+// take returns the entries made since the last take.
+func (k *keyer) take() []dictEntry {
+	out := k.fresh
+	k.fresh = nil
+	return out
+}
+
+// trim bounds the memory of the keyer; it runs when no pending cell refers
+// to its ids.
+func (k *keyer) trim() {
+	if len(k.keys) >= keyerMax && len(k.fresh) == 0 {
+		k.forget()
+	}
+}
+
+// forget makes the keyer write every entry again (after a failure, when it
+// is not known which entries reached ClickHouse).
+func (k *keyer) forget() {
+	k.one = make([]map[string]uint32, len(dimensions))
+	k.two = make([]map[[2]string]uint32, len(dimensions))
+	for i := range dimensions {
+		k.one[i] = map[string]uint32{}
+		k.two[i] = map[[2]string]uint32{}
+	}
+	k.keys = nil
+	k.byKey = map[uint64]dictEntry{}
+	k.fresh = nil
+}
+
+// counts are the clicks per value id of one cell: a short list searched
+// linearly (most cells hold a few clicks), indexed by a map once long.
+type counts struct {
+	kv  []idCount
+	idx map[uint32]int32
+}
+
+type idCount struct{ id, n uint32 }
+
+const countsIndexAt = 32
+
+func (c *counts) add(id uint32) {
+	if c.idx != nil {
+		if i, ok := c.idx[id]; ok {
+			c.kv[i].n++
+			return
+		}
+		c.idx[id] = int32(len(c.kv))
+	} else {
+		for i := range c.kv {
+			if c.kv[i].id == id {
+				c.kv[i].n++
+				return
 			}
-			vi := vals.id(v)
-			add(linkN, &linkOrd, cell{key: li, value: vi, day: day, dim: int8(di + 1)})
-			add(wsN, &wsOrd, cell{key: wi, value: vi, day: day, dim: int8(di + 1)})
+		}
+		if len(c.kv) == countsIndexAt {
+			c.idx = make(map[uint32]int32, 4*countsIndexAt)
+			for i := range c.kv {
+				c.idx[c.kv[i].id] = int32(i)
+			}
+			c.idx[id] = int32(len(c.kv))
 		}
 	}
-	build := func(m map[cell]uint64, order []cell) *breakdownRows {
-		n := len(order)
-		out := &breakdownRows{
-			key: make([]string, n), day: make([]time.Time, n), dimension: make([]int8, n),
-			value: make([]string, n), clicks: make([]uint64, n), insertID: make([]uint64, n),
-		}
-		for i, k := range order {
-			out.key[i] = ids.names[k.key]
-			out.day[i] = time.Unix(int64(k.day)*86400, 0).UTC()
-			out.dimension[i] = k.dim
-			out.value[i] = vals.names[k.value]
-			out.clicks[i] = m[k]
-			out.insertID[i] = insertID
-		}
-		return out
+	if c.kv == nil {
+		c.kv = make([]idCount, 0, 16)
 	}
-	return build(linkN, linkOrd), build(wsN, wsOrd)
+	c.kv = append(c.kv, idCount{id, 1})
 }
+
+// cellKey is a row of a breakdown table: a link or workspace, and a day
+// (days since 1970-01-01).
+type cellKey struct {
+	key string
+	day int32
+}
+
+// breakdowns count clicks per cell and value key, for links and for
+// workspaces: one row per cell in link_clicks_daily_breakdown_v2 and
+// workspace_clicks_daily_breakdown_v2.
+type breakdowns struct {
+	link, workspace map[cellKey]*counts
+	linkOrder       []cellKey
+	wsOrder         []cellKey
+}
+
+func newBreakdowns() *breakdowns {
+	return &breakdowns{link: map[cellKey]*counts{}, workspace: map[cellKey]*counts{}}
+}
+
+func (b *breakdowns) empty() bool { return len(b.linkOrder) == 0 && len(b.wsOrder) == 0 }
+
+func cell(m map[cellKey]*counts, order *[]cellKey, k cellKey) *counts {
+	c, ok := m[k]
+	if !ok {
+		c = &counts{}
+		m[k] = c
+		*order = append(*order, k)
+	}
+	return c
+}
+
+// addClick counts one click (its link, workspace and day) in every
+// dimension it has a value for.
+func (b *breakdowns) addClick(k *keyer, linkID, workspaceID string, day int32, c *click.Recorded) {
+	lc := cell(b.link, &b.linkOrder, cellKey{linkID, day})
+	wc := cell(b.workspace, &b.wsOrder, cellKey{workspaceID, day})
+	for di := range dimensions {
+		a, v, ok := dimensions[di].value(c)
+		if !ok {
+			continue
+		}
+		id := k.id(di, a, v)
+		lc.add(id)
+		wc.add(id)
+	}
+}
+
+// breakdownRows are the rows of one breakdown table as columns (the input
+// table's): key (link_id or workspace_id), date, keys, counts, insert_id.
+type breakdownRows struct {
+	key      []string
+	day      []time.Time
+	keys     [][]uint64
+	counts   [][]uint64
+	insertID []uint64
+}
+
+const breakdownInsertColumns = "date, keys, counts, insert_id" // after the key
+
+// columns are the values of the columns; the arrays go row by row (see
+// insertColumns): clickhouse-go takes a []uint64 row without reflection,
+// but a [][]uint64 column through reflection, element by element.
+func (r *breakdownRows) columns() []any {
+	return []any{r.key, r.day, rowByRow(r.keys), rowByRow(r.counts), r.insertID}
+}
+
+func rowsOf(ky *keyer, m map[cellKey]*counts, order []cellKey, insertID uint64) *breakdownRows {
+	n := len(order)
+	r := &breakdownRows{
+		key: make([]string, n), day: make([]time.Time, n), keys: make([][]uint64, n),
+		counts: make([][]uint64, n), insertID: make([]uint64, n),
+	}
+	total := 0
+	for _, k := range order {
+		total += len(m[k].kv)
+	}
+	keys, counts := make([]uint64, 0, total), make([]uint64, 0, total)
+	for i, k := range order {
+		c := m[k]
+		r.key[i] = k.key
+		r.day[i] = dayTime(k.day)
+		from := len(keys)
+		for _, e := range c.kv {
+			keys = append(keys, ky.keys[e.id])
+			counts = append(counts, uint64(e.n))
+		}
+		r.keys[i], r.counts[i] = keys[from:len(keys):len(keys)], counts[from:len(counts):len(counts)]
+		r.insertID[i] = insertID
+	}
+	return r
+}
+
+func dayTime(d int32) time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
+
+func dayNumber(t time.Time) int32 { return int32(t.Unix() / 86400) }

@@ -5,13 +5,17 @@
 //
 // # Tables
 //
-// clicks holds one row per counted click. Materialized views fill the daily
-// tables (link_clicks_daily, workspace_clicks_daily: counters, exact unique
-// visitors, first and last click) from each INSERT into clicks. The breakdowns
-// (os, city, country, ...) are counted by the projector per batch and go,
-// each through a Null table <table>_input and its view, into
-// link_clicks_daily_breakdown and workspace_clicks_daily_breakdown. links is
-// the link dimension (ReplacingMergeTree by stream version).
+// clicks holds one row per counted click, inserted by Apply. The aggregates
+// derived from clicks are written at most every Options.FlushInterval, for
+// all the Applies of that interval (pending.go): the daily tables
+// (link_clicks_daily, workspace_clicks_daily: counters, unique visitors,
+// first and last click) through the Null table clicks_daily_input and its
+// materialized views, and the breakdowns (os, city, country, ...), counted
+// by the projector, as one map per link (or workspace) and day in
+// link_clicks_daily_breakdown_v2 and workspace_clicks_daily_breakdown_v2,
+// whose keys breakdown_values names. The records of days that are over are
+// kept whole in *_daily_final (uniques.go). links is the link
+// dimension (ReplacingMergeTree by stream version).
 //
 // # Exactly-once counting on at-least-once delivery
 //
@@ -19,18 +23,20 @@
 // them in that order, so the projector keeps, per link, the highest click_seq
 // applied and skips anything at or below it. The mark is stored with the
 // data (max_click_seq, an aggregate state in link_clicks_daily), loaded
-// lazily per link and cached in memory (bounded).
+// lazily per link and cached in memory (bounded); the marks of pending
+// clicks are kept until they are flushed.
 //
-// Atomicity: ClickHouse has no transactions, so every INSERT carries an
-// insert_id (increasing) that each target table keeps as an aggregate
-// (max_insert_id). Each INSERT covers one month (partition) and so makes one
-// part per table, committed atomically; INSERTs run one at a time, each only
-// after the one before completed everywhere. A crash (or a failed INSERT)
-// can therefore leave at most the last insert_id in clicks but missing from
-// some target: recovery, run at Open and after any failed Apply, finds it
-// (max(insert_id) of clicks against each target's max_insert_id) and rebuilds
-// exactly that INSERT's contribution to the targets that lack it, from
-// clicks. See docs/analytics.md, "How a click is counted once".
+// Atomicity: ClickHouse has no transactions, so every INSERT into clicks
+// carries an insert_id (increasing) that each target table keeps as an
+// aggregate (max_insert_id). Each INSERT covers one month (partition) and so
+// makes one part per table, committed atomically; INSERTs into clicks run
+// one at a time, and every flush writes one INSERT per target covering all
+// the pending units, of one month, in order. Every target therefore holds a
+// prefix of the units of clicks; a crash or a failed INSERT leaves at most
+// the last units of clicks missing from some targets. Recovery, run at Open
+// and after any failure, finds them (max_insert_id of the last units' keys)
+// and rebuilds exactly their contribution to the targets that lack them,
+// from clicks. See docs/analytics.md, "How a click is counted once".
 package clickhouse
 
 import (
@@ -42,6 +48,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -72,6 +79,17 @@ type Options struct {
 	// MaxInsertRows bounds the rows of one INSERT into clicks (default
 	// 100000); larger batches are split.
 	MaxInsertRows int
+	// FlushInterval is how long the aggregates of applied clicks may wait
+	// before they are written to the aggregate tables (default 1s; see
+	// pending.go). The clicks themselves are written by Apply. Reads
+	// through this Projection see every applied click at once (they flush
+	// first when they need to); other readers of the tables (analysts, a
+	// second linkd) see them after at most this long, plus the time of the
+	// flush. Negative: with every Apply.
+	FlushInterval time.Duration
+	// MaxPendingClicks flushes the pending aggregates earlier when they
+	// cover this many clicks (default 262144, about 40 MB).
+	MaxPendingClicks int
 	// CheckpointEvery spaces the writes of the checkpoint (default 1s): the
 	// data of every Apply is in ClickHouse when it returns, but the
 	// checkpoint row is written at most this often (and by Flush and
@@ -107,6 +125,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if o.CachedLinks < 0 {
 		errs = append(errs, errors.New("CachedLinks must not be negative"))
 	}
+	if o.MaxPendingClicks < 0 {
+		errs = append(errs, errors.New("MaxPendingClicks must not be negative"))
+	}
 	if len(errs) > 0 {
 		return Options{}, fmt.Errorf("clickhouse: options: %w", errors.Join(errs...))
 	}
@@ -121,6 +142,10 @@ func (o *Options) withDefaults() (Options, error) {
 	def(&out.DDLTimeout, 2*time.Minute)
 	def(&out.RecoveryTimeout, 10*time.Minute)
 	def(&out.CheckpointEvery, time.Second)
+	def(&out.FlushInterval, time.Second)
+	if out.MaxPendingClicks == 0 {
+		out.MaxPendingClicks = 1 << 18
+	}
 	if out.MaxInsertRows == 0 {
 		out.MaxInsertRows = 100_000
 	}
@@ -141,16 +166,31 @@ type Projection struct {
 	log  *slog.Logger
 	run  string // random, in query ids of this process
 
-	mu           sync.Mutex // serializes Apply, Reset and recovery
+	mu           sync.Mutex // serializes Apply, flushes, Reset and recovery
 	closed       bool
 	needRecovery bool
-	pending      []string // query ids of the INSERTs of the Apply in progress
+	pending      []string // query ids of the INSERTs since the last success
 	nextInsertID uint64
 	checkpoint   eventstore.Position // applied (in memory)
 	saved        eventstore.Position // in projection_checkpoint
 	savedAt      time.Time
 	clickMarks   *genCache[int64]    // link id -> highest click_seq applied, -1: none
 	links        *genCache[*linkRow] // link id -> latest row of links, nil: none
+
+	pmu     sync.RWMutex // guards pend (the pointer) and its marks and workspaces for reads
+	pend    *pending     // aggregates not yet flushed
+	keyer   *keyer       // value keys of the breakdowns
+	flushes uint64
+	maxDay  int32 // latest day with clicks (days since 1970-01-01)
+	// Days up to these have final records (uniques.go), links and
+	// workspaces.
+	finalLink, finalWorkspace atomic.Int32
+
+	values *valueCache // breakdown_values, for reads
+
+	noFinalize bool // tests: flushes write no final records (as if they crashed before)
+
+	bgStop, bgDone chan struct{}
 }
 
 var (
@@ -212,7 +252,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		run:        hex.EncodeToString(run),
 		clickMarks: newGenCache[int64](o.CachedLinks),
 		links:      newGenCache[*linkRow](o.CachedLinks),
+		pend:       newPending(),
+		values:     newValueCache(o.CachedLinks),
+		bgStop:     make(chan struct{}),
+		bgDone:     make(chan struct{}),
 	}
+	p.keyer = newKeyer(func(a, b dictEntry) {
+		p.log.Error("clickhouse projection: two breakdown values have the same key: their counts are merged",
+			"key", a.key, "first", dimensions[a.dim].name+":"+a.value, "second", dimensions[b.dim].name+":"+b.value)
+	})
 	if err := p.ensureSchema(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("clickhouse: schema: %w", err)
@@ -221,6 +269,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		conn.Close()
 		return nil, fmt.Errorf("clickhouse: recover: %w", err)
 	}
+	if err := p.loadDays(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("clickhouse: %w", err)
+	}
+	tick := max(o.FlushInterval/4, 10*time.Millisecond)
+	if o.FlushInterval < 0 {
+		tick = time.Second // flushes happen in Apply; this only finalizes days
+	}
+	go p.background(tick)
 	return p, nil
 }
 
@@ -269,19 +326,36 @@ func (p *Projection) Reset(ctx context.Context) error {
 	}
 	p.clickMarks.clear()
 	p.links.clear()
+	p.resetPending()
+	p.maxDay = 0
+	p.finalLink.Store(0)
+	p.finalWorkspace.Store(0)
 	p.checkpoint, p.saved = eventstore.Start, eventstore.Start
 	p.nextInsertID = 1
 	p.needRecovery = false
 	return nil
 }
 
-// Flush stores the checkpoint if it moved since it was last stored. The data
-// itself is never buffered: it is in ClickHouse when Apply returns.
+// resetPending drops the pending aggregates, and the record of which
+// breakdown values were written (after a failure it is not known).
+func (p *Projection) resetPending() {
+	p.pmu.Lock()
+	p.pend = newPending()
+	p.pmu.Unlock()
+	p.keyer.forget()
+}
+
+// Flush writes the pending aggregates, and stores the checkpoint if it
+// moved since it was last stored. The clicks themselves are in ClickHouse
+// when Apply returns.
 func (p *Projection) Flush(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return errClosed
+	}
+	if err := p.flushOrRecoverLocked(ctx); err != nil {
+		return err
 	}
 	return p.saveCheckpoint(ctx)
 }
@@ -297,18 +371,32 @@ func (p *Projection) saveCheckpoint(ctx context.Context) error {
 	return nil
 }
 
-// Close stores the checkpoint (if it can within a few seconds) and releases
-// the connections. Apply in progress finishes first.
+// Close writes the pending aggregates and stores the checkpoint (if it can
+// within a few seconds; if not, the next Open recovers), and releases the
+// connections. Apply in progress finishes first.
 func (p *Projection) Close() error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	err := p.saveCheckpoint(ctx)
-	cancel()
 	p.closed = true
+	p.mu.Unlock()
+	close(p.bgStop)
+	<-p.bgDone
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	var err error
+	if !p.needRecovery {
+		if err = p.flushLocked(ctx); err != nil {
+			p.needRecovery = true
+		}
+	}
+	if err == nil {
+		err = p.saveCheckpoint(ctx)
+	}
+	cancel()
 	return errors.Join(err, p.conn.Close())
 }
 
@@ -351,4 +439,60 @@ func (c *genCache[V]) put(k string, v V) {
 func (c *genCache[V]) clear() {
 	c.cur = map[string]V{}
 	c.old = map[string]V{}
+}
+
+// valueCache holds entries of breakdown_values for reads: key -> value,
+// bounded like genCache, safe for concurrent use.
+type valueCache struct {
+	mu       sync.Mutex
+	max      int
+	cur, old map[uint64]dictEntry
+}
+
+func newValueCache(max int) *valueCache {
+	return &valueCache{max: max, cur: map[uint64]dictEntry{}, old: map[uint64]dictEntry{}}
+}
+
+func (c *valueCache) putLocked(e dictEntry) {
+	if _, ok := c.cur[e.key]; !ok && len(c.cur) >= c.max/2 {
+		c.old = c.cur
+		c.cur = make(map[uint64]dictEntry, c.max/2)
+	}
+	c.cur[e.key] = e
+}
+
+func (c *valueCache) putAll(entries []dictEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range entries {
+		c.putLocked(e)
+	}
+}
+
+// get returns the entries of keys it holds, and the keys it does not.
+func (c *valueCache) get(keys []uint64, out map[uint64]dictEntry) (missing []uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if _, ok := out[k]; ok {
+			continue
+		}
+		if e, ok := c.cur[k]; ok {
+			out[k] = e
+			continue
+		}
+		if e, ok := c.old[k]; ok {
+			c.putLocked(e)
+			out[k] = e
+			continue
+		}
+		missing = append(missing, k)
+	}
+	return missing
+}
+
+func (c *valueCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur, c.old = map[uint64]dictEntry{}, map[uint64]dictEntry{}
 }

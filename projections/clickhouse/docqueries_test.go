@@ -99,6 +99,9 @@ func TestDocumentedQueries(t *testing.T) {
 	if err := p.Apply(ctx, l.events); err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Flush(ctx); err != nil { // what analysts see at most FlushInterval later
+		t.Fatal(err)
+	}
 	clicks := l.clicks()
 	day := func(c click.Recorded) time.Time { return c.Timestamp.UTC().Truncate(24 * time.Hour) }
 	date := func(t time.Time) string { return t.Format(time.DateOnly) }
@@ -207,6 +210,16 @@ func TestDocumentedQueries(t *testing.T) {
 		}(),
 		"top_referrers": rowsByCount(byKey(func(c click.Recorded) bool { return inWS(c) && last30(c) && c.Referrer != "" },
 			func(c click.Recorded) string { return c.Referrer }), 10),
+		"link_countries": rowsByCount(byKey(func(c click.Recorded) bool { return c.LinkID == "lnk_demo" && last30(c) && c.Country != "" },
+			func(c click.Recorded) string { return c.Country }), 0),
+		"brazil_per_day": func() [][]string {
+			m := map[string][]string{}
+			for k, v := range byKey(func(c click.Recorded) bool { return inWS(c) && last30(c) && c.Country == "BR" },
+				func(c click.Recorded) string { return date(day(c)) }) {
+				m[k] = []string{fmt.Sprint(v)}
+			}
+			return sorted(m)
+		}(),
 		"clicks_of_deleted_links": rowsByCount(byKey(func(c click.Recorded) bool { return c.LinkID == "lnk_gone" },
 			func(c click.Recorded) string { return c.LinkID }), 0),
 	}

@@ -255,6 +255,11 @@ func TestClickAppearsInClicksAndDaily(t *testing.T) {
 	if err := p.Apply(ctx, l.events); err != nil {
 		t.Fatal(err)
 	}
+	// The aggregate tables are written at most FlushInterval later, for
+	// analysts; the read model's own queries flush first when needed.
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	var (
 		got                                                   click.Recorded
@@ -304,8 +309,12 @@ func TestClickAppearsInClicksAndDaily(t *testing.T) {
 	if clicks != 1 || qrScans != 1 || uniq != 1 {
 		t.Errorf("link_clicks_daily: clicks %d qr %d uniq %d, want 1 1 1", clicks, qrScans, uniq)
 	}
-	if n := count(t, ctx, conn, "SELECT sum(clicks) FROM link_clicks_daily_breakdown WHERE link_id = 'l1' AND dimension = 'country' AND value = 'BR'"); n != 1 {
+	if n := count(t, ctx, conn, "SELECT sum(c) FROM link_clicks_daily_breakdown_v2 ARRAY JOIN breakdownMap.key AS k, breakdownMap.clicks AS c "+
+		"WHERE link_id = 'l1' AND k = cityHash64('country:BR')"); n != 1 {
 		t.Errorf("breakdown country BR: %d", n)
+	}
+	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM breakdown_values WHERE key = cityHash64('city:São Paulo') AND dimension = 'city' AND value = 'São Paulo'"); n != 1 {
+		t.Errorf("breakdown_values has %d entries for city São Paulo, want 1", n)
 	}
 	if n := count(t, ctx, conn, "SELECT sum(clicks) FROM workspace_clicks_daily WHERE workspace_id = 'w1'"); n != 1 {
 		t.Errorf("workspace_clicks_daily: %d", n)

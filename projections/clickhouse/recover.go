@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,55 +11,61 @@ import (
 )
 
 // recoverLocked brings every target table level with clicks after a crash
-// or a failed Apply, reloads the checkpoint and the next insert_id, and
-// empties the caches (they are reloaded from ClickHouse as needed).
+// or a failed Apply or flush, reloads the checkpoint and the next insert_id,
+// and empties the caches and the pending aggregates (what was pending is in
+// clicks, and so rebuilt here).
 //
-// Invariant (see splitUnits and applyClicks): INSERTs into clicks run one at
-// a time, each in one partition, and the breakdown INSERTs of a unit follow
-// its clicks INSERT. So a target can only lack the last unit of clicks (the
-// highest insert_id), and has it whole or not at all. Every link and
-// workspace of a unit gets rows in every target, so one of them tells:
-// if the target's max_insert_id for that key is below the last insert_id,
-// the unit is missing. Then the target's missing units are rebuilt from
-// clicks, one insert_id at a time in increasing order (so each repair is
-// again one part per target, and a crash during recovery leaves the same
-// invariant). A normal start-up costs one scan of clicks.insert_id and a
-// few key lookups.
+// Invariant (see splitUnits, applyClicks and flushLocked): INSERTs into
+// clicks run one at a time, each in one partition, and each target is
+// written by INSERTs that each cover, in one partition, the units that
+// follow the ones it has. So a target holds a prefix of the units of
+// clicks: it can only lack the last ones, each whole or not at all. Every
+// link and workspace of a unit gets rows in every target, so one of them
+// tells whether a unit is there: the target's max_insert_id for that key is
+// at least the unit's insert_id. Recovery finds the last unit each target
+// has (one query per target over the keys of the last units of clicks), then
+// rebuilds the ones after it from clicks, in runs of units of one month (each
+// repair again one part per target, so that a crash during recovery leaves
+// the same invariant). A normal start-up costs one scan of clicks.insert_id
+// and a query per target.
 func (p *Projection) recoverLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.RecoveryTimeout)
 	defer cancel()
 	if err := p.killPending(ctx); err != nil {
 		return err
 	}
+	// Which breakdown values reached breakdown_values is not known: the
+	// repairs write every value they use.
+	p.keyer.forget()
 	var last uint64
 	if err := p.conn.QueryRow(ctx, "SELECT max(insert_id) FROM "+p.tbl(tClicks)).Scan(&last); err != nil {
 		return fmt.Errorf("max insert_id of clicks: %w", err)
 	}
 	if last > 0 {
-		var linkID, workspaceID string
-		if err := p.conn.QueryRow(ctx, "SELECT link_id, workspace_id FROM "+p.tbl(tClicks)+
-			" WHERE insert_id = ? LIMIT 1", last).Scan(&linkID, &workspaceID); err != nil {
-			return fmt.Errorf("last insert of clicks: %w", err)
+		recent, err := p.lastUnits(ctx, last)
+		if err != nil {
+			return err
 		}
-		for _, v := range views() {
-			key, val := "link_id", linkID
-			if v.target == tWorkspaceDaily || v.target == tWorkspaceBreakdown {
-				key, val = "workspace_id", workspaceID
-			}
-			var have uint64
-			if err := p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+p.tbl(v.target)+
-				" WHERE "+key+" = ?", val).Scan(&have); err != nil {
-				return fmt.Errorf("max insert_id of %s: %w", v.target, err)
-			}
-			if have >= last {
-				continue
-			}
-			// The last unit is missing: find every unit that is.
-			if err := p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+p.tbl(v.target)).Scan(&have); err != nil {
-				return fmt.Errorf("max insert_id of %s: %w", v.target, err)
-			}
-			if err := p.repair(ctx, v, have); err != nil {
+		haves := make([]uint64, len(views()))
+		least := last
+		for i, v := range views() {
+			if haves[i], err = p.lastUnitOf(ctx, v, recent); err != nil {
 				return err
+			}
+			least = min(least, haves[i])
+		}
+		if least < last {
+			// The units to rebuild may hold late clicks of days made
+			// final: their final records are invalid from now on.
+			if err := p.invalidateRepaired(ctx, least); err != nil {
+				return err
+			}
+		}
+		for i, v := range views() {
+			if haves[i] < last {
+				if err := p.repair(ctx, v, haves[i]); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -71,13 +78,122 @@ func (p *Projection) recoverLocked(ctx context.Context) error {
 	p.pending = p.pending[:0]
 	p.clickMarks.clear()
 	p.links.clear()
+	p.resetPending()
 	p.needRecovery = false
 	return nil
 }
 
-// killPending stops the INSERTs of a failed Apply that the server may still
-// be running (a client deadline does not stop the server), and waits until
-// they are gone, so that recovery sees their final outcome.
+// unitKey is a unit of clicks with one of its links and that link's
+// workspace.
+type unitKey struct {
+	id                  uint64
+	linkID, workspaceID string
+}
+
+// recentUnits is how many of the last insert_ids of clicks recovery looks
+// at before it scans a whole target: more than a flush holds at any rate
+// seen (a unit is an Apply's batch of one month).
+const recentUnits = 1024
+
+// lastUnits returns the units of clicks among the last recentUnits
+// insert_ids, the last first.
+func (p *Projection) lastUnits(ctx context.Context, last uint64) ([]unitKey, error) {
+	from := uint64(0)
+	if last > recentUnits {
+		from = last - recentUnits
+	}
+	rows, err := p.conn.Query(ctx, "SELECT insert_id, any(link_id), any(workspace_id) FROM "+p.tbl(tClicks)+
+		" WHERE insert_id > ? GROUP BY insert_id ORDER BY insert_id DESC", from)
+	if err != nil {
+		return nil, fmt.Errorf("last units of clicks: %w", err)
+	}
+	defer rows.Close()
+	var out []unitKey
+	for rows.Next() {
+		var u unitKey
+		if err := rows.Scan(&u.id, &u.linkID, &u.workspaceID); err != nil {
+			return nil, fmt.Errorf("last units of clicks: %w", err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// targetKey is the column of v's target that names a unit's link or
+// workspace.
+func targetKey(target string) string {
+	if target == tWorkspaceDaily || target == tWorkspaceBreakdown {
+		return "workspace_id"
+	}
+	return "link_id"
+}
+
+// lastUnitOf returns the last insert_id of clicks that the target of v holds
+// (0: none).
+func (p *Projection) lastUnitOf(ctx context.Context, v view, recent []unitKey) (uint64, error) {
+	key := targetKey(v.target)
+	keyOf := func(u unitKey) string {
+		if key == "workspace_id" {
+			return u.workspaceID
+		}
+		return u.linkID
+	}
+	seen := map[string]bool{}
+	var args []any
+	for _, u := range recent {
+		if k := keyOf(u); !seen[k] {
+			seen[k] = true
+			args = append(args, k)
+		}
+	}
+	have := map[string]uint64{}
+	err := p.forChunks(ctx, anyStrings(args), func(ctx context.Context, in string, args []any) error {
+		rows, err := p.conn.Query(ctx, "SELECT "+key+", maxMerge(max_insert_id) FROM "+p.tbl(v.target)+
+			" WHERE "+key+" IN ("+in+") GROUP BY "+key, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				k string
+				m uint64
+			)
+			if err := rows.Scan(&k, &m); err != nil {
+				return err
+			}
+			have[k] = m
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("max insert_id of %s: %w", v.target, err)
+	}
+	// The target holds a prefix of the units: the first one (from the
+	// last) that it holds is its last.
+	for _, u := range recent {
+		if have[keyOf(u)] >= u.id {
+			return u.id, nil
+		}
+	}
+	var m uint64
+	if err := p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+p.tbl(v.target)).Scan(&m); err != nil {
+		return 0, fmt.Errorf("max insert_id of %s: %w", v.target, err)
+	}
+	return m, nil
+}
+
+func anyStrings(args []any) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.(string)
+	}
+	return out
+}
+
+// killPending stops the INSERTs of a failed Apply or flush that the server
+// may still be running (a client deadline does not stop the server), and
+// waits until they are gone, so that recovery sees their final outcome.
 func (p *Projection) killPending(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
@@ -108,75 +224,96 @@ func (p *Projection) killPending(ctx context.Context) error {
 	}
 }
 
+// repairRows bounds the clicks of one repair INSERT (the breakdowns of a
+// run are counted in memory).
+const repairRows = 200_000
+
 // repair rebuilds, from clicks, the contribution of every insert_id after
-// have to the target of view v.
+// have to the target of view v: in runs of consecutive units of one month,
+// each one INSERT.
 func (p *Projection) repair(ctx context.Context, v view, have uint64) error {
-	rows, err := p.conn.Query(ctx, "SELECT DISTINCT insert_id FROM "+p.tbl(tClicks)+
-		" WHERE insert_id > ? ORDER BY insert_id", have)
+	rows, err := p.conn.Query(ctx, "SELECT insert_id, toYYYYMM(any(date)), count() FROM "+p.tbl(tClicks)+
+		" WHERE insert_id > ? GROUP BY insert_id ORDER BY insert_id", have)
 	if err != nil {
 		return fmt.Errorf("repair %s: %w", v.target, err)
 	}
-	var ids []uint64
+	type run struct {
+		from, to uint64
+		month    uint32
+		rows     uint64
+	}
+	var runs []run
 	for rows.Next() {
-		var id uint64
-		if err := rows.Scan(&id); err != nil {
+		var (
+			id, n uint64
+			month uint32
+		)
+		if err := rows.Scan(&id, &month, &n); err != nil {
 			rows.Close()
 			return fmt.Errorf("repair %s: %w", v.target, err)
 		}
-		ids = append(ids, id)
+		if k := len(runs) - 1; k >= 0 && runs[k].month == month && runs[k].rows+n <= repairRows {
+			runs[k].to, runs[k].rows = id, runs[k].rows+n
+			continue
+		}
+		runs = append(runs, run{from: id, to: id, month: month, rows: n})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("repair %s: %w", v.target, err)
 	}
-	for _, id := range ids {
-		p.log.Warn("clickhouse projection: rebuilding an interrupted insert", "table", v.target, "insert_id", id)
-		if err := p.repairOne(ctx, v, id); err != nil {
-			return fmt.Errorf("repair %s, insert_id %d: %w", v.target, id, err)
+	for _, r := range runs {
+		p.log.Warn("clickhouse projection: rebuilding aggregates of clicks", "table", v.target,
+			"insert_ids", strconv.FormatUint(r.from, 10)+"-"+strconv.FormatUint(r.to, 10), "clicks", r.rows)
+		if err := p.repairRun(ctx, v, r.from, r.to); err != nil {
+			return fmt.Errorf("repair %s, insert_ids %d to %d: %w", v.target, r.from, r.to, err)
 		}
 	}
 	return nil
 }
 
-func (p *Projection) repairOne(ctx context.Context, v view, id uint64) error {
-	if v.source == tClicks {
-		// The view's own SELECT, over that insert's rows of clicks.
-		src := fmt.Sprintf("(SELECT * FROM %s WHERE insert_id = %d)", p.tbl(tClicks), id)
+func (p *Projection) repairRun(ctx context.Context, v view, from, to uint64) error {
+	where := fmt.Sprintf(" WHERE insert_id >= %d AND insert_id <= %d", from, to)
+	if v.source == tDailyInput {
+		// The view's own SELECT, over those rows of clicks.
+		src := "(SELECT * FROM " + p.tbl(tClicks) + where + ")"
 		q := "INSERT INTO " + p.tbl(v.target) + " (" + tableByName(v.target).columnList() + ") " + v.query(src)
-		return p.conn.Exec(ctx, q)
+		qctx := withQueryID(ctx, p.queryID(v.target+"-repair", to))
+		return p.conn.Exec(qctx, q)
 	}
-	// Breakdowns are counted in Go: read the unit back and count again,
+	// Breakdowns are counted in Go: read the clicks back and count again,
 	// for this target only.
 	rs, err := p.conn.Query(ctx, "SELECT link_id, workspace_id, date, os, os_version, city, language, browser, "+
-		"country, continent, device_type, from_app, app, referrer FROM "+p.tbl(tClicks)+" WHERE insert_id = ?", id)
+		"country, continent, device_type, from_app, app, referrer FROM "+p.tbl(tClicks)+where)
 	if err != nil {
 		return err
 	}
-	var unit []clickRow
+	bd := newBreakdowns()
 	for rs.Next() {
 		var (
-			r       clickRow
+			linkID  string
+			day     time.Time
 			c       click.Recorded
 			fromApp uint8
 		)
-		if err := rs.Scan(&r.linkID, &c.WorkspaceID, &r.day, &c.OS, &c.OSVersion, &c.City, &c.Language, &c.Browser,
+		if err := rs.Scan(&linkID, &c.WorkspaceID, &day, &c.OS, &c.OSVersion, &c.City, &c.Language, &c.Browser,
 			&c.Country, &c.Continent, &c.DeviceType, &fromApp, &c.App, &c.Referrer); err != nil {
 			rs.Close()
 			return err
 		}
 		c.FromApp = fromApp == 1
-		r.c = &c
-		r.day = r.day.UTC()
-		unit = append(unit, r)
+		bd.addClick(p.keyer, linkID, c.WorkspaceID, dayNumber(day.UTC()), &c)
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil {
 		return err
 	}
-	byLink, byWorkspace := aggregateBreakdown(unit, id)
-	rows := byWorkspace
-	if v.target == tLinkBreakdown {
-		rows = byLink
+	if err := p.insertValues(ctx, p.keyer.take(), p.queryID(tValues+"-repair", to)); err != nil {
+		return err
 	}
-	return p.insertBreakdown(ctx, v.target, rows, p.queryID(v.source, id))
+	rows := rowsOf(p.keyer, bd.workspace, bd.wsOrder, to)
+	if v.target == tLinkBreakdown {
+		rows = rowsOf(p.keyer, bd.link, bd.linkOrder, to)
+	}
+	return p.insertBreakdown(ctx, v.target, rows, p.queryID(v.source+"-repair", to))
 }

@@ -1,0 +1,108 @@
+package clickhouse
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain/click"
+)
+
+func sampleClick() click.Recorded {
+	exp := time.Date(2026, 6, 1, 10, 0, 0, 123456789, time.UTC)
+	return click.Recorded{
+		ClickID: "c1", LinkID: "L1", WorkspaceID: "W1", ProjectID: "P1", DomainID: "D1", Code: "abc",
+		Timestamp: time.Date(2026, 3, 1, 10, 0, 0, 5, time.UTC), Source: click.SourceRedirect, QR: true,
+		Visitor: "v1", Browser: "Chrome", BrowserVersion: "120.0", OS: "iOS", OSVersion: "17.4",
+		DeviceType: "mobile", Device: "iPhone", FromApp: true, App: "Instagram", Language: "pt-BR",
+		Referrer: "t.co", ReferrerURL: "https://t.co/x?y=1", Country: "BR", Continent: "SA",
+		City: "São Paulo", Region: "SP", Destination: "https://example.com/?a=1&b=2",
+		TrackingID: "tid", TrackingExpiresAt: &exp,
+	}
+}
+
+// Every field of click.Recorded is known to the fast path: a new field must
+// be added to scanner.field, or every click would take the slow path.
+func TestDecodeClickFastPathKnowsEveryField(t *testing.T) {
+	t.Parallel()
+	c := sampleClick()
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("sampleClick leaves %s empty", v.Type().Field(i).Name)
+		}
+	}
+	data, _ := json.Marshal(c)
+	var got click.Recorded
+	if err := fastDecodeClick(data, &got); err != nil {
+		t.Fatalf("fast path refused linkd's own JSON: %s", data)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("got %+v\nwant %+v", got, c)
+	}
+}
+
+func TestDecodeClickMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	full, _ := json.Marshal(sampleClick())
+	cases := map[string]string{
+		"full":               string(full),
+		"empty":              `{}`,
+		"spaces":             " { \"link_id\" : \"L\" ,\n\t\"qr\" : true } ",
+		"nulls":              `{"link_id":null,"qr":null,"timestamp":null,"tracking_expires_at":null}`,
+		"expiry then null":   `{"tracking_expires_at":"2026-01-01T00:00:00Z","tracking_expires_at":null}`,
+		"escapes":            `{"city":"Z\u00fcrich","referrer":"a\"b","destination":"https:\/\/x.y\/?a=1\u0026b=2"}`,
+		"surrogate escape":   `{"city":"\ud83d\ude00"}`,
+		"unknown field":      `{"link_id":"L","new_field":{"x":[1,2]}}`,
+		"case folded":        `{"LINK_ID":"L"}`,
+		"invalid utf8":       "{\"city\":\"\xff\"}",
+		"duplicate keys":     `{"city":"A","city":"B"}`,
+		"bad time":           `{"timestamp":"yesterday"}`,
+		"escaped time":       `{"timestamp":"2026-03-01T10:00:00\u005a"}`,
+		"trailing garbage":   `{"city":"A"} x`,
+		"number as string":   `{"city":1}`,
+		"string as bool":     `{"qr":"true"}`,
+		"not an object":      `[1]`,
+		"truncated":          `{"city":"A"`,
+		"offset time":        `{"timestamp":"2026-03-01T23:30:00-05:00"}`,
+		"control character":  "{\"city\":\"a\tb\"}",
+		"unicode, unescaped": `{"city":"São Paulo","region":"東京"}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			var want, got click.Recorded
+			wantErr := json.Unmarshal([]byte(in), &want)
+			gotErr := decodeClick([]byte(in), &got)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Fatalf("error %v, encoding/json says %v", gotErr, wantErr)
+			}
+			if wantErr == nil && !reflect.DeepEqual(got, want) {
+				t.Errorf("got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func FuzzDecodeClick(f *testing.F) {
+	full, _ := json.Marshal(sampleClick())
+	f.Add(full)
+	f.Add([]byte(`{"city":"A","qr":false}`))
+	g := newBenchGen(1, 100, 3, 100, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1)
+	for _, ev := range g.next(20) {
+		f.Add(ev.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast click.Recorded
+		if fastDecodeClick(data, &fast) != nil {
+			return
+		}
+		var want click.Recorded
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("fast %+v\nwant %+v\nfor %q", fast, want, data)
+		}
+	})
+}

@@ -1,0 +1,348 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pending holds what the clicks already in the clicks table add to the
+// aggregate tables (the daily tables through clicks_daily_input, the two
+// breakdown tables), until the next flush writes it.
+//
+// Why: on the 18.16 server every INSERT into a MergeTree table makes a part,
+// two files per column, and creating files is most of the server's cost of a
+// small INSERT (about 10 ms for a one-row INSERT here, measured in
+// docs/benchmarks-clickhouse.md). Writing the four aggregate tables with
+// every Apply cost more than the clicks INSERT itself; writing them once per
+// FlushInterval, for all the Applies of that interval, costs a fraction.
+//
+// Nothing is lost by waiting: the clicks are in ClickHouse when Apply
+// returns, and what is pending is derived from them. After a crash (or a
+// failed flush), recovery rebuilds the aggregates of every unit that is in
+// clicks but missing from a target (recover.go). Reads of this process see
+// everything applied: a statistics query for a link or workspace with
+// pending clicks flushes first (see sync).
+type pending struct {
+	month int       // partition (toYYYYMM) of every pending unit
+	units []uint64  // insert ids, increasing
+	since time.Time // when the first pending unit was added
+	rows  int
+
+	// clicks_daily_input, as columns (dailyInputColumns)
+	linkID, workspaceID, browser, os, visitor []string
+	date, ts                                  []time.Time
+	qr                                        []uint8
+	seq, insertID                             []uint64
+
+	bd *breakdowns
+
+	// Guarded by Projection.pmu as well (reads check them without the
+	// projection's lock): the links (with their highest click_seq) and
+	// the workspaces that have pending clicks.
+	marks      map[string]int64
+	workspaces map[string]bool
+
+	// late holds the cells of days made final already (uniques.go), with
+	// the highest insert_id of their pending clicks: their final records
+	// are made invalid before the flush and again after.
+	lateLinks, lateWorkspaces map[cellKey]uint64
+	maxDay                    int32
+
+	strs map[string]string // interned strings of the pending rows
+}
+
+func newPending() *pending {
+	return &pending{
+		bd:    newBreakdowns(),
+		marks: map[string]int64{}, workspaces: map[string]bool{},
+		lateLinks: map[cellKey]uint64{}, lateWorkspaces: map[cellKey]uint64{},
+		strs: map[string]string{},
+	}
+}
+
+// intern returns one copy of s per distinct value: the pending rows do not
+// keep the whole JSON bodies their values are substrings of alive.
+func (q *pending) intern(s string) string {
+	if v, ok := q.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	q.strs[v] = v
+	return v
+}
+
+// addUnit adds the aggregates of a unit that is being inserted into clicks.
+func (p *Projection) addUnit(unit []clickRow, insertID uint64) {
+	q := p.pend
+	if len(q.units) == 0 {
+		q.since = time.Now()
+		q.month = unit[0].month
+	}
+	q.units = append(q.units, insertID)
+	q.rows += len(unit)
+	finalLink, finalWorkspace := p.finalLink.Load(), p.finalWorkspace.Load()
+	for i := range unit {
+		r := &unit[i]
+		c := r.c
+		ws := q.intern(c.WorkspaceID)
+		q.linkID = append(q.linkID, r.linkID)
+		q.workspaceID = append(q.workspaceID, ws)
+		q.browser = append(q.browser, countedBrowser(c.Browser))
+		q.os = append(q.os, countedOS(c.OS))
+		q.visitor = append(q.visitor, strings.Clone(c.Visitor))
+		q.date = append(q.date, r.day)
+		q.ts = append(q.ts, r.ts)
+		q.qr = append(q.qr, b2u(c.QR))
+		q.seq = append(q.seq, r.seq)
+		q.insertID = append(q.insertID, insertID)
+		day := dayNumber(r.day)
+		q.bd.addClick(p.keyer, r.linkID, ws, day, c)
+		if day > q.maxDay {
+			q.maxDay = day
+		}
+		if day <= finalLink {
+			q.lateLinks[cellKey{r.linkID, day}] = insertID
+		}
+		if day <= finalWorkspace {
+			q.lateWorkspaces[cellKey{ws, day}] = insertID
+		}
+	}
+	p.pmu.Lock()
+	for i := range unit {
+		r := &unit[i]
+		if m, ok := q.marks[r.linkID]; !ok || int64(r.seq) > m {
+			q.marks[r.linkID] = int64(r.seq)
+		}
+		q.workspaces[q.intern(r.c.WorkspaceID)] = true
+	}
+	p.pmu.Unlock()
+}
+
+// flushDue tells whether the pending aggregates must be written now.
+func (p *Projection) flushDue() bool {
+	q := p.pend
+	return q.rows > 0 && (p.opts.FlushInterval < 0 || q.rows >= p.opts.MaxPendingClicks ||
+		time.Since(q.since) >= p.opts.FlushInterval)
+}
+
+// flushLocked writes the pending aggregates: the new entries of
+// breakdown_values first (the breakdown rows refer to them), then, at once,
+// clicks_daily_input (whose views fill the two daily tables) and the two
+// breakdown inputs. Each target gets one INSERT covering every pending unit,
+// all in one partition: one part, committed atomically, so that every
+// target always holds a prefix of the units of clicks (what recovery
+// assumes). An error leaves the projection to recover.
+func (p *Projection) flushLocked(ctx context.Context) error {
+	q := p.pend
+	if q.rows == 0 {
+		return nil
+	}
+	last := q.units[len(q.units)-1]
+	p.flushes++
+	tag := "flush" + strconv.FormatUint(p.flushes, 10)
+	if err := p.insertValues(ctx, p.keyer.take(), p.queryID(tValues+"-"+tag, last)); err != nil {
+		return err
+	}
+	// Final records of days that get late clicks are invalid from now on.
+	if err := p.invalidate(ctx, linkScope, q.lateLinks, p.queryID(tLinkFinal+"-"+tag, last)); err != nil {
+		return err
+	}
+	if err := p.invalidate(ctx, workspaceScope, q.lateWorkspaces, p.queryID(tWorkspaceFinal+"-"+tag, last)); err != nil {
+		return err
+	}
+	// One after the other: run at once, they were slower here (the
+	// server's file creations contend in the kernel).
+	daily := []any{q.linkID, q.workspaceID, q.date, q.ts, q.qr, q.browser, q.os, q.visitor, q.seq, q.insertID}
+	if err := p.insertColumns(ctx, tDailyInput, dailyInputList, daily, p.queryID(tDailyInput+"-"+tag, last)); err != nil {
+		return err
+	}
+	if err := p.insertBreakdown(ctx, tLinkBreakdown, rowsOf(p.keyer, q.bd.link, q.bd.linkOrder, last), p.queryID(tLinkBreakdown+"-"+tag, last)); err != nil {
+		return err
+	}
+	if err := p.insertBreakdown(ctx, tWorkspaceBreakdown, rowsOf(p.keyer, q.bd.workspace, q.bd.wsOrder, last), p.queryID(tWorkspaceBreakdown+"-"+tag, last)); err != nil {
+		return err
+	}
+	for id, m := range q.marks {
+		p.clickMarks.put(id, m)
+	}
+	if q.maxDay > p.maxDay {
+		p.maxDay = q.maxDay
+	}
+	lateLinks, lateWorkspaces := q.lateLinks, q.lateWorkspaces
+	p.pmu.Lock()
+	p.pend = newPending()
+	p.pmu.Unlock()
+	p.keyer.trim()
+	p.pending = p.pending[:0]
+	// Final records of past days: made, or made again for the late clicks
+	// of this flush. A failure here costs speed, not correctness (a day
+	// without a valid final record is read from the daily tables), so it is
+	// only logged.
+	if p.noFinalize {
+		return nil
+	}
+	if err := p.finalizeLocked(ctx, lateLinks, lateWorkspaces); err != nil {
+		p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
+	}
+	return nil
+}
+
+// countedBrowser and countedOS reduce the browser and the OS to what the
+// daily views count of them (chrome_clicks, ios_clicks, android_clicks:
+// lower(browser) = 'chrome', ...), so that the pending rows hold no copy of
+// them. lower is ClickHouse's: ASCII letters only.
+func countedBrowser(b string) string {
+	if asciiLowerIs(b, "chrome") {
+		return "chrome"
+	}
+	return ""
+}
+
+func countedOS(os string) string {
+	switch {
+	case asciiLowerIs(os, "ios"):
+		return "ios"
+	case asciiLowerIs(os, "android"):
+		return "android"
+	}
+	return ""
+}
+
+// asciiLowerIs tells whether s with its ASCII letters lowered is lower.
+func asciiLowerIs(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var dailyInputList = func() string {
+	names := make([]string, len(dailyInputColumns))
+	for i, c := range dailyInputColumns {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}()
+
+// insertValues writes entries of breakdown_values.
+func (p *Projection) insertValues(ctx context.Context, entries []dictEntry, queryID string) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	keys, dims, values := make([]uint64, len(entries)), make([]int8, len(entries)), make([]string, len(entries))
+	for i, e := range entries {
+		keys[i], dims[i], values[i] = e.key, e.dim+1, e.value
+	}
+	if err := p.insertColumns(ctx, tValues, "key, dimension, value", []any{keys, dims, values}, queryID); err != nil {
+		return err
+	}
+	p.values.putAll(entries)
+	return nil
+}
+
+// insertBreakdown writes breakdown rows through the input table of target.
+func (p *Projection) insertBreakdown(ctx context.Context, target string, b *breakdownRows, queryID string) error {
+	if len(b.key) == 0 {
+		return nil
+	}
+	key := "link_id"
+	if target == tWorkspaceBreakdown {
+		key = "workspace_id"
+	}
+	return p.insertColumns(ctx, target+inputSuffix, key+", "+breakdownInsertColumns, b.columns(), queryID)
+}
+
+// hasPendingLink and hasPendingWorkspace tell whether a read must flush
+// first.
+func (p *Projection) hasPendingLink(linkID string) bool {
+	p.pmu.RLock()
+	defer p.pmu.RUnlock()
+	_, ok := p.pend.marks[linkID]
+	return ok
+}
+
+func (p *Projection) hasPendingWorkspace(workspaceID string) bool {
+	p.pmu.RLock()
+	defer p.pmu.RUnlock()
+	return p.pend.workspaces[workspaceID]
+}
+
+// sync makes everything applied so far visible to queries: it flushes the
+// pending aggregates (and recovers first if an Apply or a flush failed).
+// Reads call it when the link or workspace they read has pending clicks, so
+// that a read shows every click applied before it.
+func (p *Projection) sync(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	return p.flushOrRecoverLocked(ctx)
+}
+
+func (p *Projection) flushOrRecoverLocked(ctx context.Context) error {
+	if p.needRecovery {
+		if err := p.recoverLocked(ctx); err != nil {
+			return fmt.Errorf("clickhouse: recover: %w", err)
+		}
+	}
+	if err := p.flushLocked(ctx); err != nil {
+		p.needRecovery = true
+		return fmt.Errorf("clickhouse: flush: %w", err)
+	}
+	return nil
+}
+
+// background flushes the pending aggregates once they are FlushInterval
+// old when no Apply comes to do it, until Close. After a failure it waits
+// longer and longer (up to a minute) before it tries again.
+func (p *Projection) background(tick time.Duration) {
+	defer close(p.bgDone)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var (
+		retryAt time.Time
+		backoff time.Duration
+	)
+	for {
+		select {
+		case <-p.bgStop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		if !p.closed && !p.needRecovery && p.pend.rows == 0 && p.finalizeDue() {
+			// Idle: days may still be over (a new day began, or the
+			// projection was just upgraded).
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
+			if err := p.finalizeLocked(ctx, nil, nil); err != nil {
+				p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
+			}
+			cancel()
+		}
+		if !p.closed && time.Now().After(retryAt) && (p.flushDue() || p.needRecovery && p.pend.rows > 0) {
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
+			if err := p.flushOrRecoverLocked(ctx); err != nil {
+				backoff = min(max(2*backoff, time.Second), time.Minute)
+				retryAt = time.Now().Add(backoff)
+				p.log.Warn("clickhouse projection: background flush failed", "retry_in", backoff, "err", err)
+			} else {
+				backoff = 0
+			}
+			cancel()
+		}
+		p.mu.Unlock()
+	}
+}
