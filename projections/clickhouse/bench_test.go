@@ -146,7 +146,13 @@ func (g *benchGen) next(n int) []eventstore.RecordedEvent {
 	return out
 }
 
-const benchBatch = 8192
+// benchBatch is the clicks of one Apply: 8192, or LINKD_BENCH_BATCH.
+var benchBatch = func() int {
+	if n, err := strconv.Atoi(os.Getenv("LINKD_BENCH_BATCH")); err == nil && n > 0 {
+		return n
+	}
+	return 8192
+}()
 
 // BenchmarkProject measures Apply throughput of ClickRecorded events, and
 // in the same run the bare insert of the same rows (BenchmarkRawInsert's
@@ -453,8 +459,10 @@ func BenchmarkQueries10M(b *testing.B) {
 		if err := p.Flush(ctx); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("loaded %d clicks in %v (%.0f clicks/s, load average now %s)", total, time.Since(m.wall).Round(time.Second),
-			float64(total)/time.Since(m.wall).Seconds(), loadavg())
+		self, srv := selfCPU()-m.self, procCPU(m.pid)-m.srv
+		b.Logf("loaded %d clicks in %v (%.0f clicks/s, batches of %d; CPU µs/click: %.1f client with the generator, %.1f server; load average now %s)",
+			total, time.Since(m.wall).Round(time.Second), float64(total)/time.Since(m.wall).Seconds(), benchBatch,
+			float64(self.Microseconds())/total, float64(srv.Microseconds())/total, loadavg())
 	}
 	from, to := start, start.AddDate(0, 0, 29)
 
