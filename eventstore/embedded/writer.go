@@ -267,14 +267,16 @@ func (s *Store) runWriter() {
 			}
 			return n
 		}
-		// Under load (others were already waiting), let the appenders that
-		// are about to enqueue run before writing: a write system call
-		// costs more than the few events it would carry alone.
-		if drain() > 0 {
-			for round := 0; round < groupYields && drain() > 0 || round == 0; round++ {
-				runtime.Gosched()
+		// Let the appenders that are runnable enqueue before writing: a
+		// write system call costs more than the few events it would carry
+		// alone. Yield again while that brought more (under load). With
+		// nothing else runnable, Gosched returns at once.
+		drain()
+		for round := 0; round < groupYields; round++ {
+			runtime.Gosched()
+			if drain() == 0 {
+				break
 			}
-			drain()
 		}
 		s.writeGroup(group)
 		clear(group)
