@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,12 +35,12 @@ func parseRange(r *http.Request, now time.Time, daily bool) (statsRange, error) 
 	var err error
 	hasStart, hasEnd := q.Get("start_date") != "", q.Get("end_date") != ""
 	if hasStart {
-		if start, err = ParseTime(q.Get("start_date")); err != nil {
+		if start, err = parseQueryTime(q.Get("start_date")); err != nil {
 			return statsRange{}, domain.Invalid("Invalid start_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
 		}
 	}
 	if hasEnd {
-		if end, err = ParseTime(q.Get("end_date")); err != nil {
+		if end, err = parseQueryTime(q.Get("end_date")); err != nil {
 			return statsRange{}, domain.Invalid("Invalid end_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
 		}
 	}
@@ -77,6 +78,37 @@ func parseRange(r *http.Request, now time.Time, daily bool) (statsRange, error) 
 		}
 	}
 	return rg, nil
+}
+
+// parseQueryTime reads a date or timestamp given in a query string. A '+'
+// written unencoded in a query string arrives as a space, so a timestamp
+// with a positive UTC offset sent as "...T10:00:00+02:00" reaches the server
+// as "...T10:00:00 02:00": that space is read as the '+' it was.
+func parseQueryTime(s string) (time.Time, error) {
+	t, err := ParseTime(s)
+	if err == nil {
+		return t, nil
+	}
+	s = strings.TrimSpace(s)
+	i := strings.LastIndexByte(s, ' ')
+	if i < len("2006-01-02T15:04") || !isOffset(s[i+1:]) {
+		return t, err
+	}
+	return ParseTime(s[:i] + "+" + s[i+1:])
+}
+
+// isOffset reports whether s is the digits of a UTC offset: "hh:mm".
+func isOffset(s string) bool {
+	return len(s) == 5 && s[2] == ':' && isDigits(s[:2]) && isDigits(s[3:])
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 var recordNamespace = uuid.MustParse("5b3c3d2e-9f0e-4c7a-8d0b-6a1f2e3d4c5b")

@@ -75,6 +75,20 @@ func TestStatsDateRules(t *testing.T) {
 	if dr := sum["date_range"].(map[string]any); str(dr, "start") != "2025-03-10" || str(dr, "end") != "2025-03-20" {
 		t.Errorf("date_range: %v", dr)
 	}
+	// A positive UTC offset whose '+' was not percent-encoded arrives as a
+	// space: it is still that offset, encoded or not.
+	for _, q := range []string{
+		"?start_date=2025-03-10T01:00:00+02:00&end_date=2025-03-20T12:00:00+02:00",
+		"?start_date=2025-03-10T01:00:00%2B02:00&end_date=2025-03-20T12:00:00%2B02:00",
+		"?start_date=2025-03-10T01:00:00.000000+02:00&end_date=2025-03-20%2012:00:00+02:00",
+	} {
+		sum = obj(t, s.Do("GET", bases[1]+q, alice, nil), http.StatusOK)
+		if dr := sum["date_range"].(map[string]any); str(dr, "start") != "2025-03-09" || str(dr, "end") != "2025-03-20" {
+			t.Errorf("%s: date_range %v, want 2025-03-09 to 2025-03-20 (UTC days)", q, dr)
+		}
+	}
+	wantError(t, s.Do("GET", bases[0]+"?start_date=2025-03-10T01:00:00+02:00&end_date=2025-04-20T01:00:00+02:00", alice, nil),
+		http.StatusBadRequest, "Date range cannot exceed 30 days. Current range: 41 days")
 	// A range without clicks is empty, not an error.
 	if days := list(t, s.Do("GET", bases[0]+"?start_date=2025-01-01", alice, nil), http.StatusOK); len(days) != 0 {
 		t.Errorf("days in 2025-01: %v", days)
