@@ -73,7 +73,12 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	info := rd.enricher.Enrich(r, now)
-	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(l, &info, r, click.SourceAPI, "", now), Limit: l.ExpirationClickCount})
+	c := clickOf(l, &info, r, click.SourceAPI, "", now)
+	// This answer hands no svc_tid to anyone (there is no redirect to carry
+	// it, nor a cookie): the click gets no tracking id, which would only be
+	// a conversion id nobody can ever send.
+	c.ClickID, c.TrackingID = "", ""
+	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: c, Limit: l.ExpirationClickCount})
 	if err != nil {
 		return err
 	}

@@ -208,6 +208,17 @@ func TestConversionTracking(t *testing.T) {
 	if evs := s.events(t, str(mail, "id")); len(evs) != 1 || evs[0].TrackingID == "" {
 		t.Errorf("tracked mailto event: %+v", evs)
 	}
+	// The public read counts a click but hands out no svc_tid: its click
+	// has no tracking id (an id nobody was given could never convert).
+	pub := s.newLink(t, map[string]any{"original_url": "https://shop.example/api", "custom_code": "trackapi", "enable_conversion_tracking": true})
+	if r := s.get("/v1/links/code/trackapi", browserUA); r.Status != http.StatusOK || strings.Contains(string(r.Body), "svc_tid") ||
+		len(r.Header["Set-Cookie"]) != 0 {
+		t.Errorf("public read of a tracked link: %d %s %v", r.Status, r.Body, r.Header["Set-Cookie"])
+	}
+	if evs := s.events(t, str(pub, "id")); len(evs) != 1 || evs[0].TrackingID != "" || evs[0].TrackingExpiresAt != nil ||
+		evs[0].ClickID == "" || evs[0].Source != click.SourceAPI {
+		t.Errorf("public read event: %+v", evs)
+	}
 }
 
 // Known crawlers, link-preview fetchers and scripts are redirected but not
