@@ -197,7 +197,9 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info := rd.enricher.Enrich(r, now)
-	count := r.Method != http.MethodHead && !info.Bot
+	// Known crawlers and preview fetchers are not counted; scripts are
+	// (docs/decisions.md, "Short links").
+	count := r.Method != http.MethodHead && (!info.Bot || info.Script)
 	// A click-limited link is expired once its clicks are used up. A
 	// counted access learns it from RecordClick; an access that is not
 	// counted (a bot, HEAD) or that stops at the password form asks the

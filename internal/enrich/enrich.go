@@ -35,8 +35,9 @@ type Result struct {
 	Device         string `json:"device"`          // "iPhone", "iPad", "Android", "Android tablet", "Mac", "Windows PC", "Linux PC", "Chromebook", "Other", ...
 	FromApp        bool   `json:"from_app"`        // an in-app browser (web view of a native app)
 	App            string `json:"app"`             // the app, when known: "Instagram", "Facebook", "TikTok", ...
-	Bot            bool   `json:"bot"`             // a crawler, link-preview fetcher, script or HTTP library
+	Bot            bool   `json:"bot"`             // not a person's browser: a crawler, link-preview fetcher, script or HTTP library
 	BotName        string `json:"bot_name"`        // e.g. "Googlebot", "Slackbot", "curl"
+	Script         bool   `json:"script"`          // of the bots, an HTTP client, library or tool that does not call itself a crawler (curl, a load generator, no User-Agent): its accesses are counted
 	Language       string `json:"language"`        // primary subtag of the preferred Accept-Language entry, e.g. "pt"
 	Referrer       string `json:"referrer"`        // host of the Referer, lower case, without "www."
 	ReferrerURL    string `json:"referrer_url"`    // the Referer value, at most 512 bytes
@@ -157,6 +158,7 @@ func (e *Enricher) EnrichParts(ua, acceptLanguage, referer string, ip netip.Addr
 		App:            info.App,
 		Bot:            info.Bot,
 		BotName:        info.BotName,
+		Script:         info.Script,
 		Language:       Language(acceptLanguage),
 		Referrer:       ReferrerHost(referer),
 		ReferrerURL:    truncateUTF8(referer, maxReferrerURL),

@@ -41,6 +41,7 @@ type uaCase struct {
 	referer  string
 	ip       string
 	bot      bool
+	script   bool   // a bot whose accesses are counted (HTTP clients and tools)
 	app      string // "" when not in an app
 	fromApp  bool
 	device   string // device type
@@ -144,10 +145,13 @@ var goldenCases = []uaCase{
 		ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformWindows},
 	{name: "HeadlessChrome", ua: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36",
 		ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformWindows},
-	{name: "curl", ua: "curl/8.5.0", ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
-	{name: "Wget", ua: "Wget/1.21.4", ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
-	{name: "python-requests", ua: "python-requests/2.32.3", ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
-	{name: "Go-http-client", ua: "Go-http-client/1.1", ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "curl", ua: "curl/8.5.0", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "Wget", ua: "Wget/1.21.4", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "python-requests", ua: "python-requests/2.32.3", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "Go-http-client", ua: "Go-http-client/1.1", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "load generator hey", ua: "hey/0.0.1", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "ApacheBench", ua: "ApacheBench/2.3", ip: "8.8.8.8", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "UptimeRobot", ua: "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)", ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
 	{name: "SeznamBot (useragent: URL in the UA)", ua: "Mozilla/5.0 (compatible; SeznamBot/4.0; +https://o-seznam.cz/napoveda/vyhledavani/en/seznambot-crawler/)",
 		ip: "8.8.8.8", bot: true, device: DeviceDesktop, platform: PlatformOther},
 	{name: "Android Cubot phone (says bot, is not one)", ua: "Mozilla/5.0 (Linux; Android 10; CUBOT_X30) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/91.0.4472.120 Mobile Safari/537.36",
@@ -165,7 +169,7 @@ var goldenCases = []uaCase{
 		ip: "8.8.8.8", bot: true, device: DeviceMobile, platform: PlatformAndroid},
 	{name: "Snapchat link preview", ua: "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 Mobile Safari/537.36 (compatible; Snap URL Preview Service; bot; snapchat; https://developers.snap.com/robots)",
 		ip: "8.8.8.8", bot: true, device: DeviceMobile, platform: PlatformAndroid},
-	{name: "empty user agent", ua: "", lang: "*", referer: "not a url", ip: "10.1.2.3", bot: true, device: DeviceDesktop, platform: PlatformOther},
+	{name: "empty user agent", ua: "", lang: "*", referer: "not a url", ip: "10.1.2.3", bot: true, script: true, device: DeviceDesktop, platform: PlatformOther},
 }
 
 type goldenEntry struct {
@@ -242,6 +246,12 @@ func checkCase(t *testing.T, c uaCase, r Result) {
 	t.Helper()
 	if r.Bot != c.bot {
 		t.Errorf("%s: Bot = %v, want %v (%+v)", c.name, r.Bot, c.bot, r)
+	}
+	if r.Script != c.script {
+		t.Errorf("%s: Script = %v, want %v", c.name, r.Script, c.script)
+	}
+	if r.Script && !r.Bot {
+		t.Errorf("%s: a script that is not a bot", c.name)
 	}
 	if r.Bot && r.BotName == "" {
 		t.Errorf("%s: bot without a name", c.name)

@@ -49,6 +49,7 @@ type uaInfo struct {
 	App            string
 	Bot            bool
 	BotName        string
+	Script         bool
 	Platform       string
 
 	provisional bool // decided without crawlerdetect: do not cache
@@ -63,6 +64,7 @@ type botToken struct {
 	token  string
 	name   string
 	prefix bool
+	script bool // an HTTP client or library: counted (see Info.Script)
 }
 
 var botTokens = []botToken{
@@ -122,29 +124,48 @@ var botTokens = []botToken{
 	{token: "HeadlessChrome", name: "HeadlessChrome"},
 	{token: "Chrome-Lighthouse", name: "Lighthouse"},
 	{token: "PhantomJS", name: "PhantomJS"},
-	// HTTP clients and libraries. curl counts as a bot on purpose: a link
-	// opened with curl is a script, a monitor or a developer checking the
-	// redirect, not a visitor, and it must not inflate click statistics. It is
-	// still redirected like everyone else.
-	{token: "curl/", name: "curl", prefix: true},
-	{token: "Wget/", name: "Wget", prefix: true},
-	{token: "python-requests/", name: "python-requests", prefix: true},
-	{token: "Python-urllib/", name: "Python-urllib", prefix: true},
-	{token: "python-httpx/", name: "python-httpx", prefix: true},
-	{token: "aiohttp/", name: "aiohttp"},
-	{token: "Go-http-client/", name: "Go-http-client", prefix: true},
-	{token: "okhttp/", name: "okhttp", prefix: true},
-	{token: "Apache-HttpClient/", name: "Apache-HttpClient"},
-	{token: "Java/", name: "Java", prefix: true},
-	{token: "axios/", name: "axios", prefix: true},
-	{token: "node-fetch", name: "node-fetch", prefix: true},
-	{token: "undici", name: "undici", prefix: true},
-	{token: "PostmanRuntime/", name: "PostmanRuntime", prefix: true},
-	{token: "insomnia/", name: "insomnia", prefix: true},
-	{token: "HTTPie/", name: "HTTPie", prefix: true},
-	{token: "libwww-perl/", name: "libwww-perl", prefix: true},
-	{token: "Scrapy/", name: "Scrapy", prefix: true},
-	{token: "Dart/", name: "Dart", prefix: true},
+	// HTTP clients and libraries: not browsers, so Bot, but their accesses
+	// are counted (Script): a request that follows a short link with curl, a
+	// load generator or an app's HTTP library is somebody's click; only
+	// known crawlers and preview fetchers are left out (docs/decisions.md).
+	{token: "curl/", name: "curl", prefix: true, script: true},
+	{token: "Wget/", name: "Wget", prefix: true, script: true},
+	{token: "python-requests/", name: "python-requests", prefix: true, script: true},
+	{token: "Python-urllib/", name: "Python-urllib", prefix: true, script: true},
+	{token: "python-httpx/", name: "python-httpx", prefix: true, script: true},
+	{token: "aiohttp/", name: "aiohttp", script: true},
+	{token: "Go-http-client/", name: "Go-http-client", prefix: true, script: true},
+	{token: "okhttp/", name: "okhttp", prefix: true, script: true},
+	{token: "Apache-HttpClient/", name: "Apache-HttpClient", script: true},
+	{token: "Java/", name: "Java", prefix: true, script: true},
+	{token: "axios/", name: "axios", prefix: true, script: true},
+	{token: "node-fetch", name: "node-fetch", prefix: true, script: true},
+	{token: "undici", name: "undici", prefix: true, script: true},
+	{token: "PostmanRuntime/", name: "PostmanRuntime", prefix: true, script: true},
+	{token: "insomnia/", name: "insomnia", prefix: true, script: true},
+	{token: "HTTPie/", name: "HTTPie", prefix: true, script: true},
+	{token: "libwww-perl/", name: "libwww-perl", prefix: true, script: true},
+	{token: "Scrapy/", name: "Scrapy", prefix: true, script: true},
+	{token: "Dart/", name: "Dart", prefix: true, script: true},
+	// Load generators and API testers.
+	{token: "ApacheBench/", name: "ApacheBench", prefix: true, script: true},
+	{token: "hey/", name: "hey", prefix: true, script: true},
+	{token: "oha/", name: "oha", prefix: true, script: true},
+	{token: "k6/", name: "k6", prefix: true, script: true},
+	{token: "wrk", name: "wrk", prefix: true, script: true},
+	{token: "Bombardier", name: "bombardier", prefix: true, script: true},
+	{token: "bombardier", name: "bombardier", prefix: true, script: true},
+	{token: "autocannon", name: "autocannon", prefix: true, script: true},
+	{token: "Artillery", name: "Artillery", prefix: true, script: true},
+	{token: "Gatling", name: "Gatling", prefix: true, script: true},
+	{token: "Vegeta", name: "Vegeta", prefix: true, script: true},
+	{token: "locust", name: "locust", prefix: true, script: true},
+	{token: "reqwest/", name: "reqwest", prefix: true, script: true},
+	{token: "got (", name: "got", prefix: true, script: true},
+	{token: "Ruby", name: "Ruby", prefix: true, script: true},
+	{token: "Faraday", name: "Faraday", prefix: true, script: true},
+	{token: "GuzzleHttp/", name: "Guzzle", prefix: true, script: true},
+	{token: "RestSharp/", name: "RestSharp", prefix: true, script: true},
 	// Native HTTP stacks of Android and Apple apps: an app fetching the link
 	// itself (a preview, a prefetch), not a person in a browser or web view.
 	{token: "Dalvik/", name: "Dalvik", prefix: true},
@@ -244,7 +265,7 @@ func parseUA(s string, budget *crawlerBudget) uaInfo {
 		// No browser sends an empty User-Agent; scripts do.
 		return uaInfo{
 			Browser: "", OS: "", DeviceType: DeviceDesktop, Device: "Other",
-			Bot: true, BotName: "empty user agent", Platform: PlatformOther,
+			Bot: true, BotName: "empty user agent", Script: true, Platform: PlatformOther,
 		}
 	}
 	p := useragent.Parse(s)
@@ -253,16 +274,17 @@ func parseUA(s string, budget *crawlerBudget) uaInfo {
 
 	browserLike := looksLikeBrowser(s)
 	var lower [maxUALen]byte
-	suspicious := containsAny(asciiLower(lower[:0], s), suspiciousWords)
+	lowered := asciiLower(lower[:0], s)
+	suspicious := containsAny(lowered, suspiciousWords)
 
 	// 1. Named bots from our table (link previews, crawlers, HTTP clients).
 	// A browser-shaped user agent can only contain one of these tokens if it
 	// also contains a suspicious word (TestBotTokensAreSuspicious), which
 	// saves the table scan for ordinary browsers.
 	if !browserLike || suspicious {
-		if name, ok := matchBot(s); ok {
-			info.Bot, info.BotName = true, name
-			info.Browser, info.BrowserVersion = name, ""
+		if t, ok := matchBot(s); ok {
+			info.Bot, info.BotName, info.Script = true, t.name, t.script
+			info.Browser, info.BrowserVersion = t.name, ""
 			return info
 		}
 	}
@@ -314,6 +336,9 @@ func parseUA(s string, budget *crawlerBudget) uaInfo {
 	}
 	if crawler {
 		info.Bot = true
+		// crawlerdetect knows the crawler. Without its verdict, a tool that
+		// does not call itself a crawler is taken for a script: counted.
+		info.Script = info.provisional && !containsAny(lowered, crawlerWords)
 		info.BotName = botName(s, &p)
 		info.FromApp, info.App = false, ""
 		info.Browser, info.BrowserVersion = info.BotName, ""
@@ -477,18 +502,28 @@ func isWebView(s string, p *useragent.UserAgent) bool {
 	return false
 }
 
-func matchBot(s string) (string, bool) {
+func matchBot(s string) (*botToken, bool) {
 	for i := range botTokens {
 		t := &botTokens[i]
 		if t.prefix {
 			if strings.HasPrefix(s, t.token) {
-				return t.name, true
+				return t, true
 			}
 		} else if strings.Contains(s, t.token) {
-			return t.name, true
+			return t, true
 		}
 	}
-	return "", false
+	return nil, false
+}
+
+// crawlerWords (lower case) mark a user agent that is not browser-shaped
+// and not in botTokens as a crawler, monitor or fetcher rather than a
+// script: such agents name themselves so ("...bot", "+https://...").
+var crawlerWords = [][]byte{
+	[]byte("bot"), []byte("crawl"), []byte("spider"), []byte("slurp"),
+	[]byte("preview"), []byte("scrape"), []byte("monitor"), []byte("check"),
+	[]byte("http://"), []byte("https://"), []byte("fetch"), []byte("scan"),
+	[]byte("archive"), []byte("index"), []byte("feed"), []byte("uptime"),
 }
 
 func matchApp(s string) (app, version string, ok bool) {

@@ -221,9 +221,10 @@ func TestConversionTracking(t *testing.T) {
 	}
 }
 
-// Known crawlers, link-preview fetchers and scripts are redirected but not
-// counted; people in the in-app browsers of Instagram, Facebook, TikTok are
-// counted, with from_app and the app in the statistics.
+// Known crawlers and link-preview fetchers are redirected but not counted;
+// people in the in-app browsers of Instagram, Facebook, TikTok are counted,
+// with from_app and the app in the statistics; so are scripts (curl, HTTP
+// libraries, load generators, no User-Agent): see TestScriptsAreCounted.
 func TestBotsAndInAppBrowsers(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -235,8 +236,8 @@ func TestBotsAndInAppBrowsers(t *testing.T) {
 		"Slackbot": uaSlackbot, "facebookexternalhit": uaFacebookHit, "iMessage preview": uaIMessagePreview,
 		"Twitterbot": uaTwitterbot, "WhatsApp preview": uaWhatsAppPreview, "TelegramBot": uaTelegramBot,
 		"Discordbot": uaDiscordbot, "LinkedInBot": uaLinkedInBot, "Snapchat preview": uaSnapchatPreview,
-		"curl": uaCurl, "python-requests": uaPythonRequests, "HeadlessChrome": uaHeadlessChrome,
-		"Yeti (crawler list only)": uaYeti, "Go-http-client": "Go-http-client/1.1", "empty user agent": uaEmpty,
+		"HeadlessChrome": uaHeadlessChrome, "Yeti (crawler list only)": uaYeti,
+		"UptimeRobot": "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)",
 	}
 	for name, ua := range bots {
 		for i := 0; i < 2; i++ { // the second answer comes from the cached verdict
@@ -286,6 +287,35 @@ func TestBotsAndInAppBrowsers(t *testing.T) {
 	}
 	if apps["Instagram"] != 3 || apps["Facebook"] != 1 || apps["TikTok"] != 1 || len(evs) != 6 {
 		t.Errorf("in-app clicks in the events: %v of %d", apps, len(evs))
+	}
+}
+
+// A short link followed by a script is somebody's click: curl, HTTP
+// libraries, load generators and requests without a User-Agent are
+// redirected like browsers and counted (only known crawlers and preview
+// fetchers are not; HEAD never is).
+func TestScriptsAreCounted(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	l := s.newLink(t, map[string]any{"original_url": "https://tool.example/landing", "custom_code": "tool",
+		"utm_source": "news", "ios_link": "https://apps.apple.com/app/id1"})
+	id := str(l, "id")
+	scripts := []string{uaCurl, uaPythonRequests, "Go-http-client/1.1", uaEmpty, "Wget/1.21.4",
+		"ApacheBench/2.3", "hey/0.0.1", "oha/1.4.5", "k6/0.52.0 (https://k6.io/)", "okhttp/4.12.0", "axios/1.7.2"}
+	for _, ua := range scripts {
+		wantRedirect(t, "script "+ua, s.get("/tool", ua), "https://tool.example/landing?utm_source=news")
+	}
+	if r := s.visit("HEAD", "/tool", "User-Agent", uaCurl); r.Status != http.StatusFound {
+		t.Errorf("HEAD by curl: %d", r.Status)
+	}
+	s.get("/tool", uaGooglebot)
+	s.wantClicks(t, id, len(scripts))
+	if evs := s.events(t, id); len(evs) != len(scripts) {
+		t.Errorf("%d ClickRecorded events, want %d", len(evs), len(scripts))
+	}
+	d := s.day(t, id)
+	if n, _ := d["total_clicks"].(float64); int(n) != len(scripts) {
+		t.Errorf("daily clicks %v, want %d", d["total_clicks"], len(scripts))
 	}
 }
 
