@@ -418,3 +418,19 @@ func TestTrackingCookieSecureOnHTTPS(t *testing.T) {
 		t.Errorf("https short URL: %d cookie %q", r.Status, c)
 	}
 }
+
+// An archived link keeps redirecting and counting (docs/decisions.md).
+func TestArchivedLinkStillRedirects(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	l := s.newLink(t, map[string]any{"original_url": "https://old-campaign.example", "custom_code": "spring"})
+	id := str(l, "id")
+	if r := s.Do("PUT", "/v1/links/"+id, op, map[string]any{"is_archived": true}); r.Status != http.StatusOK {
+		t.Fatalf("archive: %d %s", r.Status, r.Body)
+	}
+	wantRedirect(t, "archived link", s.get("/spring", browserUA), "https://old-campaign.example")
+	if r := s.get("/v1/links/code/spring", browserUA); r.Status != http.StatusOK {
+		t.Errorf("public read of an archived link: %d %s", r.Status, r.Body)
+	}
+	s.wantClicks(t, id, 2)
+}
