@@ -3,6 +3,8 @@
 # redirect server, measured in the same run with the same load generator
 # (wrk from Debian), then the clicks linkd counted against the redirects it
 # answered. Usage: bench/redirect.sh [seconds] [connections]
+# UA= sets the load's User-Agent (default a desktop Chrome); UA= (empty)
+# sends none, as wrk does by default (such requests are counted too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
@@ -14,7 +16,8 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkd" ./cmd/linkd
 go build -o "$tmp/bare" ./bench/bare
-UA='Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36'
+UA=${UA-'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36'}
+UAH=(); [ -n "$UA" ] && UAH=(-H "User-Agent: $UA")
 KEY=svc_sk_bench_operator_key_0123456789
 LINKD=127.0.0.1:18180
 BARE=127.0.0.1:18181
@@ -43,8 +46,8 @@ done = function(summary, latency, requests)
 end
 LUA
 
-run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -H "User-Agent: $UA" -s "$tmp/report.lua" "$1" | grep RESULT; }
-echo "warm-up"; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$BARE/bench >/dev/null; wrk -t2 -c16 -d2s -H "User-Agent: $UA" http://$LINKD/bench >/dev/null
+run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/report.lua" "$1" | grep RESULT; }
+echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" http://$BARE/bench >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" http://$LINKD/bench >/dev/null
 BEFORE=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
 C0=$(cpu $BARE_PID); B=$(run http://$BARE/bench); C1=$(cpu $BARE_PID)
 BCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$B" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
