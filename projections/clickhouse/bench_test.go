@@ -216,7 +216,7 @@ func BenchmarkRawInsert(b *testing.B) {
 	for i := range b.N {
 		cols := make([]any, len(clickColumns))
 		for j, c := range clickColumns {
-			cols[j] = c.values(units[i])
+			cols[j] = c.values(nil, units[i])
 		}
 		if err := p.insertColumns(ctx, "clicks_raw", clickInsert, cols, ""); err != nil {
 			b.Fatal(err)

@@ -231,6 +231,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	if chOpts.DialTimeout == 0 {
 		chOpts.DialTimeout = 10 * time.Second
 	}
+	boundWrites(chOpts, o.InsertTimeout)
 	conn, err := clickhouse.Open(chOpts)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open: %w", err)
