@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -270,5 +271,32 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM system.tables WHERE database = currentDatabase() AND name = 'link_clicks_daily_breakdown'"); n != 1 {
 		t.Errorf("version 1's breakdown table (analyst data) was dropped by the upgrade")
+	}
+}
+
+// counts gives the same counts in each of its forms (list, map, dense
+// array, and back to a map when the keyer grows).
+func TestCountsForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, nkeys := range []int{40, 100, 1000, 5000} {
+		var c counts
+		want := map[uint32]uint32{}
+		for i := range 20000 {
+			keys := nkeys
+			if i > 10000 {
+				keys = 20 * nkeys // the keyer grows
+			}
+			id := uint32(r.IntN(keys))
+			c.add(id, keys)
+			want[id]++
+		}
+		if len(c.kv) != len(want) {
+			t.Fatalf("nkeys %d: %d values, want %d", nkeys, len(c.kv), len(want))
+		}
+		for _, e := range c.kv {
+			if want[e.id] != e.n {
+				t.Fatalf("nkeys %d: id %d counted %d, want %d", nkeys, e.id, e.n, want[e.id])
+			}
+		}
 	}
 }

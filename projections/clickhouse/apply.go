@@ -45,8 +45,9 @@ func (p *Projection) Apply(ctx context.Context, events []eventstore.RecordedEven
 
 func (p *Projection) applyLocked(ctx context.Context, events []eventstore.RecordedEvent) error {
 	var (
-		clickEvents, linkEvents []eventstore.RecordedEvent
-		last                    = p.checkpoint
+		clickEvents = make([]eventstore.RecordedEvent, 0, len(events))
+		linkEvents  []eventstore.RecordedEvent
+		last        = p.checkpoint
 	)
 	for _, ev := range events {
 		if last.Less(ev.Position) {
@@ -143,7 +144,11 @@ func (p *Projection) applyClicks(ctx context.Context, events []eventstore.Record
 		}
 	}
 	if p.flushDue() {
-		return p.flushLocked(ctx)
+		if p.opts.FlushInterval < 0 {
+			return p.flushLocked(ctx) // written with every Apply
+		}
+		// Written while the next units go into clicks.
+		return p.startFlushLocked(ctx)
 	}
 	return nil
 }
@@ -332,6 +337,12 @@ func (p *Projection) clickMarksOf(ctx context.Context, ids []string) (map[string
 		if m, ok := p.pend.marks[id]; ok {
 			marks[id] = m
 			continue
+		}
+		if f := p.flushing; f != nil {
+			if m, ok := f.q.marks[id]; ok {
+				marks[id] = m
+				continue
+			}
 		}
 		if m, ok := p.clickMarks.get(id); ok {
 			marks[id] = m
