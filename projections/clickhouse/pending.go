@@ -261,10 +261,38 @@ func (p *Projection) waitFlushLocked(ctx context.Context) error {
 	if p.noFinalize {
 		return nil
 	}
+	finalLink, finalWorkspace := p.finalLink.Load(), p.finalWorkspace.Load()
 	if err := p.finalizeLocked(ctx, q.lateLinks, q.lateWorkspaces); err != nil {
 		p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
 	}
+	p.markLate(finalLink, finalWorkspace)
 	return nil
+}
+
+// markLate records as late the cells of the pending clicks whose days were
+// made final since finalLink and finalWorkspace: units added while the
+// flush was in flight saw the older final days (addUnit), yet their clicks
+// are not in the final records just made, so these must be made invalid
+// before those clicks are flushed, as for any late click.
+func (p *Projection) markLate(finalLink, finalWorkspace int32) {
+	q := p.pend
+	fl, fw := p.finalLink.Load(), p.finalWorkspace.Load()
+	if fl <= finalLink && fw <= finalWorkspace {
+		return
+	}
+	for i := range q.date {
+		day, id := dayNumber(q.date[i]), q.insertID[i]
+		if day > finalLink && day <= fl {
+			if k := (cellKey{q.linkID[i], day}); q.lateLinks[k] < id {
+				q.lateLinks[k] = id
+			}
+		}
+		if day > finalWorkspace && day <= fw {
+			if k := (cellKey{q.workspaceID[i], day}); q.lateWorkspaces[k] < id {
+				q.lateWorkspaces[k] = id
+			}
+		}
+	}
 }
 
 // countedBrowser and countedOS reduce the browser and the OS to what the
