@@ -442,7 +442,9 @@ func (p *Projection) background(tick time.Duration) {
 			}
 			cancel()
 		}
-		if !p.closed && !p.needRecovery && p.pend.rows == 0 && p.finalizeDue() {
+		// Not while a flush is in flight: its clicks may be of the days
+		// made final, and were not counted as late.
+		if !p.closed && !p.needRecovery && p.flight == nil && p.pend.rows == 0 && p.finalizeDue() {
 			// Idle: days may still be over (a new day began, or the
 			// projection was just upgraded).
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
