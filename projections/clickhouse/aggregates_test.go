@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -271,4 +272,68 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM system.tables WHERE database = currentDatabase() AND name = 'link_clicks_daily_breakdown'"); n != 1 {
 		t.Errorf("version 1's breakdown table (analyst data) was dropped by the upgrade")
 	}
+}
+
+// counts gives the same counts in each of its forms (list, map, dense
+// array, and back to a map when the keyer grows).
+func TestCountsForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, nkeys := range []int{40, 100, 1000, 5000} {
+		var c counts
+		want := map[uint32]uint32{}
+		for i := range 20000 {
+			keys := nkeys
+			if i > 10000 {
+				keys = 20 * nkeys // the keyer grows
+			}
+			id := uint32(r.IntN(keys))
+			c.add(id, keys)
+			want[id]++
+		}
+		if len(c.kv) != len(want) {
+			t.Fatalf("nkeys %d: %d values, want %d", nkeys, len(c.kv), len(want))
+		}
+		for _, e := range c.kv {
+			if want[e.id] != e.n {
+				t.Fatalf("nkeys %d: id %d counted %d, want %d", nkeys, e.id, e.n, want[e.id])
+			}
+		}
+	}
+}
+
+// Clicks of a day that the flush in flight makes final when it ends (after
+// they were added to the pending aggregates) are late clicks all the same:
+// the final records of their day are made invalid, then again.
+func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	p, err := Open(ctx, chtest.DSN(t), Options{FlushInterval: time.Hour, MaxPendingClicks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := newEventLog()
+	start := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	genClicks(l, 300, 5, start, 6)
+	n := len(l.events)
+	late := start.AddDate(0, 0, 1).Add(12 * time.Hour)
+	for i, ln := range testLinks {
+		l.click(click.Recorded{ClickID: fmt.Sprint("late", i), LinkID: ln.id, WorkspaceID: ln.ws, Timestamp: late,
+			Visitor: fmt.Sprintf("%032x", 5000+i), OS: "iOS", Country: "PT", Continent: "EU", DeviceType: "mobile"})
+	}
+	// Under the lock, so that the background flusher does not end the
+	// first flush between the two batches.
+	p.mu.Lock()
+	err = p.applyLocked(ctx, l.events[:n]) // its flush starts
+	if err == nil {
+		err = p.applyLocked(ctx, l.events[n:]) // the first flush ends (days made final), the second starts
+	}
+	p.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.finalLink.Load() < dayNumber(late) {
+		t.Fatalf("day of the late clicks not final (final through %v)", dayTime(p.finalLink.Load()))
+	}
+	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
 }

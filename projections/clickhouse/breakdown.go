@@ -187,24 +187,55 @@ func (k *keyer) forget() {
 }
 
 // counts are the clicks per value id of one cell: a short list searched
-// linearly (most cells hold a few clicks), indexed by a map once long.
+// linearly (most cells hold a few clicks); once long, indexed by a map, or
+// by an array over the ids (dense, index+1 in kv) when the keyer has few
+// ids for the values of the cell (at most denseRatio times as many), which
+// bounds its memory by that of kv's.
 type counts struct {
-	kv  []idCount
-	idx map[uint32]int32
+	kv    []idCount
+	idx   map[uint32]int32
+	dense []int32
 }
 
 type idCount struct{ id, n uint32 }
 
-const countsIndexAt = 32
+const (
+	countsIndexAt = 32
+	denseRatio    = 8
+)
 
-func (c *counts) add(id uint32) {
-	if c.idx != nil {
+// add counts a click for id; nkeys is the number of ids of the keyer.
+func (c *counts) add(id uint32, nkeys int) {
+	switch {
+	case c.dense != nil && int(id) >= len(c.dense) && nkeys > denseRatio*len(c.kv):
+		// The keyer grew: back to a map.
+		c.dense = nil
+		c.idx = make(map[uint32]int32, 2*len(c.kv))
+		for i := range c.kv {
+			c.idx[c.kv[i].id] = int32(i)
+		}
+		c.idx[id] = int32(len(c.kv))
+	case c.dense != nil:
+		if int(id) >= len(c.dense) {
+			c.dense = append(c.dense, make([]int32, max(nkeys, int(id)+1)-len(c.dense))...)
+		}
+		if i := c.dense[id]; i > 0 {
+			c.kv[i-1].n++
+			return
+		}
+		c.dense[id] = int32(len(c.kv)) + 1
+	case c.idx != nil:
 		if i, ok := c.idx[id]; ok {
 			c.kv[i].n++
 			return
 		}
-		c.idx[id] = int32(len(c.kv))
-	} else {
+		if nkeys <= denseRatio*len(c.kv) {
+			c.toDense(nkeys)
+			c.dense[id] = int32(len(c.kv)) + 1
+		} else {
+			c.idx[id] = int32(len(c.kv))
+		}
+	default:
 		for i := range c.kv {
 			if c.kv[i].id == id {
 				c.kv[i].n++
@@ -212,6 +243,11 @@ func (c *counts) add(id uint32) {
 			}
 		}
 		if len(c.kv) == countsIndexAt {
+			if nkeys <= denseRatio*len(c.kv) {
+				c.toDense(nkeys)
+				c.dense[id] = int32(len(c.kv)) + 1
+				break
+			}
 			c.idx = make(map[uint32]int32, 4*countsIndexAt)
 			for i := range c.kv {
 				c.idx[c.kv[i].id] = int32(i)
@@ -223,6 +259,14 @@ func (c *counts) add(id uint32) {
 		c.kv = make([]idCount, 0, 16)
 	}
 	c.kv = append(c.kv, idCount{id, 1})
+}
+
+func (c *counts) toDense(nkeys int) {
+	c.idx = nil
+	c.dense = make([]int32, nkeys)
+	for i := range c.kv {
+		c.dense[c.kv[i].id] = int32(i) + 1
+	}
 }
 
 // cellKey is a row of a breakdown table: a link or workspace, and a day
@@ -268,8 +312,8 @@ func (b *breakdowns) addClick(k *keyer, linkID, workspaceID string, day int32, c
 			continue
 		}
 		id := k.id(di, a, v)
-		lc.add(id)
-		wc.add(id)
+		lc.add(id, len(k.keys))
+		wc.add(id, len(k.keys))
 	}
 }
 

@@ -177,11 +177,16 @@ type Projection struct {
 	clickMarks   *genCache[int64]    // link id -> highest click_seq applied, -1: none
 	links        *genCache[*linkRow] // link id -> latest row of links, nil: none
 
-	pmu     sync.RWMutex // guards pend (the pointer) and its marks and workspaces for reads
-	pend    *pending     // aggregates not yet flushed
-	keyer   *keyer       // value keys of the breakdowns
-	flushes uint64
-	maxDay  int32 // latest day with clicks (days since 1970-01-01)
+	pmu  sync.RWMutex // guards pend (the pointer) and its marks and workspaces for reads
+	pend *pending     // aggregates not yet flushed
+	// flushing is the flush in flight (guarded by pmu as well, for reads),
+	// or one that failed, until recovery; flight is the one in flight
+	// (pending.go).
+	flushing *flight
+	flight   *flight
+	keyer    *keyer // value keys of the breakdowns
+	flushes  uint64
+	maxDay   int32 // latest day with clicks (days since 1970-01-01)
 	// Days up to these have final records (uniques.go), links and
 	// workspaces.
 	finalLink, finalWorkspace atomic.Int32
@@ -231,6 +236,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	if chOpts.DialTimeout == 0 {
 		chOpts.DialTimeout = 10 * time.Second
 	}
+	boundWrites(chOpts, o.InsertTimeout)
 	conn, err := clickhouse.Open(chOpts)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open: %w", err)
@@ -316,6 +322,8 @@ func (p *Projection) Reset(ctx context.Context) error {
 	if p.closed {
 		return errClosed
 	}
+	_ = p.waitFlushLocked(ctx) // whatever it did is dropped
+	p.pending = p.pending[:0]
 	if err := p.dropSchema(ctx); err != nil {
 		p.needRecovery = true
 		return fmt.Errorf("clickhouse: reset: %w", err)
@@ -341,6 +349,7 @@ func (p *Projection) Reset(ctx context.Context) error {
 func (p *Projection) resetPending() {
 	p.pmu.Lock()
 	p.pend = newPending()
+	p.flushing = nil
 	p.pmu.Unlock()
 	p.keyer.forget()
 }
@@ -388,6 +397,9 @@ func (p *Projection) Close() error {
 	defer p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	var err error
+	if err = p.waitFlushLocked(ctx); err != nil {
+		p.needRecovery = true
+	}
 	if !p.needRecovery {
 		if err = p.flushLocked(ctx); err != nil {
 			p.needRecovery = true

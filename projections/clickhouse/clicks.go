@@ -40,14 +40,25 @@ func newClickRow(ev eventstore.RecordedEvent, linkID string, c *click.Recorded) 
 
 // clickColumn is a column of the clicks table with the values a batch of
 // rows gives it: the CREATE TABLE and the INSERT come from the same list.
+// values fills dst (what it returned for the previous chunk, or nil) when
+// it is large enough, so that the chunks of one INSERT share their slices.
 type clickColumn struct {
 	col
-	values func(rows []clickRow) any
+	values func(dst any, rows []clickRow) any
+}
+
+// reuse returns dst as a []T of n elements when it has the capacity, else
+// a new one.
+func reuse[T any](dst any, n int) []T {
+	if s, ok := dst.([]T); ok && cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }
 
 func strCol(name string, f func(r *clickRow) string) clickColumn {
-	return clickColumn{col{name, "String"}, func(rows []clickRow) any {
-		out := make([]string, len(rows))
+	return clickColumn{col{name, "String"}, func(dst any, rows []clickRow) any {
+		out := reuse[string](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
 		}
@@ -56,20 +67,18 @@ func strCol(name string, f func(r *clickRow) string) clickColumn {
 }
 
 func u8Col(name string, f func(r *clickRow) bool) clickColumn {
-	return clickColumn{col{name, "UInt8"}, func(rows []clickRow) any {
-		out := make([]uint8, len(rows))
+	return clickColumn{col{name, "UInt8"}, func(dst any, rows []clickRow) any {
+		out := reuse[uint8](dst, len(rows))
 		for i := range rows {
-			if f(&rows[i]) {
-				out[i] = 1
-			}
+			out[i] = b2u(f(&rows[i]))
 		}
 		return out
 	}}
 }
 
 func u64Col(name string, f func(r *clickRow) uint64) clickColumn {
-	return clickColumn{col{name, "UInt64"}, func(rows []clickRow) any {
-		out := make([]uint64, len(rows))
+	return clickColumn{col{name, "UInt64"}, func(dst any, rows []clickRow) any {
+		out := reuse[uint64](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
 		}
@@ -78,8 +87,8 @@ func u64Col(name string, f func(r *clickRow) uint64) clickColumn {
 }
 
 func timeCol(name, typ string, f func(r *clickRow) time.Time) clickColumn {
-	return clickColumn{col{name, typ}, func(rows []clickRow) any {
-		out := make([]time.Time, len(rows))
+	return clickColumn{col{name, typ}, func(dst any, rows []clickRow) any {
+		out := reuse[time.Time](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
 		}
@@ -118,9 +127,10 @@ var clickColumns = []clickColumn{
 	strCol("region", func(r *clickRow) string { return r.c.Region }),
 	strCol("destination", func(r *clickRow) string { return r.c.Destination }),
 	strCol("tracking_id", func(r *clickRow) string { return r.c.TrackingID }),
-	{col{"tracking_expires_at", "Nullable(DateTime)"}, func(rows []clickRow) any {
-		out := make([]*time.Time, len(rows))
+	{col{"tracking_expires_at", "Nullable(DateTime)"}, func(dst any, rows []clickRow) any {
+		out := reuse[*time.Time](dst, len(rows))
 		for i := range rows {
+			out[i] = nil
 			if t := rows[i].c.TrackingExpiresAt; t != nil {
 				u := t.UTC().Truncate(time.Second)
 				out[i] = &u

@@ -83,7 +83,13 @@ func (p *Projection) addUnit(unit []clickRow, insertID uint64) {
 	}
 	q.units = append(q.units, insertID)
 	q.rows += len(unit)
+	// The columns grow by doubling, not by append's 1.25x for large slices
+	// (each regrowth copies them all).
+	n := len(unit)
+	q.linkID, q.workspaceID, q.browser, q.os, q.visitor = grow(q.linkID, n), grow(q.workspaceID, n), grow(q.browser, n), grow(q.os, n), grow(q.visitor, n)
+	q.date, q.ts, q.qr, q.seq, q.insertID = grow(q.date, n), grow(q.ts, n), grow(q.qr, n), grow(q.seq, n), grow(q.insertID, n)
 	finalLink, finalWorkspace := p.finalLink.Load(), p.finalWorkspace.Load()
+	base := len(q.workspaceID)
 	for i := range unit {
 		r := &unit[i]
 		c := r.c
@@ -116,7 +122,7 @@ func (p *Projection) addUnit(unit []clickRow, insertID uint64) {
 		if m, ok := q.marks[r.linkID]; !ok || int64(r.seq) > m {
 			q.marks[r.linkID] = int64(r.seq)
 		}
-		q.workspaces[q.intern(r.c.WorkspaceID)] = true
+		q.workspaces[q.workspaceID[base+i]] = true
 	}
 	p.pmu.Unlock()
 }
@@ -136,6 +142,36 @@ func (p *Projection) flushDue() bool {
 // target always holds a prefix of the units of clicks (what recovery
 // assumes). An error leaves the projection to recover.
 func (p *Projection) flushLocked(ctx context.Context) error {
+	if err := p.startFlushLocked(ctx); err != nil {
+		return err
+	}
+	return p.waitFlushLocked(ctx)
+}
+
+// flight is a flush in progress: its INSERTs run in a goroutine while Apply
+// goes on with the next units (applyClicks starts it when a flush is due).
+// There is at most one; whatever else needs the aggregates written (the
+// next flush, sync, Close, recovery, Reset) waits for it first
+// (waitFlushLocked), so the flushes reach the targets in order and each
+// target still holds a prefix of the units of clicks. Until it is waited
+// for, the marks and workspaces of its units stay visible through
+// Projection.flushing (clickMarksOf, hasPendingLink, hasPendingWorkspace).
+type flight struct {
+	q       *pending
+	entries []dictEntry
+	ids     []string // query ids of its INSERTs, killed by recovery if it fails
+	done    chan struct{}
+	err     error
+}
+
+// startFlushLocked starts writing the pending aggregates (after the flush
+// in flight, if any, is over). The parts that use the keyer (whose ids the
+// next units go on adding to) are done here; the INSERTs run in a
+// goroutine.
+func (p *Projection) startFlushLocked(ctx context.Context) error {
+	if err := p.waitFlushLocked(ctx); err != nil {
+		return err
+	}
 	q := p.pend
 	if q.rows == 0 {
 		return nil
@@ -143,40 +179,81 @@ func (p *Projection) flushLocked(ctx context.Context) error {
 	last := q.units[len(q.units)-1]
 	p.flushes++
 	tag := "flush" + strconv.FormatUint(p.flushes, 10)
-	if err := p.insertValues(ctx, p.keyer.take(), p.queryID(tValues+"-"+tag, last)); err != nil {
-		return err
+	f := &flight{q: q, entries: p.keyer.take(), done: make(chan struct{})}
+	id := func(table string) string {
+		id := "linkd-" + p.run + "-" + table + "-" + tag + "-" + strconv.FormatUint(last, 10)
+		f.ids = append(f.ids, id)
+		return id
 	}
-	// Final records of days that get late clicks are invalid from now on.
-	if err := p.invalidate(ctx, linkScope, q.lateLinks, p.queryID(tLinkFinal+"-"+tag, last)); err != nil {
-		return err
+	var (
+		valuesID    = id(tValues)
+		lateLinkID  = id(tLinkFinal)
+		lateWsID    = id(tWorkspaceFinal)
+		dailyID     = id(tDailyInput)
+		linkBdID    = id(tLinkBreakdown)
+		wsBdID      = id(tWorkspaceBreakdown)
+		linkRows    = rowsOf(p.keyer, q.bd.link, q.bd.linkOrder, last)
+		wsRows      = rowsOf(p.keyer, q.bd.workspace, q.bd.wsOrder, last)
+		insertValue = p.valueInserts(f.entries)
+	)
+	p.pmu.Lock()
+	p.flushing = f
+	p.pend = newPending()
+	p.pmu.Unlock()
+	p.keyer.trim()
+	p.flight = f
+	go func() {
+		defer close(f.done)
+		// Not the caller's context: the flush outlives the Apply that
+		// started it. Each INSERT is bounded by InsertTimeout.
+		ctx := context.WithoutCancel(ctx)
+		run := func(err error) bool {
+			f.err = err
+			return err == nil
+		}
+		_ = run(insertValue(ctx, valuesID)) &&
+			// Final records of days that get late clicks are invalid
+			// from now on.
+			run(p.invalidate(ctx, linkScope, q.lateLinks, lateLinkID)) &&
+			run(p.invalidate(ctx, workspaceScope, q.lateWorkspaces, lateWsID)) &&
+			// One after the other: run at once, they were slower here
+			// (the server's file creations contend in the kernel).
+			run(p.insertColumns(ctx, tDailyInput, dailyInputList,
+				[]any{q.linkID, q.workspaceID, q.date, q.ts, q.qr, q.browser, q.os, q.visitor, q.seq, q.insertID}, dailyID)) &&
+			run(p.insertBreakdown(ctx, tLinkBreakdown, linkRows, linkBdID)) &&
+			run(p.insertBreakdown(ctx, tWorkspaceBreakdown, wsRows, wsBdID))
+	}()
+	return nil
+}
+
+// waitFlushLocked waits for the flush in flight, if any, and finishes it:
+// on success its marks go to the cache and the final records of past days
+// are made (again); on failure its INSERTs are left for recovery to kill,
+// and the error is returned (the caller makes the projection recover).
+func (p *Projection) waitFlushLocked(ctx context.Context) error {
+	f := p.flight
+	if f == nil {
+		return nil
 	}
-	if err := p.invalidate(ctx, workspaceScope, q.lateWorkspaces, p.queryID(tWorkspaceFinal+"-"+tag, last)); err != nil {
-		return err
+	<-f.done
+	p.flight = nil
+	q := f.q
+	if f.err != nil {
+		p.pending = append(p.pending, f.ids...)
+		// The marks of its units stay visible until recovery, which
+		// rebuilds the aggregates (and drops the pending ones).
+		return f.err
 	}
-	// One after the other: run at once, they were slower here (the
-	// server's file creations contend in the kernel).
-	daily := []any{q.linkID, q.workspaceID, q.date, q.ts, q.qr, q.browser, q.os, q.visitor, q.seq, q.insertID}
-	if err := p.insertColumns(ctx, tDailyInput, dailyInputList, daily, p.queryID(tDailyInput+"-"+tag, last)); err != nil {
-		return err
-	}
-	if err := p.insertBreakdown(ctx, tLinkBreakdown, rowsOf(p.keyer, q.bd.link, q.bd.linkOrder, last), p.queryID(tLinkBreakdown+"-"+tag, last)); err != nil {
-		return err
-	}
-	if err := p.insertBreakdown(ctx, tWorkspaceBreakdown, rowsOf(p.keyer, q.bd.workspace, q.bd.wsOrder, last), p.queryID(tWorkspaceBreakdown+"-"+tag, last)); err != nil {
-		return err
-	}
+	p.values.putAll(f.entries)
 	for id, m := range q.marks {
 		p.clickMarks.put(id, m)
 	}
 	if q.maxDay > p.maxDay {
 		p.maxDay = q.maxDay
 	}
-	lateLinks, lateWorkspaces := q.lateLinks, q.lateWorkspaces
 	p.pmu.Lock()
-	p.pend = newPending()
+	p.flushing = nil
 	p.pmu.Unlock()
-	p.keyer.trim()
-	p.pending = p.pending[:0]
 	// Final records of past days: made, or made again for the late clicks
 	// of this flush. A failure here costs speed, not correctness (a day
 	// without a valid final record is read from the daily tables), so it is
@@ -184,10 +261,38 @@ func (p *Projection) flushLocked(ctx context.Context) error {
 	if p.noFinalize {
 		return nil
 	}
-	if err := p.finalizeLocked(ctx, lateLinks, lateWorkspaces); err != nil {
+	finalLink, finalWorkspace := p.finalLink.Load(), p.finalWorkspace.Load()
+	if err := p.finalizeLocked(ctx, q.lateLinks, q.lateWorkspaces); err != nil {
 		p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
 	}
+	p.markLate(finalLink, finalWorkspace)
 	return nil
+}
+
+// markLate records as late the cells of the pending clicks whose days were
+// made final since finalLink and finalWorkspace: units added while the
+// flush was in flight saw the older final days (addUnit), yet their clicks
+// are not in the final records just made, so these must be made invalid
+// before those clicks are flushed, as for any late click.
+func (p *Projection) markLate(finalLink, finalWorkspace int32) {
+	q := p.pend
+	fl, fw := p.finalLink.Load(), p.finalWorkspace.Load()
+	if fl <= finalLink && fw <= finalWorkspace {
+		return
+	}
+	for i := range q.date {
+		day, id := dayNumber(q.date[i]), q.insertID[i]
+		if day > finalLink && day <= fl {
+			if k := (cellKey{q.linkID[i], day}); q.lateLinks[k] < id {
+				q.lateLinks[k] = id
+			}
+		}
+		if day > finalWorkspace && day <= fw {
+			if k := (cellKey{q.workspaceID[i], day}); q.lateWorkspaces[k] < id {
+				q.lateWorkspaces[k] = id
+			}
+		}
+	}
 }
 
 // countedBrowser and countedOS reduce the browser and the OS to what the
@@ -236,20 +341,19 @@ var dailyInputList = func() string {
 	return strings.Join(names, ", ")
 }()
 
-// insertValues writes entries of breakdown_values.
-func (p *Projection) insertValues(ctx context.Context, entries []dictEntry, queryID string) error {
-	if len(entries) == 0 {
-		return nil
+// valueInserts returns the INSERT of entries into breakdown_values (which
+// the caller then adds to the values cache).
+func (p *Projection) valueInserts(entries []dictEntry) func(ctx context.Context, queryID string) error {
+	return func(ctx context.Context, queryID string) error {
+		if len(entries) == 0 {
+			return nil
+		}
+		keys, dims, values := make([]uint64, len(entries)), make([]int8, len(entries)), make([]string, len(entries))
+		for i, e := range entries {
+			keys[i], dims[i], values[i] = e.key, e.dim+1, e.value
+		}
+		return p.insertColumns(ctx, tValues, "key, dimension, value", []any{keys, dims, values}, queryID)
 	}
-	keys, dims, values := make([]uint64, len(entries)), make([]int8, len(entries)), make([]string, len(entries))
-	for i, e := range entries {
-		keys[i], dims[i], values[i] = e.key, e.dim+1, e.value
-	}
-	if err := p.insertColumns(ctx, tValues, "key, dimension, value", []any{keys, dims, values}, queryID); err != nil {
-		return err
-	}
-	p.values.putAll(entries)
-	return nil
 }
 
 // insertBreakdown writes breakdown rows through the input table of target.
@@ -269,14 +373,20 @@ func (p *Projection) insertBreakdown(ctx context.Context, target string, b *brea
 func (p *Projection) hasPendingLink(linkID string) bool {
 	p.pmu.RLock()
 	defer p.pmu.RUnlock()
-	_, ok := p.pend.marks[linkID]
-	return ok
+	if _, ok := p.pend.marks[linkID]; ok {
+		return true
+	}
+	if p.flushing != nil {
+		_, ok := p.flushing.q.marks[linkID]
+		return ok
+	}
+	return false
 }
 
 func (p *Projection) hasPendingWorkspace(workspaceID string) bool {
 	p.pmu.RLock()
 	defer p.pmu.RUnlock()
-	return p.pend.workspaces[workspaceID]
+	return p.pend.workspaces[workspaceID] || p.flushing != nil && p.flushing.q.workspaces[workspaceID]
 }
 
 // sync makes everything applied so far visible to queries: it flushes the
@@ -323,7 +433,18 @@ func (p *Projection) background(tick time.Duration) {
 		case <-t.C:
 		}
 		p.mu.Lock()
-		if !p.closed && !p.needRecovery && p.pend.rows == 0 && p.finalizeDue() {
+		if !p.closed && !p.needRecovery && p.flight != nil && isClosed(p.flight.done) {
+			// Finishes the flush that an Apply started.
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
+			if err := p.waitFlushLocked(ctx); err != nil {
+				p.needRecovery = true
+				p.log.Warn("clickhouse projection: flush failed", "err", err)
+			}
+			cancel()
+		}
+		// Not while a flush is in flight: its clicks may be of the days
+		// made final, and were not counted as late.
+		if !p.closed && !p.needRecovery && p.flight == nil && p.pend.rows == 0 && p.finalizeDue() {
 			// Idle: days may still be over (a new day began, or the
 			// projection was just upgraded).
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
@@ -345,4 +466,24 @@ func (p *Projection) background(tick time.Duration) {
 		}
 		p.mu.Unlock()
 	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// grow returns s with room for n more elements, at least doubling its
+// capacity when it must grow.
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	out := make([]T, len(s), max(len(s)+n, 2*cap(s)))
+	copy(out, s)
+	return out
 }

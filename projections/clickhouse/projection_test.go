@@ -776,3 +776,27 @@ func TestCheckpointIsStored(t *testing.T) {
 		t.Errorf("after Close: stored %v, want %v", got, ev[len(ev)-1].Position)
 	}
 }
+
+// A unit sent in several blocks (clickChunk) is still one part of clicks:
+// the server squashes the blocks of an INSERT before it writes them.
+func TestUnitIsOnePart(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	dsn := chtest.DSN(t)
+	p := openTest(t, ctx, dsn)
+	l := newEventLog()
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	n := 2*clickChunk + 123
+	genClicks(l, n, 7, start, 3)
+	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	conn := rawConn(t, p, dsn)
+	if got := count(t, ctx, conn, "SELECT count() FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.db); got != 1 {
+		t.Errorf("clicks has %d parts of level 0 after one unit, want 1", got)
+	}
+	if got := count(t, ctx, conn, "SELECT toUInt64(max(rows)) FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.db); got != uint64(n) {
+		t.Errorf("the part of the unit has %d rows, want %d", got, n)
+	}
+	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 2))
+}

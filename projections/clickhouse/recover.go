@@ -31,6 +31,9 @@ import (
 func (p *Projection) recoverLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.RecoveryTimeout)
 	defer cancel()
+	// A flush in flight ends first (if it failed, its INSERTs are then
+	// among the pending ones).
+	_ = p.waitFlushLocked(ctx)
 	if err := p.killPending(ctx); err != nil {
 		return err
 	}
@@ -308,9 +311,11 @@ func (p *Projection) repairRun(ctx context.Context, v view, from, to uint64) err
 	if err := rs.Err(); err != nil {
 		return err
 	}
-	if err := p.insertValues(ctx, p.keyer.take(), p.queryID(tValues+"-repair", to)); err != nil {
+	entries := p.keyer.take()
+	if err := p.valueInserts(entries)(ctx, p.queryID(tValues+"-repair", to)); err != nil {
 		return err
 	}
+	p.values.putAll(entries)
 	rows := rowsOf(p.keyer, bd.workspace, bd.wsOrder, to)
 	if v.target == tLinkBreakdown {
 		rows = rowsOf(p.keyer, bd.link, bd.linkOrder, to)
