@@ -174,6 +174,7 @@ func TestLinkURLSchemes(t *testing.T) {
 		" https://example.com", "https://example.com\n", "vbscript:msgbox", "chrome://settings", "//example.com",
 		"http//example.com", "https:example.com", "ws://example.com", "intent://scan/#Intent;scheme=zxing;end",
 		"https://example.com:99999999/", strings.Repeat("https://e.com/", 1000),
+		"http://.com", "http://a..b.com", "https://-a.com", "https://exa$mple.com",
 	}
 	for _, u := range bad {
 		wantError(t, s.Do("POST", "/v1/links", alice, map[string]any{"original_url": u}), http.StatusBadRequest, msgInvalidURL)
