@@ -96,6 +96,9 @@ func checkLink(t *testing.T, what string, got, body map[string]any) {
 			if !timestamp(t, k, got[k]).Equal(timestamp(t, k, want)) {
 				t.Errorf("%s expiration_date %v, want %v", what, got[k], want)
 			}
+			if ws, ok := want.(string); ok && strings.HasSuffix(ws, ":00Z") && got[k] != ws {
+				t.Errorf("%s expiration_date %q does not come back as sent (%q)", what, got[k], ws)
+			}
 		default:
 			if !sameJSON(got[k], want) {
 				t.Errorf("%s %s = %v, want %v", what, k, got[k], want)
