@@ -25,6 +25,7 @@ const (
 	resAnalytics  = "analytics"
 	resAPIKeys    = "api_keys" // key management: full access only for writes
 	resAny        = ""         // any valid key
+	resUnrouted   = "unrouted" // /v1 requests no route takes: rate-limit headers only
 )
 
 type principal struct {
