@@ -14,12 +14,14 @@ import (
 )
 
 // Contents lists what a workspace or project holds, from the read model.
-// Only cascades use it: deleting a workspace deletes what it holds, and
-// deleting a project detaches its links. Uniqueness never asks it.
+// Only cascades use it: deleting a workspace deletes what it holds,
+// deleting a custom domain deletes its links, and deleting a project
+// detaches its links. Uniqueness never asks it.
 type Contents interface {
 	WorkspaceLinkIDs(ctx context.Context, workspaceID string) ([]string, error)
 	WorkspaceProjectIDs(ctx context.Context, workspaceID string) ([]string, error)
 	WorkspaceDomainIDs(ctx context.Context, workspaceID string) ([]string, error)
+	DomainLinkIDs(ctx context.Context, domainID string) ([]string, error)
 	ProjectLinkIDs(ctx context.Context, projectID string) ([]string, error)
 	// OwnWorkspaceIDs lists the live workspaces a user created, oldest
 	// first.

@@ -349,6 +349,11 @@ func (s *Store) OwnWorkspaceIDs(ctx context.Context, userID string) ([]string, e
 	return s.ids(ctx, `SELECT id FROM workspaces WHERE owner_id = ? AND deleted = 0 ORDER BY created_at, id`, userID)
 }
 
+// DomainLinkIDs implements commands.Contents.
+func (s *Store) DomainLinkIDs(ctx context.Context, id string) ([]string, error) {
+	return s.ids(ctx, `SELECT id FROM links WHERE domain_id = ? AND deleted = 0`, id)
+}
+
 // ProjectLinkIDs implements commands.Contents.
 func (s *Store) ProjectLinkIDs(ctx context.Context, id string) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM links WHERE project_id = ? AND deleted = 0`, id)
