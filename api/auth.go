@@ -25,6 +25,7 @@ const (
 	resAnalytics  = "analytics"
 	resAPIKeys    = "api_keys" // key management: full access only for writes
 	resAny        = ""         // any valid key
+	resUnrouted   = "unrouted" // /v1 requests no route takes: rate-limit headers only
 )
 
 type principal struct {
@@ -138,6 +139,12 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 	// nobody spends another user's quota, not even with refused requests.
 	vars := mux.Vars(r)
 	id := "user:" + p.key.UserID
+	if p.key.Operator {
+		// The operator key is exempt: it counts in a bucket of its own, so
+		// that its traffic never spends the quota of the other keys of its
+		// user (keys the operator makes without user_id are user admin's).
+		id = "operator:" + p.key.ID
+	}
 	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id"} {
 		if v := vars[name]; v != "" {
 			id = name + ":" + v + "|" + id

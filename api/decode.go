@@ -127,8 +127,16 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// formatTime renders timestamps: ISO 8601, UTC, microseconds.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+// formatTime renders timestamps: ISO 8601, UTC, with microseconds when
+// there are any (as Python's isoformat does), so that a whole-second time
+// sent as "2031-06-01T12:30:00Z" comes back exactly as it was sent.
+func formatTime(t time.Time) string {
+	t = t.UTC().Truncate(time.Microsecond)
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05Z")
+	}
+	return t.Format("2006-01-02T15:04:05.000000Z")
+}
 
 func formatTimePtr(t *time.Time) any {
 	if t == nil {

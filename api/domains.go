@@ -149,7 +149,7 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteDomainHandler{Deps: s.cmd}.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
+	res, err := commands.DeleteDomainHandler{Deps: s.cmd, Contents: s.rm}.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
 	if err != nil {
 		return err
 	}

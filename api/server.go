@@ -171,7 +171,10 @@ func (s *Server) InvalidateKeys() {
 func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.limitUnrouted(w, r) {
+			return
+		}
 		writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 	})
 	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -255,6 +258,9 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			}
 		}()
 		if r.ContentLength > MaxBodyBytes {
+			if !s.limitUnrouted(w, r) {
+				return
+			}
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
 			return
 		}
@@ -287,7 +293,27 @@ func isCodePath(path string) bool {
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if !s.limitUnrouted(w, r) {
+		return
+	}
 	writeDetail(w, http.StatusNotFound, "Not Found")
+}
+
+// limitUnrouted gives a /v1 answer that no handler makes (an unknown path
+// or method, a body over the limit) the rate-limit headers that every
+// authenticated /v1 answer carries, when the request has a valid key: it
+// counts against the caller's own bucket for such requests. It answers 429
+// and returns false when that is spent. Without a valid key nothing
+// changes: an unknown path is 404 whoever asks.
+func (s *Server) limitUnrouted(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.HasPrefix(r.URL.Path, "/v1/") || bearer(r) == "" {
+		return true
+	}
+	k, err := s.authenticate(r.Context(), r)
+	if err != nil {
+		return true
+	}
+	return s.rateLimit(w, r, principal{key: k}, resUnrouted)
 }
 
 // waitCore waits until the core projection shows a command's events.

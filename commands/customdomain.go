@@ -109,19 +109,40 @@ func (h UpdateDomainHandler) Handle(ctx context.Context, c UpdateDomain) (*custo
 	return x, res, err
 }
 
-// DeleteDomain removes a domain and frees its name.
+// DeleteDomain removes a domain with its links and frees its name. The
+// links go with it: their short URLs named the domain, which no longer
+// serves them (docs/decisions.md).
 type DeleteDomain struct {
 	Actor    Actor
 	DomainID string
 }
 
-type DeleteDomainHandler struct{ *Deps }
+type DeleteDomainHandler struct {
+	*Deps
+	Contents Contents
+}
 
 func (h DeleteDomainHandler) Handle(ctx context.Context, c DeleteDomain) (Result, error) {
 	if _, err := domainFor(ctx, h.Deps, c.Actor, c.DomainID, true); err != nil {
 		return Result{}, err
 	}
-	return deleteDomain(ctx, h.Deps, c.Actor, c.DomainID)
+	var res Result
+	if h.Contents != nil {
+		ids, err := h.Contents.DomainLinkIDs(ctx, c.DomainID)
+		if err != nil {
+			return res, err
+		}
+		for _, id := range ids {
+			r, err := deleteLink(ctx, h.Deps, c.Actor, id)
+			if err != nil && domain.KindOf(err) != domain.KindNotFound {
+				return res, err
+			}
+			res.merge(r)
+		}
+	}
+	r, err := deleteDomain(ctx, h.Deps, c.Actor, c.DomainID)
+	res.merge(r)
+	return res, err
 }
 
 // DNSChecker looks up a domain's CNAME.

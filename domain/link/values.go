@@ -1,10 +1,12 @@
 package link
 
 import (
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/linkd/linkd/domain"
@@ -113,7 +115,7 @@ func ValidateURL(raw string) error {
 	switch scheme {
 	case "http", "https":
 		host := u.Hostname()
-		if host == "" || u.Opaque != "" || strings.ContainsAny(host, " <>\"{}|\\^`") {
+		if host == "" || u.Opaque != "" || !validHost(host) {
 			return domain.Invalid(MsgInvalidURL)
 		}
 		if p := u.Port(); p == "" && strings.HasSuffix(u.Host, ":") {
@@ -133,6 +135,35 @@ func ValidateURL(raw string) error {
 		}
 	}
 	return nil
+}
+
+// validHost accepts an IP address or a host name: dot-separated labels of
+// 1 to 63 bytes made of ASCII letters and digits, printable non-ASCII characters (IDN), '-' and '_', none
+// starting or ending with '-', with at most one trailing dot. "http://.com",
+// "http://a..b.com" and "http://-a.com" name no host.
+func validHost(host string) bool {
+	if strings.Contains(host, ":") { // IPv6, from between brackets
+		ip := host
+		if i := strings.IndexByte(ip, '%'); i >= 0 {
+			ip = ip[:i]
+		}
+		return net.ParseIP(ip) != nil
+	}
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r >= 0x80 && unicode.IsPrint(r) && !unicode.IsSpace(r)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ValidateOptionalURL validates a per-platform or logo URL: empty is fine.

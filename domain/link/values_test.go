@@ -16,6 +16,8 @@ var goodURLs = []string{
 	"http://127.0.0.1:8080/x", "https://[::1]:443/", "https://user:pw@example.com/", "mailto:a@b.c",
 	"mailto:a@b.c?subject=x", "tel:+1-555-0100", "sms:+15550100?body=hi", "whatsapp://send?text=hi",
 	"tg://resolve?domain=x", "skype:echo123?call", "Skype:echo123",
+	"http://localhost/x", "https://example.com./", "https://sub_domain.example.com", "https://a-b.c-d.example",
+	"https://xn--r8jz45g.jp/", "https://[fe80::1%25en0]/",
 }
 
 var badURLs = []string{
@@ -25,6 +27,8 @@ var badURLs = []string{
 	"https://example.com\t", "https://example.com/\x00", "https://example.com:0/", "https://example.com:65536/",
 	"https://example.com:/", "http://[::1", "https://%zz", "ws://example.com", "intent://x", "\xff\xfe",
 	"https://" + strings.Repeat("a", link.MaxURLLength),
+	"http://.com", "https://.", "http://a..b.com", "https://-a.com", "https://a-.com", "https://example..",
+	"https://exa$mple.com", "https://exa!mple.com/", "https://" + strings.Repeat("a", 64) + ".com",
 }
 
 func TestValidateURL(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/linkd/linkd/domain"
@@ -82,7 +83,7 @@ func paginate[T any](ctx context.Context, db *sql.DB, selectFrom, where string, 
 		}
 		args = append(args, c.T, c.ID)
 	} else {
-		offset = (res.Page - 1) * size
+		offset = pageOffset(res.Page, size)
 	}
 	ascending := asc == forward
 	if ascending {
@@ -146,6 +147,16 @@ func paginate[T any](ctx context.Context, db *sql.DB, selectFrom, where string, 
 		res.HasPrev = res.Page > 1
 	}
 	return res, nil
+}
+
+// pageOffset is the number of items before page number page. A page so far
+// out that the product overflows is past the end of any list: the largest
+// offset, never a wrapped-around one that would show the first items.
+func pageOffset(page, size int) int {
+	if page-1 > math.MaxInt64/size {
+		return math.MaxInt64
+	}
+	return (page - 1) * size
 }
 
 // inList returns "(?, ?, ...)" and the args for values.

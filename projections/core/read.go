@@ -151,10 +151,12 @@ func (s *Store) WorkspaceIDsOf(ctx context.Context, userID string) ([]string, er
 	return ids, nil
 }
 
-// DefaultWorkspace returns the user's default workspace, if made.
+// DefaultWorkspace returns the user's default workspace, if made: the one
+// made as such, or, once it is deleted, the oldest remaining workspace the
+// user created (the one the write side passes the default on to).
 func (s *Store) DefaultWorkspace(ctx context.Context, userID string) (queries.Workspace, bool, error) {
 	w, err := scanWorkspace(s.r.QueryRowContext(ctx, `SELECT `+wsCols+` FROM workspaces
-		WHERE owner_id = ? AND is_default = 1 AND deleted = 0 ORDER BY created_at LIMIT 1`, userID))
+		WHERE owner_id = ? AND deleted = 0 ORDER BY is_default DESC, created_at, id LIMIT 1`, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, false, nil
 	}
@@ -340,6 +342,16 @@ func (s *Store) WorkspaceProjectIDs(ctx context.Context, id string) ([]string, e
 // WorkspaceDomainIDs implements commands.Contents.
 func (s *Store) WorkspaceDomainIDs(ctx context.Context, id string) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM domains WHERE workspace_id = ? AND deleted = 0`, id)
+}
+
+// OwnWorkspaceIDs implements commands.Contents.
+func (s *Store) OwnWorkspaceIDs(ctx context.Context, userID string) ([]string, error) {
+	return s.ids(ctx, `SELECT id FROM workspaces WHERE owner_id = ? AND deleted = 0 ORDER BY created_at, id`, userID)
+}
+
+// DomainLinkIDs implements commands.Contents.
+func (s *Store) DomainLinkIDs(ctx context.Context, id string) ([]string, error) {
+	return s.ids(ctx, `SELECT id FROM links WHERE domain_id = ? AND deleted = 0`, id)
 }
 
 // ProjectLinkIDs implements commands.Contents.

@@ -306,6 +306,29 @@ func TestRateLimitExceeded(t *testing.T) {
 	}
 }
 
+// The operator key's exempt traffic does not spend the quota of the other
+// keys of its user: a key the operator makes without user_id belongs to
+// user admin too, and must not find its quota gone.
+func TestOperatorTrafficSparesItsUsersQuota(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for i := 0; i < 510; i++ {
+		if r := s.Do("GET", "/v1/links", op, nil); r.Status != http.StatusOK {
+			t.Fatalf("operator request %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	ro := str(obj(t, s.Do("POST", "/v1/api-keys", op, map[string]any{"name": "ro", "access": "read_only"}), http.StatusCreated), "key")
+	r := s.Do("GET", "/v1/links", ro, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("read-only key of user admin after the operator's traffic: %d %s", r.Status, r.Body)
+	}
+	rateHeaders(t, "read-only key", r)
+	if rem := atoi(r.Header.Get("X-RateLimit-Remaining")); rem != 499 {
+		t.Errorf("read-only key's first request leaves %d, want 499", rem)
+	}
+	wantForbidden(t, s.Do("POST", "/v1/links", ro, map[string]any{"original_url": "https://x.example"}), msgInsufficient)
+}
+
 func atoi(s string) int {
 	n := 0
 	for _, c := range s {

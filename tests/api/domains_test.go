@@ -232,3 +232,29 @@ func dnsServer(t *testing.T, records map[string]string) string {
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	return pc.LocalAddr().String()
 }
+
+// Deleting a custom domain deletes the links on it: their short URLs named
+// the domain, and no other host serves their codes. Links elsewhere stay,
+// and the domain's name and codes are free again.
+func TestDomainDeleteDeletesItsLinks(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.NewKey("alice", "full", nil)
+	ws := workspace(s, alice, "Brand")
+	dom := str(s.MustCreate("/v1/domains", alice, map[string]any{"domain": "go.brand.example", "workspace_id": ws}), "id")
+	on := createLink(s, alice, map[string]any{"original_url": "https://on.example", "domain_id": dom, "custom_code": "spring"})
+	if !strings.HasPrefix(str(on, "short_url"), "http://go.brand.example/") {
+		t.Fatalf("short_url on the custom domain: %v", on["short_url"])
+	}
+	off := createLink(s, alice, map[string]any{"original_url": "https://off.example", "workspace_id": ws, "custom_code": "spring"})
+	wantMessage(t, s.Do("DELETE", "/v1/domains/"+dom, alice, nil))
+	wantError(t, s.Do("GET", "/v1/links/"+str(on, "id"), alice, nil), http.StatusNotFound, msgLinkNotFound)
+	if l := obj(t, s.Do("GET", "/v1/links/"+str(off, "id"), alice, nil), http.StatusOK); str(l, "code") != "spring" {
+		t.Errorf("link on the default domain changed: %v", l)
+	}
+	if got := ids(envelope(t, s.Do("GET", "/v1/links?page_size=100&workspace_id="+ws, alice, nil)).Items); len(got) != 1 || got[0] != str(off, "id") {
+		t.Errorf("links after deleting the domain: %v, want only %s", got, str(off, "id"))
+	}
+	dom2 := str(s.MustCreate("/v1/domains", alice, map[string]any{"domain": "go.brand.example", "workspace_id": ws}), "id")
+	createLink(s, alice, map[string]any{"original_url": "https://again.example", "domain_id": dom2, "custom_code": "spring"})
+}

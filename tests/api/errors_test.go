@@ -174,7 +174,9 @@ func TestOversizedBodies(t *testing.T) {
 	before := snapshot(t, s, alice)
 	big := `{"original_url": "https://x.example", "name": "x", "description": "` + strings.Repeat("d", 2<<20) + `"}`
 	for _, ep := range eps {
-		wantError(t, s.Do(ep.method, ep.path, alice, big), http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+		r := s.Do(ep.method, ep.path, alice, big)
+		wantError(t, r, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+		rateHeaders(t, "413 "+ep.method+" "+ep.path, r)
 		// Without Content-Length (chunked), the limit holds as well.
 		req, err := http.NewRequest(ep.method, s.URL+ep.path, io.MultiReader(strings.NewReader(big)))
 		if err != nil {
@@ -191,6 +193,9 @@ func TestOversizedBodies(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(msgBodyTooLarge)) {
 			t.Errorf("%s %s chunked: %d %s", ep.method, ep.path, resp.StatusCode, b)
+		}
+		if resp.Header.Get("X-RateLimit-Limit") == "" {
+			t.Errorf("%s %s chunked 413 lacks the rate-limit headers", ep.method, ep.path)
 		}
 	}
 	// Just under the limit is read (and refused for what it says, not its size).
@@ -218,6 +223,16 @@ func TestUnknownRoutes(t *testing.T) {
 			continue
 		}
 		wantError(t, r, r.Status, "")
+		// Every authenticated /v1 answer carries the rate-limit headers
+		// (DECISIONS.md), a 404 of an unknown path included.
+		if strings.HasPrefix(c.path, "/v1/") && c.key != "" {
+			rateHeaders(t, c.method+" "+c.path, r)
+		} else if v := r.Header.Get("X-RateLimit-Limit"); v != "" {
+			t.Errorf("%s %s without a valid key: X-RateLimit-Limit %q", c.method, c.path, v)
+		}
+	}
+	if r := s.Do("GET", "/v1/nothing", "svc_sk_notakey", nil); r.Status != http.StatusNotFound || r.Header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("unknown path with an invalid key: %d, limit header %q", r.Status, r.Header.Get("X-RateLimit-Limit"))
 	}
 	// A known path with a method it lacks.
 	for _, c := range []struct{ method, path string }{{"PATCH", "/v1/links/x"}, {"DELETE", "/v1/links"}, {"PUT", "/v1/api-keys/validate"}} {
@@ -226,6 +241,7 @@ func TestUnknownRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d", c.method, c.path, r.Status)
 		}
 		wantError(t, r, r.Status, "")
+		rateHeaders(t, c.method+" "+c.path, r)
 	}
 }
 

@@ -96,6 +96,9 @@ func checkLink(t *testing.T, what string, got, body map[string]any) {
 			if !timestamp(t, k, got[k]).Equal(timestamp(t, k, want)) {
 				t.Errorf("%s expiration_date %v, want %v", what, got[k], want)
 			}
+			if ws, ok := want.(string); ok && strings.HasSuffix(ws, ":00Z") && got[k] != ws {
+				t.Errorf("%s expiration_date %q does not come back as sent (%q)", what, got[k], ws)
+			}
 		default:
 			if !sameJSON(got[k], want) {
 				t.Errorf("%s %s = %v, want %v", what, k, got[k], want)
@@ -174,6 +177,7 @@ func TestLinkURLSchemes(t *testing.T) {
 		" https://example.com", "https://example.com\n", "vbscript:msgbox", "chrome://settings", "//example.com",
 		"http//example.com", "https:example.com", "ws://example.com", "intent://scan/#Intent;scheme=zxing;end",
 		"https://example.com:99999999/", strings.Repeat("https://e.com/", 1000),
+		"http://.com", "http://a..b.com", "https://-a.com", "https://exa$mple.com",
 	}
 	for _, u := range bad {
 		wantError(t, s.Do("POST", "/v1/links", alice, map[string]any{"original_url": u}), http.StatusBadRequest, msgInvalidURL)

@@ -258,3 +258,25 @@ func TestPaginationDefaults(t *testing.T) {
 		t.Errorf("first page of 12: %d items next %v prev %v", len(p.Items), p.HasNext, p.HasPrev)
 	}
 }
+
+// A page number so large that its offset overflows is past the end of the
+// list: no items, never the first page again.
+func TestPaginationHugePageNumber(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	key := s.NewKey("huge", "full", nil)
+	ws := workspace(s, key, "Huge")
+	newLink(s, key, "https://huge.example")
+	s.MustCreate("/v1/projects", key, map[string]any{"name": "Huge", "workspace_id": ws})
+	s.MustCreate("/v1/domains", key, map[string]any{"domain": "huge.example.com", "workspace_id": ws})
+	for _, path := range []string{"/v1/links", "/v1/projects", "/v1/domains"} {
+		for _, pg := range []string{"9223372036854775807", "922337203685477580", "92233720368547759"} {
+			for _, size := range []string{"10", "100"} {
+				p := envelope(t, s.Do("GET", path+"?page_size="+size+"&page="+pg, key, nil))
+				if len(p.Items) != 0 || p.HasNext || !p.HasPrev {
+					t.Errorf("%s page %s size %s: %d items, has_next %v has_prev %v", path, pg, size, len(p.Items), p.HasNext, p.HasPrev)
+				}
+			}
+		}
+	}
+}

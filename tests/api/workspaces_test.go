@@ -396,11 +396,41 @@ func TestFirstWorkspaceIsDefault(t *testing.T) {
 	}
 	// A project and a domain of different workspaces do not mix.
 	wantForbidden(t, s.Do("POST", "/v1/links", alice, map[string]any{"original_url": "https://x.example", "project_id": str(p, "id"), "domain_id": d2}))
-	// Deleting the default workspace: the next default is made on demand.
+	// Deleting the default workspace passes the default on to the oldest
+	// remaining own workspace: no surprise new workspace.
+	third := workspace(s, alice, "Third")
 	wantMessage(t, s.Do("DELETE", "/v1/workspaces/"+first, alice, nil))
 	l = newLink(s, alice, "https://again.example")
-	if ws := str(l, "workspace_id"); ws == first || ws == second || ws == "" {
-		t.Errorf("after deleting the default workspace a link went to %q", ws)
+	if ws := str(l, "workspace_id"); ws != second {
+		t.Errorf("after deleting the default workspace a link went to %q, want the second workspace %s", ws, second)
+	}
+	if p := s.MustCreate("/v1/projects", alice, map[string]any{"name": "After"}); str(p, "id") == "" {
+		t.Errorf("project without workspace_id after the delete: %v", p)
+	}
+	if n := len(envelope(t, s.Do("GET", "/v1/projects?workspace_id="+second, alice, nil)).Items); n != 2 {
+		t.Errorf("second workspace has %d projects, want 2 (the new one without workspace_id)", n)
+	}
+	if n := len(list(t, s.Do("GET", "/v1/workspaces", alice, nil), http.StatusOK)); n != 2 {
+		t.Errorf("%d workspaces after the delete, want 2: no extra default workspace", n)
+	}
+	obj(t, s.Do("GET", "/v1/links/code/"+str(l, "code"), "", nil), http.StatusOK)
+	if days := list(t, s.Do("GET", "/v1/stats/workspaces", alice, nil), http.StatusOK); len(days) != 1 || days[0].(map[string]any)["total_clicks"] != 1.0 {
+		t.Errorf("stats of the caller's workspace after the delete: %v", days)
+	}
+	// A workspace another user made, where alice is only a member, never
+	// becomes her default.
+	bob := s.NewKey("bob", "full", nil)
+	bobs := workspace(s, bob, "Bob's")
+	addMember(t, s, bob, bobs, "alice", "admin")
+	wantMessage(t, s.Do("DELETE", "/v1/workspaces/"+second, alice, nil))
+	if ws := str(newLink(s, alice, "https://third.example"), "workspace_id"); ws != third {
+		t.Errorf("after deleting the second default a link went to %q, want the third workspace %s", ws, third)
+	}
+	// With no own workspace left, the next default is made on demand.
+	wantMessage(t, s.Do("DELETE", "/v1/workspaces/"+third, alice, nil))
+	l = newLink(s, alice, "https://last.example")
+	if ws := str(l, "workspace_id"); ws == first || ws == second || ws == third || ws == bobs || ws == "" {
+		t.Errorf("with no own workspace left a link went to %q", ws)
 	}
 }
 

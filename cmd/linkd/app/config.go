@@ -78,6 +78,10 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	str("LINKD_LOG_LEVEL", &c.LogLevel)
 	str("LINKD_LOG_FORMAT", &c.LogFormat)
 	str("LINKD_DEBUG_ADDR", &c.DebugAddr)
+	// Plan and scheme names are words, not identifiers: "Free" and "HTTPS"
+	// mean what "free" and "https" do.
+	c.DefaultPlan = strings.ToLower(c.DefaultPlan)
+	c.PublicScheme = strings.ToLower(c.PublicScheme)
 	var errs []error
 	if v, ok := lookup(getenv, "LINKD_FLUSH_INTERVAL"); ok {
 		d, err := time.ParseDuration(v)

@@ -1,0 +1,30 @@
+package app
+
+import "testing"
+
+// LINKD_DEFAULT_PLAN and LINKD_PUBLIC_SCHEME are read without regard to
+// case or surrounding spaces; anything else is still refused.
+func TestConfigPlanAndSchemeCase(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, c := range []struct{ plan, scheme, wantPlan, wantScheme string }{
+		{"free", "http", "free", "http"}, {" Free ", "HTTPS", "free", "https"}, {"PRO", "Http", "pro", "http"},
+	} {
+		cfg := Defaults()
+		if err := cfg.FromEnv(env(map[string]string{"LINKD_DEFAULT_PLAN": c.plan, "LINKD_PUBLIC_SCHEME": c.scheme})); err != nil {
+			t.Fatalf("%q %q: %v", c.plan, c.scheme, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%q %q: %v", c.plan, c.scheme, err)
+		}
+		if cfg.DefaultPlan != c.wantPlan || cfg.PublicScheme != c.wantScheme {
+			t.Errorf("%q %q: plan %q scheme %q", c.plan, c.scheme, cfg.DefaultPlan, cfg.PublicScheme)
+		}
+	}
+	cfg := Defaults()
+	if err := cfg.FromEnv(env(map[string]string{"LINKD_DEFAULT_PLAN": "enterprise"})); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Validate() == nil {
+		t.Errorf("LINKD_DEFAULT_PLAN=enterprise accepted")
+	}
+}
