@@ -44,8 +44,9 @@ type LocalRunner struct {
 }
 
 type entry struct {
-	p  Projector
-	wm *Watermark
+	p        Projector
+	wm       *Watermark
+	maxBatch int
 }
 
 // NewLocalRunner prepares a runner; Run starts it.
@@ -71,7 +72,11 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 		}, watermill.NopLogger{}),
 	}
 	for _, p := range projectors {
-		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start)})
+		max := r.opts.MaxBatch
+		if b, ok := p.(Batcher); ok && b.MaxBatch() > max {
+			max = b.MaxBatch()
+		}
+		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max})
 	}
 	return r
 }
@@ -159,7 +164,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 	drained, cancelDrained := context.WithCancel(ctx)
 	cancelDrained()
 	topic := LocalTopic(e.p.Name())
-	batch := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
+	batch := make([]eventstore.RecordedEvent, 0, e.maxBatch)
 	var last eventstore.Position
 	n := 0
 	take := func(ev eventstore.RecordedEvent) {
@@ -172,7 +177,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 	// more receives until the batch is full or recvCtx ends; it reports a
 	// failure of the subscription itself.
 	more := func(recvCtx context.Context) error {
-		for n < r.opts.MaxBatch {
+		for n < e.maxBatch {
 			ev, err := sub.Recv(recvCtx)
 			if err != nil {
 				if recvCtx.Err() != nil && ctx.Err() == nil {
@@ -201,7 +206,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		// for more: one transaction for many events costs far less than
 		// many small ones. A lone event goes at once, so a quiet system
 		// answers writes without delay.
-		if n >= r.opts.LingerAfter && n < r.opts.MaxBatch && r.opts.Linger > 0 {
+		if n >= r.opts.LingerAfter && n < e.maxBatch && r.opts.Linger > 0 {
 			lctx, cancel := context.WithTimeout(ctx, r.opts.Linger)
 			err := more(lctx)
 			cancel()

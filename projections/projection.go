@@ -41,6 +41,15 @@ type StreamTracker interface {
 	AppliedVersion(ctx context.Context, stream string) (version uint64, ok bool, err error)
 }
 
+// Batcher is implemented by projectors whose cost per Apply is high enough
+// that they want larger deliveries than the runner's MaxBatch (ClickHouse:
+// every Apply is a part on disk per table). The in-process runner delivers
+// up to MaxBatch() events at once to such a projector; batches still only
+// grow that large when events wait, that is under load.
+type Batcher interface {
+	MaxBatch() int
+}
+
 // Flusher is implemented by projectors that buffer (ClickHouse): Flush makes
 // everything applied so far visible to queries.
 type Flusher interface {

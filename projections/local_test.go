@@ -1,0 +1,105 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/projections"
+)
+
+// batchRecorder is a projector that records the size of every batch.
+type batchRecorder struct {
+	name     string
+	maxBatch int // 0: not a projections.Batcher
+
+	mu      sync.Mutex
+	applied int
+	largest int
+	last    eventstore.Position
+}
+
+func (b *batchRecorder) Name() string         { return b.name }
+func (b *batchRecorder) Categories() []string { return []string{"clicks"} }
+func (b *batchRecorder) Reset(context.Context) error {
+	return nil
+}
+
+func (b *batchRecorder) Checkpoint(context.Context) (eventstore.Position, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last, nil
+}
+
+func (b *batchRecorder) Apply(_ context.Context, events []eventstore.RecordedEvent) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.applied += len(events)
+	b.largest = max(b.largest, len(events))
+	b.last = events[len(events)-1].Position
+	return nil
+}
+
+func (b *batchRecorder) counts() (applied, largest int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.applied, b.largest
+}
+
+// batcher is a batchRecorder that asks for larger deliveries.
+type batcher struct{ *batchRecorder }
+
+func (b batcher) MaxBatch() int { return b.maxBatch }
+
+// A projector that implements Batcher gets deliveries larger than the
+// runner's MaxBatch when events wait; the others keep the runner's bound.
+func TestLocalRunnerBatcherGetsLargerBatches(t *testing.T) {
+	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	const total = 5000
+	for i := range total / 50 {
+		evs := make([]eventstore.EventData, 50)
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}
+		}
+		if _, err := store.Append(ctx, fmt.Sprintf("clicks-%03d", i), eventstore.NoStream(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := &batchRecorder{name: "plain"}
+	big := batcher{&batchRecorder{name: "big", maxBatch: 4000}}
+	r := projections.NewLocalRunner(store, []projections.Projector{plain, big}, projections.LocalOptions{MaxBatch: 100, Logger: quiet})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a, _ := plain.counts()
+		b, _ := big.counts()
+		if a == total && b == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("applied %d and %d of %d events", a, b, total)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, l := plain.counts(); l > 100 {
+		t.Errorf("plain projector got a batch of %d events, more than the runner's MaxBatch 100", l)
+	}
+	if _, l := big.counts(); l <= 100 || l > 4000 {
+		t.Errorf("batcher's largest batch %d, want more than 100 and at most 4000 (the backlog waits)", l)
+	}
+}
