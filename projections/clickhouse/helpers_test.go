@@ -217,3 +217,24 @@ func linkCreated(id, ws, code, name string, at time.Time) *link.Created {
 		Attributes: link.Attributes{WorkspaceID: ws, Name: name, OriginalURL: "https://example.com/" + code},
 	}
 }
+
+func TestAllLoopback(t *testing.T) {
+	for addrs, want := range map[string]bool{
+		"127.0.0.1:9000":                true,
+		"localhost:9000":                true,
+		"[::1]:9000":                    true,
+		"127.0.0.1:9000,localhost:9001": true,
+		"127.0.0.1:9000,10.0.0.5:9000":  false,
+		"clickhouse.internal:9000":      false,
+		"192.168.1.20:9000":             false,
+		"":                              false,
+	} {
+		var list []string
+		if addrs != "" {
+			list = strings.Split(addrs, ",")
+		}
+		if got := allLoopback(list); got != want {
+			t.Errorf("allLoopback(%q) = %v, want %v", addrs, got, want)
+		}
+	}
+}
