@@ -151,9 +151,9 @@ func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 
 func (p *applyPublisher) Close() error { return nil }
 
-// failingPublisher passes the first n messages through, calls onCrash at
-// message crashAt, and fails every publish after n: a broker connection that
-// dies mid-way.
+// failingPublisher passes the first n events through, calls onCrash at
+// event crashAt, and fails every publish after n: a broker connection that
+// dies mid-way. It counts events, not messages: a message may carry many.
 type failingPublisher struct {
 	next    message.Publisher
 	n       int64
@@ -166,7 +166,10 @@ type failingPublisher struct {
 
 func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error {
 	time.Sleep(p.delay)
-	k := int64(len(msgs))
+	k := int64(0)
+	for _, m := range msgs {
+		k += int64(bus.EventCount(m))
+	}
 	c := p.count.Add(k)
 	if c-k < p.crashAt && c >= p.crashAt && p.onCrash != nil {
 		p.onCrash()
