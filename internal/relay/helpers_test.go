@@ -188,13 +188,26 @@ func (p *failingPublisher) Close() error { return nil }
 type crashableCheckpoint struct {
 	relay.CheckpointStore
 	crashed atomic.Bool
+	saved   atomic.Bool // a position past the start was saved
 }
 
 func (c *crashableCheckpoint) Save(ctx context.Context, p eventstore.Position) error {
 	if c.crashed.Load() {
 		return nil
 	}
-	return c.CheckpointStore.Save(ctx, p)
+	err := c.CheckpointStore.Save(ctx, p)
+	if err == nil && !p.IsZero() {
+		c.saved.Store(true)
+	}
+	return err
 }
 
-func (c *crashableCheckpoint) Crash() { c.crashed.Store(true) }
+// Crash stops the saves. It first waits (up to 5 s) for a checkpoint past
+// the start to be saved, so that a crash after a fast start, or on a loaded
+// machine, still leaves one to resume from.
+func (c *crashableCheckpoint) Crash() {
+	for end := time.Now().Add(5 * time.Second); !c.saved.Load() && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	c.crashed.Store(true)
+}
