@@ -22,6 +22,12 @@ type KafkaOptions struct {
 	// partition's next message comes only after the previous one is
 	// acknowledged.
 	MaxBatch int
+	// MaxEvents bounds the events applied together (default 16384, or a
+	// Batcher projector's MaxBatch if larger). A message carries one event
+	// or a batch of one stream's events (see internal/relay); messages are
+	// kept whole, so a batch stops growing once it holds MaxEvents or more,
+	// and always holds at least one message.
+	MaxEvents int
 	// Linger is how long a batch may wait for more messages after its first
 	// one (default 1 ms; negative: take only what is there at once). It
 	// stops waiting as soon as it holds a message of every partition that
@@ -43,15 +49,16 @@ type KafkaOptions struct {
 // where a restarted group resumes.
 //
 // The runner collects the messages available (at most one per partition),
-// applies their events in one Apply, then acknowledges them all; when Apply
+// decodes their events (a message may carry several events of one stream,
+// in order) and applies them in one Apply, then acknowledges them all; when Apply
 // fails it waits and rejects them (Nack), and Kafka redelivers them. Delivery
 // is at least once (after a crash, a rebalance, or a relay that published
 // twice), which projectors absorb by skipping (stream, version) pairs they
 // have applied.
 //
 // Since a batch holds at most one message per partition, a projector
-// applies at most (partitions it owns) / (Apply latency) events per second:
-// see docs/benchmarks-kafka.md.
+// applies at most (partitions it owns) × (events per message) / (Apply
+// latency) events per second: see docs/benchmarks-kafka.md.
 //
 // Reads follow writes through Watermark only when this instance applies
 // every event the relay of the same process registers, that is when it is
@@ -64,10 +71,11 @@ type KafkaRunner struct {
 }
 
 type kafkaEntry struct {
-	p       Projector
-	wm      *Watermark
-	applied atomic.Uint64
-	batches atomic.Uint64
+	p         Projector
+	wm        *Watermark
+	maxEvents int
+	applied   atomic.Uint64
+	batches   atomic.Uint64
 }
 
 // NewKafkaRunner prepares a runner; Run starts it.
@@ -94,6 +102,9 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 1024
 	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 16384
+	}
 	if opts.Linger == 0 {
 		opts.Linger = time.Millisecond
 	}
@@ -105,7 +116,11 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 	}
 	r := &KafkaRunner{cfg: cfg.WithDefaults(), opts: opts}
 	for _, p := range projectors {
-		r.entries = append(r.entries, &kafkaEntry{p: p, wm: NewWatermark(eventstore.Start)})
+		maxEvents := opts.MaxEvents
+		if b, ok := p.(Batcher); ok && b.MaxBatch() > maxEvents {
+			maxEvents = b.MaxBatch()
+		}
+		r.entries = append(r.entries, &kafkaEntry{p: p, wm: NewWatermark(eventstore.Start), maxEvents: maxEvents})
 	}
 	return r, nil
 }
@@ -265,7 +280,7 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 		case <-ctx.Done():
 			return
 		}
-		batch = r.collect(ctx, msgs, batch, active)
+		batch = r.collect(ctx, msgs, batch, active, e.maxEvents)
 
 		events = events[:0]
 		kept := batch[:0]
@@ -327,20 +342,27 @@ func partitionOf(m *message.Message) (partKey, bool) {
 // batch waits (up to Linger) for a message of every active partition.
 const activeWindow = 2 * time.Second
 
-// collect adds to batch the messages available now, up to MaxBatch. With a
+// collect adds to batch the messages available now, up to MaxBatch messages
+// or until they carry maxEvents events. With a
 // Linger it waits up to Linger for more, but no longer than until the batch
 // holds a message of every partition that delivered in the last
 // activeWindow: since a partition delivers one message at a time, the batch
 // cannot grow further.
-func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time) []*message.Message {
+func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time, maxEvents int) []*message.Message {
+	events := 0
+	for _, m := range batch {
+		events += bus.EventCount(m)
+	}
+	room := func() bool { return len(batch) < r.opts.MaxBatch && events < maxEvents }
 	if r.opts.Linger <= 0 {
-		for len(batch) < r.opts.MaxBatch {
+		for room() {
 			select {
 			case m, ok := <-msgs:
 				if !ok {
 					return batch
 				}
 				batch = append(batch, m)
+				events += bus.EventCount(m)
 			default:
 				return batch
 			}
@@ -372,13 +394,14 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 	defer deadline.Stop()
 	gap := time.NewTimer(r.opts.Linger / 4)
 	defer gap.Stop()
-	for len(batch) < r.opts.MaxBatch && missing > 0 {
+	for room() && missing > 0 {
 		select {
 		case m, ok := <-msgs:
 			if !ok {
 				return batch
 			}
 			batch = append(batch, m)
+			events += bus.EventCount(m)
 			add(m)
 			gap.Reset(r.opts.Linger / 4)
 		case <-gap.C: // messages stopped coming: a partition has nothing
@@ -390,13 +413,14 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 		}
 	}
 	// Take whatever else is already there.
-	for len(batch) < r.opts.MaxBatch {
+	for room() {
 		select {
 		case m, ok := <-msgs:
 			if !ok {
 				return batch
 			}
 			batch = append(batch, m)
+			events += bus.EventCount(m)
 			add(m)
 		default:
 			for k := range inBatch {

@@ -16,25 +16,36 @@ import (
 // BenchmarkKafkaRunner measures how fast one runner instance applies a
 // backlog from Kafka (kfake in process, 12 partitions), into a projector
 // whose Apply costs a fixed time per call (a transaction's commit) plus
-// nothing per event. One op is one event. Run:
+// nothing per event. One op is one event. The backlog is in single-event
+// messages, as older relays published, or with events-per-message=k in
+// batch messages of k events of one stream, as the relay publishes a
+// stream's events it has at hand. Run:
 //
-//	go test ./projections -run '^$' -bench KafkaRunner -benchtime 20000x
+//	go test ./projections -run '^$' -bench KafkaRunner -benchtime 10000x
 func BenchmarkKafkaRunner(b *testing.B) {
 	for _, c := range []struct {
 		linger time.Duration
 		commit time.Duration
+		per    int // events per message
 	}{
-		{-1, 0},
-		{time.Millisecond, 0},
-		{-1, time.Millisecond},
-		{time.Millisecond, time.Millisecond},
-		{-1, 5 * time.Millisecond},
-		{time.Millisecond, 5 * time.Millisecond},
+		{-1, 0, 1},
+		{time.Millisecond, 0, 1},
+		{-1, time.Millisecond, 1},
+		{time.Millisecond, time.Millisecond, 1},
+		{-1, 5 * time.Millisecond, 1},
+		{time.Millisecond, 5 * time.Millisecond, 1},
+		{time.Millisecond, 0, 10},
+		{time.Millisecond, time.Millisecond, 10},
+		{time.Millisecond, 5 * time.Millisecond, 10},
 	} {
-		b.Run(fmt.Sprintf("linger=%s/commit=%s", c.linger, c.commit), func(b *testing.B) {
+		name := fmt.Sprintf("linger=%s/commit=%s", c.linger, c.commit)
+		if c.per > 1 {
+			name += fmt.Sprintf("/events-per-message=%d", c.per)
+		}
+		b.Run(name, func(b *testing.B) {
 			bustest.Deadline(b, 5*time.Minute)
 			cfg := bustest.Kafka(b, 12)
-			backlog(b, cfg, b.N)
+			backlog(b, cfg, b.N, c.per)
 			m := bustest.NewModel()
 			p := &slowProjector{Projector: bustest.NewProjector("bench", m, "clicks"), commit: c.commit}
 			r, err := projections.NewKafkaRunner(cfg, []projections.Projector{p}, projections.KafkaOptions{Linger: c.linger, Logger: quiet})
@@ -75,8 +86,9 @@ func (p *slowProjector) Apply(ctx context.Context, evs []eventstore.RecordedEven
 	return p.Projector.Apply(ctx, evs)
 }
 
-// backlog publishes n events in 1,000 streams of category clicks.
-func backlog(b *testing.B, cfg bus.KafkaConfig, n int) {
+// backlog publishes n events in 1,000 streams of category clicks, per
+// events of a stream per message (single-event messages if per is 1).
+func backlog(b *testing.B, cfg bus.KafkaConfig, n, per int) {
 	b.Helper()
 	pub, err := bus.NewKafkaPublisher(cfg, nil)
 	if err != nil {
@@ -89,15 +101,32 @@ func backlog(b *testing.B, cfg bus.KafkaConfig, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range n {
-				s := i % streams
-				if s%workers != w { // each stream has one publisher: in order
-					continue
+			if per == 1 { // streams in turn, version by version
+				for i := range n {
+					s := i % streams
+					if s%workers != w { // each stream has one publisher: in order
+						continue
+					}
+					e := bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1))
+					if err := pub.Publish("linkd.clicks", bus.EncodeEvent(e)); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-				e := bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1))
-				if err := pub.Publish("linkd.clicks", bus.EncodeEvent(e)); err != nil {
-					b.Error(err)
-					return
+				return
+			}
+			for s := w; s < streams; s += workers {
+				var evs []eventstore.RecordedEvent
+				for i := s; i < n; i += streams {
+					evs = append(evs, bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1)))
+				}
+				for len(evs) > 0 {
+					k := min(per, len(evs))
+					if err := pub.Publish("linkd.clicks", bus.EncodeBatch(evs[:k])); err != nil {
+						b.Error(err)
+						return
+					}
+					evs = evs[k:]
 				}
 			}
 		}()

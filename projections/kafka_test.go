@@ -51,6 +51,26 @@ func (f *feed) publish(from, to uint64) {
 	}
 }
 
+// publishBatches publishes, for each stream, versions [from, to) in batch
+// messages of at most per events (as the relay does), streams in turn.
+func (f *feed) publishBatches(from, to uint64, per int) {
+	f.t.Helper()
+	for lo := from; lo < to; lo += uint64(per) {
+		hi := min(to, lo+uint64(per))
+		for _, s := range f.streams {
+			var evs []eventstore.RecordedEvent
+			for v := lo; v < hi; v++ {
+				f.pos++
+				evs = append(evs, bustest.Event(s, v, f.pos))
+			}
+			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeBatch(evs)); err != nil {
+				f.t.Fatal(err)
+			}
+			f.total += len(evs)
+		}
+	}
+}
+
 func streams(n int, cats ...string) []string {
 	var out []string
 	for i := range n {
@@ -295,5 +315,55 @@ func TestKafkaRunnerWatermark(t *testing.T) {
 	defer cancel()
 	if err := wm.Wait(ctx, last); err != nil {
 		t.Fatalf("watermark: %v (pending %d)", err, wm.Pending())
+	}
+}
+
+// TestKafkaRunnerBatchMessages: a topic holding single-event messages (older
+// relays) then batch messages of one stream each; Apply fails once and a
+// restart after lost commits redelivers batches: every event is applied once
+// in effect, in order, and a batch's events are bounded by MaxEvents (a
+// message is kept whole).
+func TestKafkaRunnerBatchMessages(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 150*time.Second)
+	cfg, cluster := bustest.KafkaCluster(t, 4)
+	var lose atomic.Bool
+	bustest.LoseCommits(cluster, &lose)
+	f := newFeed(t, cfg, streams(20, "link", "clicks"))
+	m := bustest.NewModel()
+	const maxEvents, per = 25, 10
+	opts := projections.KafkaOptions{MaxEvents: maxEvents, RetryBackoff: 10 * time.Millisecond}
+
+	f.publish(0, 3) // single-event messages
+	f.publishBatches(3, 33, per)
+	p1 := bustest.NewProjector("both", m, "link", "clicks")
+	p1.FailNext(1)
+	r1, stop := start(t, cfg, opts, p1)
+	waitApplied(t, m, f.total)
+	time.Sleep(1500 * time.Millisecond) // let the commits land
+	lose.Store(true)
+	f.publishBatches(33, 53, per)
+	waitApplied(t, m, f.total)
+	stop()
+	lose.Store(false)
+	s1 := r1.Stats("both")
+
+	p2 := bustest.NewProjector("both", m, "link", "clicks")
+	r2, stop := start(t, cfg, opts, p2)
+	f.publishBatches(53, 60, per)
+	waitApplied(t, m, f.total)
+	stop()
+
+	checkExactlyOnce(t, m, f.total)
+	_, skipped := m.Counts()
+	s2 := r2.Stats("both")
+	t.Logf("%d events; first runner %+v, second %+v; %d duplicates skipped", f.total, s1, s2, skipped)
+	if skipped < 20*20 {
+		t.Errorf("%d duplicates skipped; want the %d events whose commits were lost", skipped, 20*20)
+	}
+	for _, s := range []projections.KafkaStats{s1, s2} {
+		if s.Batches == 0 || s.Events > s.Batches*(maxEvents+per-1) {
+			t.Errorf("stats %+v: batches over MaxEvents", s)
+		}
 	}
 }

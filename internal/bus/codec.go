@@ -2,11 +2,13 @@
 // topic names, and the publishers and subscribers of the in-process bus and
 // of Kafka.
 //
-// Two message shapes exist. On Kafka, one message is one event: its payload
-// is the event's JSON and its metadata (Kafka headers) name the stream,
-// version, position and type, so that any Kafka tool can read the topics. In
-// process, one message carries a batch of events in a compact binary form,
-// so that a projector applies many events in one transaction.
+// Two message shapes exist. A single-event message's payload is the event's
+// JSON and its metadata (Kafka headers) name the stream, version, position
+// and type. A batch message carries several events in order in a compact
+// binary form (EncodeBatch), so that a projector applies many events in one
+// transaction. The in-process bus carries batches of the log; on Kafka, the
+// relay publishes batches of one stream each (keyed by that stream), and
+// older relays published single-event messages: Decode reads both.
 package bus
 
 import (
@@ -22,7 +24,9 @@ import (
 	"github.com/linkd/linkd/eventstore"
 )
 
-// Metadata keys of single-event messages.
+// Metadata keys of single-event messages. Batch messages carry MetaBatch
+// (their event count) and, when all their events are of one stream,
+// MetaStream.
 const (
 	MetaStream   = "linkd-stream"
 	MetaVersion  = "linkd-version"
@@ -57,12 +61,13 @@ func EncodeEvent(e eventstore.RecordedEvent) *message.Message {
 	return m
 }
 
-// EncodeBatch makes one message carrying events in order.
+// EncodeBatch makes one message carrying events in order. When the events
+// are all of one stream, its MetaStream names it, so that the message is
+// keyed (StreamKey) and partitioned by it like a single-event message.
 func EncodeBatch(events []eventstore.RecordedEvent) *message.Message {
 	size := 8
 	for i := range events {
-		e := &events[i]
-		size += 16 + 6*binary.MaxVarintLen64 + len(e.Stream) + len(e.Type) + len(e.Data) + len(e.Metadata)
+		size += EncodedSize(&events[i])
 	}
 	b := make([]byte, 0, size)
 	b = append(b, batchMagic...)
@@ -85,7 +90,40 @@ func EncodeBatch(events []eventstore.RecordedEvent) *message.Message {
 	}
 	m := message.NewMessage(id, b)
 	m.Metadata.Set(MetaBatch, strconv.Itoa(len(events)))
+	if len(events) > 0 && oneStream(events) {
+		m.Metadata.Set(MetaStream, events[0].Stream)
+	}
 	return m
+}
+
+func oneStream(events []eventstore.RecordedEvent) bool {
+	for i := 1; i < len(events); i++ {
+		if events[i].Stream != events[0].Stream {
+			return false
+		}
+	}
+	return true
+}
+
+// EncodedSize is about the payload bytes e takes in a batch message (a
+// bound: varints are counted at their largest).
+func EncodedSize(e *eventstore.RecordedEvent) int {
+	return 16 + 6*binary.MaxVarintLen64 + len(e.Stream) + len(e.Type) + len(e.Data) + len(e.Metadata)
+}
+
+// EventCount is the number of events m carries, read from its metadata
+// alone (1 for a single-event message; 0 for a batch message whose count is
+// unreadable, which Decode rejects).
+func EventCount(m *message.Message) int {
+	s := m.Metadata.Get(MetaBatch)
+	if s == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 var batchMagic = []byte("LKB1")

@@ -188,8 +188,10 @@ func (c KafkaConfig) SaramaConsumerConfig() *sarama.Config {
 	return sc
 }
 
-// StreamKey is the partition key of a single-event message: its stream, so
-// that the events of one aggregate stay in one partition, in order.
+// StreamKey is the partition key of a message: its stream (MetaStream, set
+// on single-event messages and on batch messages of one stream), so that the
+// events of one aggregate stay in one partition, in order. A message without
+// one (a batch of several streams) cannot go to Kafka.
 func StreamKey(_ string, m *message.Message) (string, error) {
 	s := m.Metadata.Get(MetaStream)
 	if s == "" {
@@ -198,13 +200,13 @@ func StreamKey(_ string, m *message.Message) (string, error) {
 	return s, nil
 }
 
-// KafkaMarshaler turns single-event messages into Kafka records keyed by
+// KafkaMarshaler turns messages into Kafka records keyed by
 // stream, every metadata entry a header, and back.
 func KafkaMarshaler() kafka.MarshalerUnmarshaler {
 	return kafka.NewWithPartitioningMarshaler(StreamKey)
 }
 
-// KafkaPublisher publishes single-event messages to Kafka, keyed by stream.
+// KafkaPublisher publishes messages to Kafka, keyed by stream.
 // Publish blocks until the brokers have acknowledged every message given
 // (one round trip each); it is safe for concurrent use, and concurrent
 // callers share the producer's requests. Before it first publishes to a

@@ -104,16 +104,27 @@ func TestKafkaConfigDefaults(t *testing.T) {
 
 func TestStreamKeyRefusesUnkeyedMessages(t *testing.T) {
 	t.Parallel()
-	m := bus.EncodeBatch([]eventstore.RecordedEvent{bustest.Event("link-1", 0, 1)})
+	m := bus.EncodeBatch([]eventstore.RecordedEvent{bustest.Event("link-1", 0, 1), bustest.Event("link-2", 0, 2)})
 	if _, err := bus.KafkaMarshaler().Marshal("linkd.link", m); err == nil {
-		t.Fatal("a batch message without a stream was keyed")
+		t.Fatal("a batch message of two streams was keyed")
 	}
-	k, err := bus.KafkaMarshaler().Marshal("linkd.link", bus.EncodeEvent(bustest.Event("link-1", 0, 1)))
-	if err != nil {
-		t.Fatal(err)
+	for _, m := range []*message.Message{
+		bus.EncodeEvent(bustest.Event("link-1", 0, 1)),
+		bus.EncodeBatch([]eventstore.RecordedEvent{bustest.Event("link-1", 0, 1), bustest.Event("link-1", 1, 2)}),
+	} {
+		k, err := bus.KafkaMarshaler().Marshal("linkd.link", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key, _ := k.Key.Encode(); string(key) != "link-1" {
+			t.Errorf("key %q, want link-1", key)
+		}
 	}
-	if key, _ := k.Key.Encode(); string(key) != "link-1" {
-		t.Errorf("key %q, want link-1", key)
+	if n := bus.EventCount(bus.EncodeBatch([]eventstore.RecordedEvent{bustest.Event("link-1", 0, 1), bustest.Event("link-1", 1, 2)})); n != 2 {
+		t.Errorf("EventCount of a 2-event batch: %d", n)
+	}
+	if n := bus.EventCount(bus.EncodeEvent(bustest.Event("link-1", 0, 1))); n != 1 {
+		t.Errorf("EventCount of a single-event message: %d", n)
 	}
 }
 

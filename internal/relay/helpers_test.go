@@ -151,9 +151,9 @@ func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 
 func (p *applyPublisher) Close() error { return nil }
 
-// failingPublisher passes the first n messages through, calls onCrash at
-// message crashAt, and fails every publish after n: a broker connection that
-// dies mid-way.
+// failingPublisher passes the first n events through, calls onCrash at
+// event crashAt, and fails every publish after n: a broker connection that
+// dies mid-way. It counts events, not messages: a message may carry many.
 type failingPublisher struct {
 	next    message.Publisher
 	n       int64
@@ -166,7 +166,10 @@ type failingPublisher struct {
 
 func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error {
 	time.Sleep(p.delay)
-	k := int64(len(msgs))
+	k := int64(0)
+	for _, m := range msgs {
+		k += int64(bus.EventCount(m))
+	}
 	c := p.count.Add(k)
 	if c-k < p.crashAt && c >= p.crashAt && p.onCrash != nil {
 		p.onCrash()
@@ -185,13 +188,26 @@ func (p *failingPublisher) Close() error { return nil }
 type crashableCheckpoint struct {
 	relay.CheckpointStore
 	crashed atomic.Bool
+	saved   atomic.Bool // a position past the start was saved
 }
 
 func (c *crashableCheckpoint) Save(ctx context.Context, p eventstore.Position) error {
 	if c.crashed.Load() {
 		return nil
 	}
-	return c.CheckpointStore.Save(ctx, p)
+	err := c.CheckpointStore.Save(ctx, p)
+	if err == nil && !p.IsZero() {
+		c.saved.Store(true)
+	}
+	return err
 }
 
-func (c *crashableCheckpoint) Crash() { c.crashed.Store(true) }
+// Crash stops the saves. It first waits (up to 5 s) for a checkpoint past
+// the start to be saved, so that a crash after a fast start, or on a loaded
+// machine, still leaves one to resume from.
+func (c *crashableCheckpoint) Crash() {
+	for end := time.Now().Add(5 * time.Second); !c.saved.Load() && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	c.crashed.Store(true)
+}

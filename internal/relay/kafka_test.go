@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
+
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/bus/bustest"
@@ -219,5 +221,120 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	}
 	if skipped == 0 {
 		t.Error("no duplicates reached the projector: the crash re-published nothing, so the test proves little")
+	}
+}
+
+// TestKafkaRelayBatchesStreams: with many events of a few streams, the
+// relay's messages carry several events each, all of one stream, keyed by
+// it (one partition per stream), in order; a relay whose connection fails
+// and whose process dies mid-way, restarted from its old checkpoint, loses
+// nothing, and the runner applies every stream in order.
+func TestKafkaRelayBatchesStreams(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 150*time.Second)
+	m := bustest.NewModel()
+	links := bustest.NewProjector("links", m, "link")
+	k := newKafkaPath(t, 6, 1, links)
+	streams := streamNames(5, "link")
+	appendRounds(t, k.store, streams, 0, 300) // 1500 events
+	stopRunner := k.startRunner()
+
+	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	failing := &failingPublisher{next: k.publisher(), n: 900, crashAt: 600, onCrash: cp.Crash, delay: 2 * time.Millisecond}
+	r1 := relay.New(k.store, failing, cp, relay.Options{
+		Workers: 4, MaxBatch: 64, MaxInFlight: 256, MaxMessageEvents: 16, SaveInterval: 5 * time.Millisecond,
+		RetryBackoff: time.Millisecond, Logger: quiet,
+	})
+	stop := runRelay(t, r1)
+	bustest.Eventually(t, 60*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
+	_ = stop()
+	saved, _ := cp.Load(context.Background())
+	if saved.IsZero() {
+		t.Fatal("no checkpoint was saved before the crash")
+	}
+
+	appendRounds(t, k.store, streams, 300, 400) // written while no relay runs
+	r2 := relay.New(k.store, k.publisher(), cp.CheckpointStore, relay.Options{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
+	stop = runRelay(t, r2)
+	waitAcked(t, r2, k.store)
+	k.waitApplied(map[string]*bustest.Model{"links": m})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopRunner()
+	checkModel(t, k.store, m, "links", "link")
+	applied, skipped := m.Counts()
+	if applied != 2000 {
+		t.Errorf("applied %d, want 2000", applied)
+	}
+	if skipped == 0 {
+		t.Error("no duplicates reached the projector: the crash re-published nothing, so the test proves little")
+	}
+
+	// The topic itself, read by another consumer group.
+	sub, err := bus.NewKafkaSubscriber(k.cfg, "raw", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	msgs, err := sub.Subscribe(ctx, "linkd.link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sv struct {
+		stream  string
+		version uint64
+	}
+	seen := map[sv]bool{}
+	partition := map[string]int32{}
+	last := map[string]uint64{} // the version last read of each stream
+	var nmsgs, nevents, multi int
+	for len(seen) < 2000 {
+		var msg *message.Message
+		select {
+		case msg = <-msgs:
+		case <-ctx.Done():
+			t.Fatalf("read %d of 2000 events from the topic", len(seen))
+		}
+		msg.Ack()
+		evs, err := bus.Decode(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nmsgs++
+		nevents += len(evs)
+		if len(evs) > 1 {
+			multi++
+		}
+		if len(evs) > 16 {
+			t.Errorf("a message of %d events, over MaxMessageEvents", len(evs))
+		}
+		s := msg.Metadata.Get(bus.MetaStream)
+		p, _ := bus.KafkaPartition(msg)
+		if q, ok := partition[s]; ok && q != p {
+			t.Errorf("%s in partitions %d and %d", s, q, p)
+		}
+		partition[s] = p
+		for i, e := range evs {
+			if e.Stream != s {
+				t.Fatalf("message keyed %s holds an event of %s", s, e.Stream)
+			}
+			if i > 0 && e.Version != evs[i-1].Version+1 {
+				t.Fatalf("%s: version %d after %d in one message", s, e.Version, evs[i-1].Version)
+			}
+			// In order, but for a re-published run after the crash.
+			if l, ok := last[s]; ok && i == 0 && e.Version > l+1 {
+				t.Fatalf("%s: version %d read after %d: a gap", s, e.Version, l)
+			}
+			last[s] = e.Version
+			seen[sv{s, e.Version}] = true
+		}
+	}
+	t.Logf("%d messages, %d events (%.1f per message), %d of several events; duplicates skipped by the projector %d",
+		nmsgs, nevents, float64(nevents)/float64(nmsgs), multi, skipped)
+	if multi < nmsgs/2 {
+		t.Errorf("only %d of %d messages carry several events", multi, nmsgs)
 	}
 }

@@ -1,8 +1,10 @@
 // Package relay publishes the global event log to the bus: it reads the log
-// after its checkpoint (catch-up, then live) and publishes every event as a
-// single-event message on its category's topic (bus.TopicOf), keyed by
-// stream, through a Watermill publisher: Kafka when LINKD_KAFKA_BROKERS is
-// set.
+// after its checkpoint (catch-up, then live) and publishes every event on
+// its category's topic (bus.TopicOf), keyed by stream, through a Watermill
+// publisher: Kafka when LINKD_KAFKA_BROKERS is set. Events go in batch
+// messages (bus.EncodeBatch) of one stream each, in order: a message holds
+// the events of its stream that its worker had at hand, up to
+// MaxMessageEvents and MaxMessageBytes.
 //
 // Delivery is at least once. The checkpoint only moves past an event once
 // the publisher has acknowledged it and every event before it, so a relay
@@ -11,15 +13,18 @@
 //
 // A Kafka publish costs one round trip, so the relay publishes
 // concurrently: events are routed to workers by a hash of their stream, and
-// each worker publishes its events one after another, so the events of one
-// stream are published, and land in their partition, in version order.
+// each worker publishes its events one Publish after another, so the events
+// of one stream are published, and land in their partition, in version
+// order.
 package relay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,11 +60,18 @@ type Options struct {
 	// publish twice. A busy stream's backlog does not hold up the other
 	// workers until it reaches this bound.
 	MaxInFlight int
-	// PublishBatch is the most events a worker hands to one Publish call:
-	// consecutive events of its queue on one topic, in order (default 64).
-	// watermill-kafka still sends them one round trip each; a publisher
-	// that pipelines a multi-message Publish sends them together.
+	// PublishBatch is the most events a worker takes from its queue at a
+	// time (default 512). It groups them by stream: each stream's events
+	// become one message (split by MaxMessageEvents and MaxMessageBytes),
+	// and the messages of one topic go in one Publish call. watermill-kafka
+	// sends the messages of a Publish one round trip each.
 	PublishBatch int
+	// MaxMessageEvents bounds the events of one message (default 256).
+	MaxMessageEvents int
+	// MaxMessageBytes bounds the encoded events of one message (default
+	// 256 KiB, well under Kafka's default 1 MB message size limit); a
+	// larger event goes alone.
+	MaxMessageBytes int
 	// SaveInterval is how often the checkpoint is saved while it moves
 	// (default 100 ms). It is also saved when the relay stops.
 	SaveInterval time.Duration
@@ -88,7 +100,13 @@ func (o Options) withDefaults() Options {
 	}
 	o.MaxInFlight = max(o.MaxInFlight, o.MaxBatch)
 	if o.PublishBatch <= 0 {
-		o.PublishBatch = 64
+		o.PublishBatch = 512
+	}
+	if o.MaxMessageEvents <= 0 {
+		o.MaxMessageEvents = 256
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 256 << 10
 	}
 	if o.SaveInterval <= 0 {
 		o.SaveInterval = 100 * time.Millisecond
@@ -329,45 +347,132 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 	}
 }
 
-// work publishes the jobs of one queue in order. It returns when ctx ends,
+// work publishes the jobs of one queue. It takes up to PublishBatch jobs at
+// a time and groups them by stream, keeping each stream's order: each group
+// becomes one batch message (bus.EncodeBatch, keyed by its stream), split
+// when it exceeds MaxMessageEvents or MaxMessageBytes, and the messages of
+// one topic go in one Publish, a stream's in order. A job is acknowledged
+// once the message holding it is published. It returns when ctx ends,
 // leaving queued jobs unpublished (they are after the checkpoint).
 func (r *Relay) work(ctx context.Context, q *queue, log *slog.Logger) {
 	var (
-		jobs []job
-		msgs []*message.Message
+		jobs   []job
+		g      grouper
+		msgs   []*message.Message
+		spans  []span
+		events []eventstore.RecordedEvent
 	)
 	for {
 		var ok bool
 		if jobs, ok = q.take(ctx, r.opts.PublishBatch, jobs); !ok {
 			return
 		}
-		// Runs of consecutive jobs on one topic go in one Publish.
-		for len(jobs) > 0 {
-			topic := bus.TopicOf(jobs[0].ev.Stream)
+		sorted := g.group(jobs)
+		for len(sorted) > 0 {
+			topic := sorted[0].topic
 			n := 1
-			for n < len(jobs) && bus.TopicOf(jobs[n].ev.Stream) == topic {
+			for n < len(sorted) && sorted[n].topic == topic {
 				n++
 			}
-			msgs = msgs[:0]
-			for i := range jobs[:n] {
-				msgs = append(msgs, bus.EncodeEvent(jobs[i].ev))
+			run := sorted[:n]
+			msgs, spans = msgs[:0], spans[:0]
+			for lo := 0; lo < len(run); {
+				hi, size := lo+1, bus.EncodedSize(&run[lo].ev)
+				for hi < len(run) && run[hi].stream == run[lo].stream && hi-lo < r.opts.MaxMessageEvents {
+					sz := bus.EncodedSize(&run[hi].ev)
+					if size+sz > r.opts.MaxMessageBytes {
+						break
+					}
+					size += sz
+					hi++
+				}
+				spans = append(spans, span{lo, hi})
+				events = encodeSpan(&msgs, events, run[lo:hi])
+				lo = hi
 			}
-			if !r.publish(ctx, topic, msgs, jobs[:n], log) {
+			if !r.publish(ctx, topic, msgs, run, spans, &events, log) {
 				return
 			}
-			for i := range jobs[:n] {
-				r.track.ack(jobs[i].b)
+			for i := range run {
+				r.track.ack(run[i].b)
 			}
 			r.published.Add(uint64(n))
-			jobs = jobs[n:]
+			sorted = sorted[n:]
 		}
+		clear(jobs)
 	}
 }
 
-// publish publishes msgs until it succeeds (true) or ctx ends (false). A
-// failed multi-message Publish may have published some: all are published
-// again, in order, so a duplicate never precedes an event it followed.
-func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Message, jobs []job, log *slog.Logger) bool {
+// span is the jobs [lo, hi) of a run that one message carries.
+type span struct{ lo, hi int }
+
+// encodeSpan appends to *msgs the batch message of jobs (one stream), using
+// buf for the events; it returns buf for reuse.
+func encodeSpan(msgs *[]*message.Message, buf []eventstore.RecordedEvent, jobs []keyedJob) []eventstore.RecordedEvent {
+	buf = buf[:0]
+	for i := range jobs {
+		buf = append(buf, jobs[i].ev)
+	}
+	*msgs = append(*msgs, bus.EncodeBatch(buf))
+	clear(buf)
+	return buf[:0]
+}
+
+// keyedJob is a job with its topic and stream, and the order of first
+// appearance of its topic and of its stream among the jobs grouped.
+type keyedJob struct {
+	job
+	topic, stream string
+	ti, si        int
+}
+
+// grouper orders jobs by topic, then stream, each in order of first
+// appearance, keeping the order of each stream's jobs (a stable sort).
+type grouper struct {
+	topics  map[string]int
+	streams map[string]int
+	out     []keyedJob
+}
+
+func (g *grouper) group(jobs []job) []keyedJob {
+	if g.topics == nil {
+		g.topics, g.streams = map[string]int{}, map[string]int{}
+	}
+	clear(g.topics)
+	clear(g.streams)
+	clear(g.out)
+	g.out = g.out[:0]
+	for _, j := range jobs {
+		k := keyedJob{job: j, stream: j.ev.Stream}
+		si, ok := g.streams[k.stream]
+		if !ok {
+			si = len(g.streams)
+			g.streams[k.stream] = si
+		}
+		k.si = si
+		k.topic = bus.TopicOf(k.stream)
+		ti, ok := g.topics[k.topic]
+		if !ok {
+			ti = len(g.topics)
+			g.topics[k.topic] = ti
+		}
+		k.ti = ti
+		g.out = append(g.out, k)
+	}
+	slices.SortStableFunc(g.out, func(a, b keyedJob) int {
+		if c := cmp.Compare(a.ti, b.ti); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.si, b.si)
+	})
+	return g.out
+}
+
+// publish publishes msgs (message i carries run[spans[i].lo:spans[i].hi])
+// until it succeeds (true) or ctx ends (false). A failed multi-message
+// Publish may have published some: all are published again, in order, so a
+// duplicate never precedes an event it followed.
+func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Message, run []keyedJob, spans []span, buf *[]eventstore.RecordedEvent, log *slog.Logger) bool {
 	backoff := r.opts.RetryBackoff
 	for {
 		if ctx.Err() != nil {
@@ -381,8 +486,8 @@ func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Messa
 		if ctx.Err() != nil {
 			return false
 		}
-		first := jobs[0].ev
-		log.Warn("relay: publish failed; retrying", "topic", topic, "events", len(msgs), "stream", first.Stream,
+		first := run[0].ev
+		log.Warn("relay: publish failed; retrying", "topic", topic, "messages", len(msgs), "events", len(run), "stream", first.Stream,
 			"version", first.Version, "position", first.Position.String(), "retry_in", backoff, "err", err)
 		select {
 		case <-time.After(backoff):
@@ -390,8 +495,9 @@ func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Messa
 			return false
 		}
 		backoff = min(2*backoff, r.opts.MaxRetryBackoff)
-		for i := range msgs { // a message is not published twice by Watermill
-			msgs[i] = bus.EncodeEvent(jobs[i].ev)
+		msgs = msgs[:0] // a message is not published twice by Watermill
+		for _, sp := range spans {
+			*buf = encodeSpan(&msgs, *buf, run[sp.lo:sp.hi])
 		}
 	}
 }

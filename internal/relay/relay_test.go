@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,4 +190,74 @@ func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkModel(t, store, m, "links", "link")
+}
+
+// recordingPublisher records the events of every message published.
+type recordingPublisher struct {
+	mu   sync.Mutex
+	msgs [][]eventstore.RecordedEvent
+	size []int
+}
+
+func (p *recordingPublisher) Publish(_ string, msgs ...*message.Message) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range msgs {
+		evs, err := bus.Decode(m)
+		if err != nil {
+			return err
+		}
+		if s := m.Metadata.Get(bus.MetaStream); s != evs[0].Stream {
+			return fmt.Errorf("message keyed %q holds %s", s, evs[0].Stream)
+		}
+		p.msgs = append(p.msgs, evs)
+		p.size = append(p.size, len(m.Payload))
+	}
+	return nil
+}
+
+func (p *recordingPublisher) Close() error { return nil }
+
+// TestRelayCapsMessages: a message holds the events of one stream, in
+// order, within MaxMessageEvents and MaxMessageBytes.
+func TestRelayCapsMessages(t *testing.T) {
+	t.Parallel()
+	bustest.Deadline(t, 60*time.Second)
+	store := openStore(t)
+	streams := streamNames(3, "link")
+	appendRounds(t, store, streams, 0, 200)
+	for _, c := range []struct{ events, bytes int }{{8, 0}, {0, 1000}} {
+		pub := &recordingPublisher{}
+		r := relay.New(store, pub, &relay.MemoryCheckpoint{}, relay.Options{
+			Workers: 1, MaxMessageEvents: c.events, MaxMessageBytes: c.bytes, Logger: quiet,
+		})
+		stop := runRelay(t, r)
+		waitAcked(t, r, store)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		next := map[string]uint64{}
+		multi := 0
+		for i, evs := range pub.msgs {
+			if c.events > 0 && len(evs) > c.events {
+				t.Errorf("cap %+v: a message of %d events", c, len(evs))
+			}
+			if c.bytes > 0 && pub.size[i] > c.bytes {
+				t.Errorf("cap %+v: a message of %d bytes", c, pub.size[i])
+			}
+			if len(evs) > 1 {
+				multi++
+			}
+			for _, e := range evs {
+				if e.Stream != evs[0].Stream || e.Version != next[e.Stream] {
+					t.Fatalf("cap %+v: %s version %d, want %s version %d", c, e.Stream, e.Version, evs[0].Stream, next[e.Stream])
+				}
+				next[e.Stream]++
+			}
+		}
+		t.Logf("cap %+v: %d messages of 600 events", c, len(pub.msgs))
+		if multi == 0 {
+			t.Errorf("cap %+v: no message of several events", c)
+		}
+	}
 }
