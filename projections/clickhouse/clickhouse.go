@@ -45,12 +45,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"regexp"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -276,17 +278,23 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		p.log.Error("clickhouse projection: two breakdown values have the same key: their counts are merged",
 			"key", a.key, "first", dimensions[a.dim].name+":"+a.value, "second", dimensions[b.dim].name+":"+b.value)
 	})
-	if err := p.ensureSchema(ctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("clickhouse: schema: %w", err)
-	}
-	if err := p.recoverLocked(ctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("clickhouse: recover: %w", err)
-	}
-	if err := p.loadDays(ctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("clickhouse: %w", err)
+	// The start-up steps are idempotent; a connection lost under one of
+	// them (the server restarting, a connection the driver closed) is
+	// retried on a fresh connection of the pool.
+	for attempt := 1; ; attempt++ {
+		err := p.start(ctx)
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !lostConnection(err) || ctx.Err() != nil {
+			conn.Close()
+			return nil, err
+		}
+		p.log.Warn("clickhouse projection: connection lost while starting; retrying", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
 	}
 	tick := max(o.FlushInterval/4, 10*time.Millisecond)
 	if o.FlushInterval < 0 {
@@ -294,6 +302,29 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	}
 	go p.background(tick)
 	return p, nil
+}
+
+// start checks the schema, recovers what a crash left and loads the days
+// made final.
+func (p *Projection) start(ctx context.Context) error {
+	if err := p.ensureSchema(ctx); err != nil {
+		return fmt.Errorf("clickhouse: schema: %w", err)
+	}
+	if err := p.recoverLocked(ctx); err != nil {
+		return fmt.Errorf("clickhouse: recover: %w", err)
+	}
+	if err := p.loadDays(ctx); err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
+	}
+	return nil
+}
+
+// lostConnection reports whether err is a connection that broke (rather
+// than an answer of the server).
+func lostConnection(err error) bool {
+	var ne net.Error
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
 // Database is the database the projection writes.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -235,6 +237,21 @@ func TestAllLoopback(t *testing.T) {
 		}
 		if got := allLoopback(list); got != want {
 			t.Errorf("allLoopback(%q) = %v, want %v", addrs, got, want)
+		}
+	}
+}
+
+func TestLostConnection(t *testing.T) {
+	closed := fmt.Errorf("query processing: failed to read first block packet: %w",
+		&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed})
+	for err, want := range map[error]bool{
+		closed:                      true,
+		fmt.Errorf("x: %w", io.EOF): true,
+		errors.New("Code: 60, table does not exist"): false,
+		context.Canceled: false,
+	} {
+		if got := lostConnection(err); got != want {
+			t.Errorf("lostConnection(%v) = %v, want %v", err, got, want)
 		}
 	}
 }
