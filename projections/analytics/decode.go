@@ -2,11 +2,10 @@ package analytics
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
-	"unicode/utf8"
 
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/internal/jsonscan"
 )
 
 // clickFields is what the projection reads of a click: the fields of
@@ -84,144 +83,19 @@ func (in *interner) get(b []byte) string {
 	return s
 }
 
-var errSlowPath = errors.New("analytics: not on the fast path")
-
+// scanner is jsonscan's, with the interner of the decoded strings.
 type scanner struct {
-	b  []byte
-	i  int
+	jsonscan.Scanner
 	in *interner
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-// rawString returns the contents of a string without escapes, quotes
-// excluded, aliasing the input.
-func (s *scanner) rawString() ([]byte, error) {
-	b, escaped, err := s.stringBytes()
-	if err != nil || escaped {
-		return nil, errSlowPath
-	}
-	return b, nil
-}
-
-// stringBytes scans a string. Without escapes the result aliases the input;
-// with escapes it is a new slice holding the decoded text. Surrogate escapes,
-// control characters and invalid UTF-8 take the slow path.
-func (s *scanner) stringBytes() (out []byte, escaped bool, err error) {
-	if s.peek() != '"' {
-		return nil, false, errSlowPath
-	}
-	start := s.i + 1
-	ascii := true
-	var buf []byte
-	from := start // start of the bytes not yet copied into buf
-	for j := start; j < len(s.b); j++ {
-		switch ch := s.b[j]; {
-		case ch == '"':
-			s.i = j + 1
-			if buf != nil {
-				buf = append(buf, s.b[from:j]...)
-			} else {
-				buf = s.b[start:j]
-			}
-			if !ascii && !utf8.Valid(buf) {
-				return nil, false, errSlowPath
-			}
-			return buf, escaped, nil
-		case ch == '\\':
-			if j+1 >= len(s.b) {
-				return nil, false, errSlowPath
-			}
-			escaped = true
-			buf = append(buf, s.b[from:j]...)
-			switch e := s.b[j+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := hex4(s.b[j+2:])
-				if !ok || utf16IsSurrogate(r) {
-					return nil, false, errSlowPath
-				}
-				buf = utf8.AppendRune(buf, r)
-				j += 4
-			default:
-				return nil, false, errSlowPath
-			}
-			j++
-			from = j + 1
-		case ch < 0x20:
-			return nil, false, errSlowPath
-		case ch >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, false, errSlowPath
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-func utf16IsSurrogate(r rune) bool { return 0xd800 <= r && r < 0xe000 }
-
-func (s *scanner) literal(lit string) bool {
-	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
-		s.i += len(lit)
-		return true
-	}
-	return false
 }
 
 // str reads a string or null into *dst (null leaves it unchanged, as
 // encoding/json does).
 func (s *scanner) str(dst *string) error {
-	if s.literal("null") {
+	if s.Literal("null") {
 		return nil
 	}
-	b, _, err := s.stringBytes()
+	b, _, err := s.String()
 	if err != nil {
 		return err
 	}
@@ -231,19 +105,19 @@ func (s *scanner) str(dst *string) error {
 
 // skipString checks a string or null that is not counted.
 func (s *scanner) skipString() error {
-	if s.literal("null") {
+	if s.Literal("null") {
 		return nil
 	}
-	_, _, err := s.stringBytes()
+	_, _, err := s.String()
 	return err
 }
 
 // visitor reads the visitor value as its hash.
 func (s *scanner) visitor(c *clickFields) error {
-	if s.literal("null") {
+	if s.Literal("null") {
 		return nil
 	}
-	b, _, err := s.stringBytes()
+	b, _, err := s.String()
 	if err != nil {
 		return err
 	}
@@ -254,93 +128,31 @@ func (s *scanner) visitor(c *clickFields) error {
 	return nil
 }
 
-func (s *scanner) boolean(dst *bool) error {
-	switch {
-	case s.literal("true"):
-		*dst = true
-	case s.literal("false"):
-		*dst = false
-	case s.literal("null"):
-	default:
-		return errSlowPath
-	}
-	return nil
-}
-
-func (s *scanner) timestamp(dst *time.Time) error {
-	if s.literal("null") {
-		return nil
-	}
-	start := s.i
-	if _, err := s.rawString(); err != nil {
-		return err
-	}
-	if err := dst.UnmarshalJSON(s.b[start:s.i]); err != nil {
-		return errSlowPath
-	}
-	return nil
-}
-
 func fastDecodeClick(data []byte, c *clickFields, in *interner) error {
-	s := scanner{b: data, in: in}
-	s.ws()
-	if s.peek() != '{' {
-		return errSlowPath
-	}
-	s.i++
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
-		return s.end()
-	}
+	s := scanner{Scanner: jsonscan.Scanner{B: data}, in: in}
 	for {
-		s.ws()
-		key, err := s.rawString()
-		if err != nil {
+		key, ok, err := s.Key()
+		if err != nil || !ok {
 			return err
 		}
-		s.ws()
-		if s.peek() != ':' {
-			return errSlowPath
-		}
-		s.i++
-		s.ws()
-		if err := s.field(string(key), c); err != nil {
+		if err := s.field(key, c); err != nil {
 			return err
 		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return s.end()
-		default:
-			return errSlowPath
-		}
 	}
-}
-
-func (s *scanner) end() error {
-	s.ws()
-	if s.i != len(s.b) {
-		return errSlowPath
-	}
-	return nil
 }
 
 // field decodes the value of one known field. The switch on string(key) does
 // not allocate.
-func (s *scanner) field(key string, c *clickFields) error {
-	switch key {
+func (s *scanner) field(key []byte, c *clickFields) error {
+	switch string(key) {
 	case "link_id":
 		return s.str(&c.LinkID)
 	case "workspace_id":
 		return s.str(&c.WorkspaceID)
 	case "timestamp":
-		return s.timestamp(&c.Timestamp)
+		return s.Time(&c.Timestamp)
 	case "qr":
-		return s.boolean(&c.QR)
+		return s.Bool(&c.QR)
 	case "visitor":
 		return s.visitor(c)
 	case "browser":
@@ -352,7 +164,7 @@ func (s *scanner) field(key string, c *clickFields) error {
 	case "device_type":
 		return s.str(&c.DeviceType)
 	case "from_app":
-		return s.boolean(&c.FromApp)
+		return s.Bool(&c.FromApp)
 	case "app":
 		return s.str(&c.App)
 	case "language":
@@ -370,8 +182,8 @@ func (s *scanner) field(key string, c *clickFields) error {
 		return s.skipString()
 	case "tracking_expires_at":
 		var t time.Time
-		return s.timestamp(&t) // checked, as encoding/json would
+		return s.Time(&t) // checked, as encoding/json would
 	default:
-		return errSlowPath
+		return jsonscan.ErrSlowPath
 	}
 }

@@ -1,0 +1,240 @@
+// Package jsonscan reads flat JSON objects in place, for the hand-written
+// fast paths of the projections' ClickRecorded decoders
+// (projections/analytics, projections/clickhouse). It handles what linkd
+// itself writes; anything else (surrogate escapes, control characters,
+// invalid UTF-8, nested values, unexpected syntax) gives ErrSlowPath, and
+// the caller falls back to encoding/json, so that the result is always what
+// json.Unmarshal gives.
+package jsonscan
+
+import (
+	"errors"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrSlowPath means the input is not on the fast path.
+var ErrSlowPath = errors.New("jsonscan: not on the fast path")
+
+// Scanner reads B from I.
+type Scanner struct {
+	B []byte
+	I int
+
+	open bool // Key has read the object's '{'
+}
+
+// WS skips white space.
+func (s *Scanner) WS() {
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
+		case ' ', '\t', '\n', '\r':
+			s.I++
+		default:
+			return
+		}
+	}
+}
+
+// Peek is the next byte, 0 at the end.
+func (s *Scanner) Peek() byte {
+	if s.I < len(s.B) {
+		return s.B[s.I]
+	}
+	return 0
+}
+
+// Literal consumes lit if it comes next.
+func (s *Scanner) Literal(lit string) bool {
+	if len(s.B)-s.I >= len(lit) && string(s.B[s.I:s.I+len(lit)]) == lit {
+		s.I += len(lit)
+		return true
+	}
+	return false
+}
+
+// String scans a string. Without escapes the result aliases B (it is
+// B[s.I-1-len(out) : s.I-1] afterwards); with escapes it is a new slice
+// holding the decoded text.
+func (s *Scanner) String() (out []byte, escaped bool, err error) {
+	if s.Peek() != '"' {
+		return nil, false, ErrSlowPath
+	}
+	start := s.I + 1
+	ascii := true
+	var buf []byte
+	from := start // start of the bytes not yet copied into buf
+	for j := start; j < len(s.B); j++ {
+		switch ch := s.B[j]; {
+		case ch == '"':
+			s.I = j + 1
+			if escaped {
+				buf = append(buf, s.B[from:j]...)
+			} else {
+				buf = s.B[start:j]
+			}
+			if !ascii && !utf8.Valid(buf) {
+				return nil, false, ErrSlowPath
+			}
+			return buf, escaped, nil
+		case ch == '\\':
+			if j+1 >= len(s.B) {
+				return nil, false, ErrSlowPath
+			}
+			escaped = true
+			buf = append(buf, s.B[from:j]...)
+			switch e := s.B[j+1]; e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(s.B[j+2:])
+				if !ok || 0xd800 <= r && r < 0xe000 { // surrogates: slow path
+					return nil, false, ErrSlowPath
+				}
+				buf = utf8.AppendRune(buf, r)
+				j += 4
+			default:
+				return nil, false, ErrSlowPath
+			}
+			j++
+			from = j + 1
+		case ch < 0x20:
+			return nil, false, ErrSlowPath
+		case ch >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false, ErrSlowPath
+}
+
+// RawString scans a string without escapes (escapes: ErrSlowPath); the
+// result aliases B.
+func (s *Scanner) RawString() ([]byte, error) {
+	b, escaped, err := s.String()
+	if err != nil || escaped {
+		return nil, ErrSlowPath
+	}
+	return b, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// Bool reads true, false or null into *dst (null leaves it unchanged, as
+// encoding/json does).
+func (s *Scanner) Bool(dst *bool) error {
+	switch {
+	case s.Literal("true"):
+		*dst = true
+	case s.Literal("false"):
+		*dst = false
+	case s.Literal("null"):
+	default:
+		return ErrSlowPath
+	}
+	return nil
+}
+
+// Time reads a time the way time.Time.UnmarshalJSON does (null leaves it
+// unchanged); escaped strings take the slow path.
+func (s *Scanner) Time(dst *time.Time) error {
+	if s.Literal("null") {
+		return nil
+	}
+	start := s.I
+	if _, err := s.RawString(); err != nil {
+		return err
+	}
+	var t time.Time
+	if err := t.UnmarshalJSON(s.B[start:s.I]); err != nil {
+		return ErrSlowPath
+	}
+	*dst = t
+	return nil
+}
+
+// Key reads the next key of a document that is one object, leaving the
+// scanner at its value, which the caller consumes before asking for the
+// next key. The key has no escapes and aliases B. ok is false, with a nil
+// error, once the object and the document are over:
+//
+//	for {
+//		key, ok, err := s.Key()
+//		if err != nil || !ok {
+//			return err
+//		}
+//		// read the value of key
+//	}
+func (s *Scanner) Key() (key []byte, ok bool, err error) {
+	s.WS()
+	if !s.open {
+		if s.Peek() != '{' {
+			return nil, false, ErrSlowPath
+		}
+		s.open = true
+		s.I++
+		s.WS()
+		if s.Peek() == '}' {
+			s.I++
+			return nil, false, s.end()
+		}
+	} else {
+		switch s.Peek() {
+		case ',':
+			s.I++
+			s.WS()
+		case '}':
+			s.I++
+			return nil, false, s.end()
+		default:
+			return nil, false, ErrSlowPath
+		}
+	}
+	if key, err = s.RawString(); err != nil {
+		return nil, false, err
+	}
+	s.WS()
+	if s.Peek() != ':' {
+		return nil, false, ErrSlowPath
+	}
+	s.I++
+	s.WS()
+	return key, true, nil
+}
+
+// end checks that nothing but white space follows.
+func (s *Scanner) end() error {
+	s.WS()
+	if s.I != len(s.B) {
+		return ErrSlowPath
+	}
+	return nil
+}
