@@ -81,8 +81,9 @@ type dayRecord struct {
 // daily reads the records of [from, to]: the final records of the days up
 // to the scope's last final day (uniques.go), and the records of the later
 // days (and of days whose final record is invalid: late clicks) from the
-// daily and breakdown tables, whose parts that hold only older days the
-// server skips. The three queries run at once.
+// daily tables, whose parts that hold only older days the server skips; the
+// breakdowns of every day from the breakdown table. The three queries run at
+// once.
 func (p *Projection) daily(ctx context.Context, s scope, key string, from, to time.Time) ([]queries.DailyStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.QueryTimeout)
 	defer cancel()
@@ -112,6 +113,16 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 			liveCh <- result{days: days, err: err}
 		}()
 	}
+	type bdResult struct {
+		days map[string]map[uint64]int64
+		err  error
+	}
+	bdCh := make(chan bdResult, 1)
+	go func() {
+		cond, args := between(first, last)
+		days, err := p.breakdownsOf(ctx, s, " WHERE "+s.key+" = ? AND "+cond, append([]any{key}, args...))
+		bdCh <- bdResult{days, err}
+	}()
 	days := map[string]*dayRecord{}
 	var errs []error
 	var invalid []string
@@ -126,7 +137,8 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 		}
 		invalid = append(invalid, r.invalid...)
 	}
-	if err := errors.Join(errs...); err != nil {
+	bd := <-bdCh
+	if err := errors.Join(append(errs, bd.err)...); err != nil {
 		return nil, err
 	}
 	if len(invalid) > 0 {
@@ -143,6 +155,9 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 		for d, rec := range live {
 			days[d] = rec
 		}
+	}
+	for d, rec := range days {
+		rec.bd = bd.days[d]
 	}
 
 	var keys []uint64
@@ -215,8 +230,7 @@ func (p *Projection) finalRecords(ctx context.Context, s scope, key string, firs
 		ws = "workspace_id"
 	}
 	q := "SELECT toString(date), valid, " + ws + ", " + strings.Join(counterColumns, ", ") +
-		", unique_visitors, first_click, last_click, arrayStringConcat(arrayMap(k -> toString(k), breakdownMap.key), ','), " +
-		"arrayStringConcat(arrayMap(n -> toString(n), breakdownMap.clicks), ',') FROM " + p.tbl(s.final) +
+		", unique_visitors, first_click, last_click FROM " + p.tbl(s.final) +
 		" WHERE " + s.key + " = ? AND date >= toDate(?) AND date <= toDate(?) ORDER BY date, version DESC LIMIT 1 BY date"
 	rows, err := p.conn.Query(ctx, q, key, utcDate(dayTime(first)), utcDate(dayTime(last)))
 	if err != nil {
@@ -227,17 +241,16 @@ func (p *Projection) finalRecords(ctx context.Context, s scope, key string, firs
 	var invalid []string
 	for rows.Next() {
 		var (
-			rec          = &dayRecord{}
-			valid        uint8
-			counters     = make([]uint64, len(dailyCounters))
-			uv           uint64
-			keys, counts string
+			rec      = &dayRecord{}
+			valid    uint8
+			counters = make([]uint64, len(dailyCounters))
+			uv       uint64
 		)
 		dest := []any{&rec.stats.Date, &valid, &rec.stats.WorkspaceID}
 		for i := range counters {
 			dest = append(dest, &counters[i])
 		}
-		dest = append(dest, &uv, &rec.stats.FirstClick, &rec.stats.LastUpdated, &keys, &counts)
+		dest = append(dest, &uv, &rec.stats.FirstClick, &rec.stats.LastUpdated)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
@@ -248,29 +261,17 @@ func (p *Projection) finalRecords(ctx context.Context, s scope, key string, firs
 		scanCounters(&rec.stats, counters)
 		rec.stats.UniqueVisitors = int64(uv)
 		rec.stats.FirstClick, rec.stats.LastUpdated = rec.stats.FirstClick.UTC(), rec.stats.LastUpdated.UTC()
-		if rec.bd, err = parseMap(keys, counts, nil); err != nil {
-			return nil, nil, fmt.Errorf("final breakdown of %s: %w", rec.stats.Date, err)
-		}
 		days[rec.stats.Date] = rec
 	}
 	return days, invalid, rows.Err()
 }
 
 // liveRecords reads the records of the days that cond selects from the
-// daily table (counters, uniq states merged, first and last click) and the
-// breakdown table, at once.
+// daily table: counters, uniq states merged, first and last click (the
+// breakdowns come from breakdownsOf).
 func (p *Projection) liveRecords(ctx context.Context, s scope, key, cond string, args []any) (map[string]*dayRecord, error) {
 	where := " WHERE " + s.key + " = ? AND " + cond
 	args = append([]any{key}, args...)
-	type bdResult struct {
-		days map[string]map[uint64]int64
-		err  error
-	}
-	bdCh := make(chan bdResult, 1)
-	go func() {
-		days, err := p.breakdownsOf(ctx, s, where, args)
-		bdCh <- bdResult{days, err}
-	}()
 	q := "SELECT toString(date), " + s.workspace
 	for _, c := range counterColumns {
 		q += ", sum(" + c + ")"
@@ -308,15 +309,8 @@ func (p *Projection) liveRecords(ctx context.Context, s scope, key, cond string,
 		}
 		return rows.Err()
 	}()
-	br := <-bdCh
 	if err != nil {
 		return nil, err
-	}
-	if br.err != nil {
-		return nil, br.err
-	}
-	for d, rec := range days {
-		rec.bd = br.days[d]
 	}
 	return days, nil
 }

@@ -10,30 +10,37 @@ import (
 
 // Final records of days that are over.
 //
-// The daily and breakdown tables receive a part per flush; ClickHouse merges
-// them in the background, but a month keeps several parts, and on 18.16 a
-// query pays about half a millisecond of server CPU for every part it reads
-// (measured on the 10-million-click benchmark: the 30 days of the busiest
-// link cost 5.6 ms over the 7 parts of link_clicks_daily, 2 ms over one).
-// The unique visitors are uniq states merged at read time, about 30 ms of
-// CPU for 30 days of the busiest workspace before this change. A day that is
-// over no longer changes, except when a click of it comes late, so its
-// whole record (counters, unique visitors, first and last click, breakdown
-// map), computed once from the same tables with the same functions (the
-// very numbers a query would compute), is kept in link_clicks_daily_final
-// and workspace_clicks_daily_final, written once a day. A 30-day query reads
-// the final records, and the daily and breakdown tables only for the days
-// after the last final day (whose parts are the recent, small ones: parts
-// that hold only older days are skipped by their date range).
+// The daily tables receive a part per flush; ClickHouse merges them in the
+// background, but a month keeps several parts, and on 18.16 a query pays
+// about half a millisecond of server CPU for every part it reads (measured on
+// the 10-million-click benchmark: the 30 days of the busiest link cost 5.6 ms
+// over the 7 parts of link_clicks_daily, 2 ms over one). The unique visitors
+// are uniq states merged at read time, about 30 ms of CPU for 30 days of the
+// busiest workspace before this change. A day that is over no longer
+// changes, except when a click of it comes late, so its record (counters,
+// unique visitors, first and last click), computed once from the daily
+// tables with the same functions (the very numbers a query would compute),
+// is kept in link_clicks_daily_final and workspace_clicks_daily_final,
+// written once a day. A 30-day query reads the final records, and the daily
+// tables only for the days after the last final day (whose parts are the
+// recent, small ones: parts that hold only older days are skipped by their
+// date range).
+//
+// Breakdowns are not part of the final records (since schema version 3):
+// queries read them from the breakdown tables for every day, and sum the
+// maps themselves. Copying them into the final records cost more than
+// anything else the server did while a replay or a catch-up ran (sumMap,
+// about 0.45 µs of server CPU per key and day: 3.5 of the 8.4 s of server
+// CPU of a replay of a million clicks over 30 days), and saved a 30-day
+// query only a few milliseconds (docs/benchmarks-clickhouse.md).
 //
 // Completeness: days are made final in order, a month at a time (one
 // INSERT, one part each), so every day up to the latest day with a valid
 // final record (finalLink, finalWorkspace) that has clicks has a final
 // record.
 //
-// A record is as of the lower of the highest insert_id of the day's rows in
-// the daily table and in the breakdown table (which are equal when both
-// tables hold every unit, as they do after a flush).
+// A record is as of the highest insert_id of the day's rows in the daily
+// table.
 //
 // Late clicks: a final record is superseded by a newer version
 // (ReplacingMergeTree(version), read with argMax(..., version)). Before the
@@ -50,7 +57,9 @@ const (
 	finalLag = 2 // days: yesterday's clicks may still come in
 )
 
-// finalTable is a table of final daily records (see above).
+// finalTable is a table of final daily records (see above). Its breakdownMap
+// columns are empty since schema version 3 (records made by older versions
+// still have them; queries ignore them).
 func finalTable(name, key string, withWorkspace bool) table {
 	cols := []col{{key, "String"}, {"date", "Date"}}
 	if withWorkspace {
@@ -152,33 +161,21 @@ func (p *Projection) finalizeLocked(ctx context.Context, lateLinks, lateWorkspac
 func (p *Projection) finalize(ctx context.Context, s scope, cond string, args ...any) error {
 	ws, wsCol := "", ""
 	if s.key == "link_id" {
-		ws, wsCol = "any(workspace_id) AS ws, ", "workspace_id, "
+		ws, wsCol = "any(workspace_id), ", "workspace_id, "
 	}
 	var counters, sums []string
-	for i, c := range dailyCounters {
+	for _, c := range dailyCounters {
 		counters = append(counters, c.name)
-		sums = append(sums, fmt.Sprintf("sum(%s) AS c%d", c.name, i))
-	}
-	cs := make([]string, len(dailyCounters))
-	for i := range cs {
-		cs[i] = fmt.Sprintf("c%d", i)
-	}
-	wsOut := ""
-	if ws != "" {
-		wsOut = "ws, "
+		sums = append(sums, "sum("+c.name+")")
 	}
 	q := "INSERT INTO " + p.tbl(s.final) + " (" + s.key + ", date, " + wsCol + strings.Join(counters, ", ") +
-		", unique_visitors, first_click, last_click, `breakdownMap.key`, `breakdownMap.clicks`, as_of_insert_id, valid, version) " +
-		"SELECT " + s.key + ", date, " + wsOut + strings.Join(cs, ", ") + ", uv, fc, lc, bk, bn, least(mi, bmi) AS asof, 1, asof * 2 + 1 FROM " +
-		"(SELECT " + s.key + ", date, " + ws + strings.Join(sums, ", ") + ", " + uniqFunc + "Merge(unique_visitors) AS uv, " +
-		"minMerge(first_click) AS fc, maxMerge(last_click) AS lc, maxMerge(max_insert_id) AS mi FROM " + p.tbl(s.daily) +
-		" WHERE " + cond + " GROUP BY " + s.key + ", date) AS d ANY LEFT JOIN " +
-		"(SELECT " + s.key + ", date, tupleElement(m, 1) AS bk, tupleElement(m, 2) AS bn, bmi FROM (SELECT " + s.key +
-		", date, sumMap(breakdownMap.key, breakdownMap.clicks) AS m, maxMerge(max_insert_id) AS bmi FROM " + p.tbl(s.breakdown) + " WHERE " + cond +
-		" GROUP BY " + s.key + ", date)) AS b USING (" + s.key + ", date)"
+		", unique_visitors, first_click, last_click, as_of_insert_id, valid, version) " +
+		"SELECT " + s.key + ", date, " + ws + strings.Join(sums, ", ") + ", " + uniqFunc + "Merge(unique_visitors), " +
+		"minMerge(first_click), maxMerge(last_click), maxMerge(max_insert_id) AS asof, 1, asof * 2 + 1 FROM " + p.tbl(s.daily) +
+		" WHERE " + cond + " GROUP BY " + s.key + ", date"
 	qctx, cancel := context.WithTimeout(ctx, p.opts.InsertTimeout)
 	defer cancel()
-	if err := p.conn.Exec(qctx, q, append(args, args...)...); err != nil {
+	if err := p.conn.Exec(qctx, q, args...); err != nil {
 		return fmt.Errorf("final records in %s: %w", s.final, err)
 	}
 	return nil
