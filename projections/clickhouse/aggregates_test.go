@@ -301,39 +301,70 @@ func TestCountsForms(t *testing.T) {
 	}
 }
 
-// Clicks of a day that the flush in flight makes final when it ends (after
-// they were added to the pending aggregates) are late clicks all the same:
+// Clicks of a day that the flush in flight makes final (after they were
+// added to the pending aggregates, or before) are late clicks all the same:
 // the final records of their day are made invalid, then again.
 func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
-	p, err := Open(ctx, chtest.DSN(t), Options{FlushInterval: time.Hour, MaxPendingClicks: 1})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		// finalizeFirst: the flush in flight makes the days final
+		// before the late clicks are added (they see it); otherwise
+		// after (markLate finds them).
+		finalizeFirst bool
+	}{{"days made final after the late clicks came", false}, {"days made final before the late clicks came", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t, 2*time.Minute)
+			p, err := Open(ctx, chtest.DSN(t), Options{FlushInterval: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			l := newEventLog()
+			start := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+			genClicks(l, 300, 5, start, 6)
+			n := len(l.events)
+			late := start.AddDate(0, 0, 1).Add(12 * time.Hour)
+			for i, ln := range testLinks {
+				l.click(click.Recorded{ClickID: fmt.Sprint("late", i), LinkID: ln.id, WorkspaceID: ln.ws, Timestamp: late,
+					Visitor: fmt.Sprintf("%032x", 5000+i), OS: "iOS", Country: "PT", Continent: "EU", DeviceType: "mobile"})
+			}
+			release := make(chan struct{})
+			p.beforeFinalize = func() { <-release }
+			// Under the lock, so that the background flusher does not
+			// end the flush in flight.
+			p.mu.Lock()
+			err = p.applyLocked(ctx, l.events[:n])
+			if err == nil {
+				err = p.startFlushLocked(ctx)
+			}
+			f := p.flight
+			if err == nil && tc.finalizeFirst {
+				close(release)
+				<-f.done
+			}
+			if err == nil {
+				err = p.applyLocked(ctx, l.events[n:]) // the late clicks, pending
+			}
+			if !tc.finalizeFirst {
+				close(release)
+			}
+			if err == nil {
+				err = p.waitFlushLocked(ctx)
+			}
+			lateCells := len(p.pend.lateLinks)
+			p.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.finalLink.Load() < dayNumber(late) {
+				t.Fatalf("day of the late clicks not final (final through %v)", dayTime(p.finalLink.Load()))
+			}
+			if lateCells != len(testLinks) {
+				t.Fatalf("%d late link cells pending, want %d", lateCells, len(testLinks))
+			}
+			checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
+		})
 	}
-	defer p.Close()
-	l := newEventLog()
-	start := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
-	genClicks(l, 300, 5, start, 6)
-	n := len(l.events)
-	late := start.AddDate(0, 0, 1).Add(12 * time.Hour)
-	for i, ln := range testLinks {
-		l.click(click.Recorded{ClickID: fmt.Sprint("late", i), LinkID: ln.id, WorkspaceID: ln.ws, Timestamp: late,
-			Visitor: fmt.Sprintf("%032x", 5000+i), OS: "iOS", Country: "PT", Continent: "EU", DeviceType: "mobile"})
-	}
-	// Under the lock, so that the background flusher does not end the
-	// first flush between the two batches.
-	p.mu.Lock()
-	err = p.applyLocked(ctx, l.events[:n]) // its flush starts
-	if err == nil {
-		err = p.applyLocked(ctx, l.events[n:]) // the first flush ends (days made final), the second starts
-	}
-	p.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.finalLink.Load() < dayNumber(late) {
-		t.Fatalf("day of the late clicks not final (final through %v)", dayTime(p.finalLink.Load()))
-	}
-	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
 }

@@ -198,6 +198,9 @@ type Projection struct {
 	values *valueCache // breakdown_values, for reads
 
 	noFinalize bool // tests: flushes write no final records (as if they crashed before)
+	// beforeFinalize, when set (tests), runs in the flush in flight before
+	// it makes final records.
+	beforeFinalize func()
 
 	bgStop, bgDone chan struct{}
 }

@@ -156,12 +156,24 @@ func (p *Projection) flushLocked(ctx context.Context) error {
 // target still holds a prefix of the units of clicks. Until it is waited
 // for, the marks and workspaces of its units stay visible through
 // Projection.flushing (clickMarksOf, hasPendingLink, hasPendingWorkspace).
+//
+// Once its INSERTs succeed, the flight also makes the final records of the
+// days that are over (uniques.go), and makes again those of the days its
+// late clicks changed: reads of the aggregates, not writes of clicks, need
+// them, so Apply does not wait for them either. finalLink and
+// finalWorkspace are the final days when it started: units added while it
+// ran may have seen those, and waitFlushLocked marks their clicks of the
+// days it made final as late (markLate).
 type flight struct {
 	q       *pending
 	entries []dictEntry
 	ids     []string // query ids of its INSERTs, killed by recovery if it fails
 	done    chan struct{}
 	err     error
+
+	finalize                  bool  // make the final records (not in tests that want them missing)
+	horizon                   int32 // the latest day to make final
+	finalLink, finalWorkspace int32
 }
 
 // startFlushLocked starts writing the pending aggregates (after the flush
@@ -179,7 +191,11 @@ func (p *Projection) startFlushLocked(ctx context.Context) error {
 	last := q.units[len(q.units)-1]
 	p.flushes++
 	tag := "flush" + strconv.FormatUint(p.flushes, 10)
-	f := &flight{q: q, entries: p.keyer.take(), done: make(chan struct{})}
+	f := &flight{
+		q: q, entries: p.keyer.take(), done: make(chan struct{}),
+		finalize: !p.noFinalize, horizon: p.finalHorizon(max(p.maxDay, q.maxDay)),
+		finalLink: p.finalLink.Load(), finalWorkspace: p.finalWorkspace.Load(),
+	}
 	id := func(table string) string {
 		id := "linkd-" + p.run + "-" + table + "-" + tag + "-" + strconv.FormatUint(last, 10)
 		f.ids = append(f.ids, id)
@@ -222,14 +238,27 @@ func (p *Projection) startFlushLocked(ctx context.Context) error {
 				[]any{q.linkID, q.workspaceID, q.date, q.ts, q.qr, q.browser, q.os, q.visitor, q.seq, q.insertID}, dailyID)) &&
 			run(p.insertBreakdown(ctx, tLinkBreakdown, linkRows, linkBdID)) &&
 			run(p.insertBreakdown(ctx, tWorkspaceBreakdown, wsRows, wsBdID))
+		if f.err != nil || !f.finalize {
+			return
+		}
+		if p.beforeFinalize != nil {
+			p.beforeFinalize()
+		}
+		// A failure here costs speed, not correctness (a day without a
+		// valid final record is read from the daily tables), so it is
+		// only logged.
+		if err := p.finalizeUpTo(ctx, f.horizon, q.lateLinks, q.lateWorkspaces); err != nil {
+			p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
+		}
 	}()
 	return nil
 }
 
 // waitFlushLocked waits for the flush in flight, if any, and finishes it:
-// on success its marks go to the cache and the final records of past days
-// are made (again); on failure its INSERTs are left for recovery to kill,
-// and the error is returned (the caller makes the projection recover).
+// on success its marks go to the cache, and the pending clicks of the days
+// it made final are marked late; on failure its INSERTs are left for
+// recovery to kill, and the error is returned (the caller makes the
+// projection recover).
 func (p *Projection) waitFlushLocked(ctx context.Context) error {
 	f := p.flight
 	if f == nil {
@@ -254,26 +283,15 @@ func (p *Projection) waitFlushLocked(ctx context.Context) error {
 	p.pmu.Lock()
 	p.flushing = nil
 	p.pmu.Unlock()
-	// Final records of past days: made, or made again for the late clicks
-	// of this flush. A failure here costs speed, not correctness (a day
-	// without a valid final record is read from the daily tables), so it is
-	// only logged.
-	if p.noFinalize {
-		return nil
-	}
-	finalLink, finalWorkspace := p.finalLink.Load(), p.finalWorkspace.Load()
-	if err := p.finalizeLocked(ctx, q.lateLinks, q.lateWorkspaces); err != nil {
-		p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
-	}
-	p.markLate(finalLink, finalWorkspace)
+	p.markLate(f.finalLink, f.finalWorkspace)
 	return nil
 }
 
 // markLate records as late the cells of the pending clicks whose days were
 // made final since finalLink and finalWorkspace: units added while the
-// flush was in flight saw the older final days (addUnit), yet their clicks
-// are not in the final records just made, so these must be made invalid
-// before those clicks are flushed, as for any late click.
+// flush was in flight may have seen the older final days (addUnit), yet
+// their clicks are not in the final records it made, so these must be made
+// invalid before those clicks are flushed, as for any late click.
 func (p *Projection) markLate(finalLink, finalWorkspace int32) {
 	q := p.pend
 	fl, fw := p.finalLink.Load(), p.finalWorkspace.Load()
@@ -448,7 +466,7 @@ func (p *Projection) background(tick time.Duration) {
 			// Idle: days may still be over (a new day began, or the
 			// projection was just upgraded).
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
-			if err := p.finalizeLocked(ctx, nil, nil); err != nil {
+			if err := p.finalizeUpTo(ctx, p.finalHorizon(p.maxDay), nil, nil); err != nil {
 				p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
 			}
 			cancel()

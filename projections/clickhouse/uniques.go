@@ -110,21 +110,22 @@ func (p *Projection) lastFinal(ctx context.Context, s scope) (int32, error) {
 	return dayNumber(d.UTC()), nil
 }
 
-// finalHorizon is the latest day that may be made final.
-func (p *Projection) finalHorizon() int32 {
-	return min(p.maxDay, dayNumber(time.Now().UTC())) - finalLag
+// finalHorizon is the latest day that may be made final when maxDay is the
+// latest day with clicks in the daily tables.
+func (p *Projection) finalHorizon(maxDay int32) int32 {
+	return min(maxDay, dayNumber(time.Now().UTC())) - finalLag
 }
 
 // finalizeDue tells whether days are over that were not made final.
 func (p *Projection) finalizeDue() bool {
-	h := p.finalHorizon()
+	h := p.finalHorizon(p.maxDay)
 	return h > p.finalLink.Load() || h > p.finalWorkspace.Load()
 }
 
-// finalizeLocked makes the days up to the horizon final, a month at a time,
-// and the late cells of the last flush final again.
-func (p *Projection) finalizeLocked(ctx context.Context, lateLinks, lateWorkspaces map[cellKey]uint64) error {
-	horizon := p.finalHorizon()
+// finalizeUpTo makes the days up to horizon final, a month at a time, and
+// the late cells of the last flush final again. It runs in the flush in
+// flight (pending.go), or with the projection idle and locked.
+func (p *Projection) finalizeUpTo(ctx context.Context, horizon int32, lateLinks, lateWorkspaces map[cellKey]uint64) error {
 	for _, s := range []scope{linkScope, workspaceScope} {
 		final := s.finalDay(p)
 		for final.Load() < horizon {
