@@ -14,7 +14,7 @@
 // by the projector, as one map per link (or workspace) and day in
 // link_clicks_daily_breakdown_v2 and workspace_clicks_daily_breakdown_v2,
 // whose keys breakdown_values names. The records of days that are over are
-// kept whole in *_daily_final (uniques.go). links is the link
+// kept in *_daily_final (uniques.go), breakdowns aside. links is the link
 // dimension (ReplacingMergeTree by stream version).
 //
 // # Exactly-once counting on at-least-once delivery

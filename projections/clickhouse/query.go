@@ -16,8 +16,8 @@ import (
 )
 
 // LinkDaily returns the days of [from, to] (UTC dates) on which the link was
-// clicked, from link_clicks_daily (with link_clicks_daily_uniques) and
-// link_clicks_daily_breakdown_v2.
+// clicked, from link_clicks_daily (link_clicks_daily_final for the days made
+// final) and link_clicks_daily_breakdown_v2.
 func (p *Projection) LinkDaily(ctx context.Context, linkID string, from, to time.Time) ([]queries.DailyStats, error) {
 	if p.hasPendingLink(linkID) {
 		if err := p.sync(ctx); err != nil {
@@ -35,8 +35,8 @@ func (p *Projection) LinkDaily(ctx context.Context, linkID string, from, to time
 }
 
 // WorkspaceDaily is LinkDaily over every link of a workspace, from
-// workspace_clicks_daily (with workspace_clicks_daily_uniques) and
-// workspace_clicks_daily_breakdown_v2. A visitor who clicked several links
+// workspace_clicks_daily (workspace_clicks_daily_final for the days made
+// final) and workspace_clicks_daily_breakdown_v2. A visitor who clicked several links
 // of the workspace on a day is one unique visitor.
 func (p *Projection) WorkspaceDaily(ctx context.Context, workspaceID string, from, to time.Time) ([]queries.DailyStats, error) {
 	if p.hasPendingWorkspace(workspaceID) {

@@ -30,9 +30,9 @@ import (
 // queries read them from the breakdown tables for every day, and sum the
 // maps themselves. Copying them into the final records cost more than
 // anything else the server did while a replay or a catch-up ran (sumMap,
-// about 0.45 µs of server CPU per key and day: 3.5 of the 8.4 s of server
-// CPU of a replay of a million clicks over 30 days), and saved a 30-day
-// query only a few milliseconds (docs/benchmarks-clickhouse.md).
+// about 0.45 µs of server CPU per key of a link's day: 3.3 of the 8 s of
+// server CPU of a replay of a million clicks over 30 days), and saved a
+// 30-day query nothing measurable (docs/benchmarks-clickhouse.md).
 //
 // Completeness: days are made final in order, a month at a time (one
 // INSERT, one part each), so every day up to the latest day with a valid
