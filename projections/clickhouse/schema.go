@@ -264,12 +264,11 @@ func (t table) columnList() string {
 	return strings.Join(names, ", ")
 }
 
-// quoteIdent backquotes a column name with a dot (a Nested column).
+// quoteIdent backquotes a column name: a Nested column's has a dot, and
+// current ClickHouse parses some plain names as keywords in a CREATE TABLE
+// (projection_checkpoint.projection is a syntax error there unquoted).
 func quoteIdent(name string) string {
-	if strings.Contains(name, ".") {
-		return "`" + name + "`"
-	}
-	return name
+	return "`" + name + "`"
 }
 
 func tableByName(name string) table {
