@@ -73,6 +73,9 @@ var (
 // server (see the package comment), and drops that database when t ends.
 func DSN(t testing.TB) string {
 	t.Helper()
+	if OnChDB() {
+		return chdbDSN(t)
+	}
 	once.Do(findServer)
 	if baseSkip {
 		t.Skip(SkipMessage)
@@ -110,6 +113,7 @@ func Main(m *testing.M) {
 // Stop stops the server this test binary started, if any, and removes its
 // directory. DSN must not be called afterwards.
 func Stop() {
+	stopChDB()
 	startedMu.Lock()
 	defer startedMu.Unlock()
 	if started != nil {
@@ -125,7 +129,7 @@ func DropDatabase(dsn, name string) error {
 		return err
 	}
 	opts.Auth.Database = ""
-	conn, err := clickhouse.Open(opts)
+	conn, err := Open(opts)
 	if err != nil {
 		return err
 	}

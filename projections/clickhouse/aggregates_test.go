@@ -157,7 +157,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 		t.Errorf("workspace_clicks_daily_final has %d days, want 4", n)
 	}
 	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM (SELECT link_id, date, uniqMerge(unique_visitors) AS u, sum(clicks) AS c "+
-		"FROM link_clicks_daily WHERE date <= toDate('2026-04-04') GROUP BY link_id, date) AS d ANY INNER JOIN "+
+		"FROM link_clicks_daily WHERE date <= toDate('2026-04-04') GROUP BY link_id, date) AS d ALL INNER JOIN "+
 		"(SELECT link_id, date, argMax(unique_visitors, version) AS f, argMax(clicks, version) AS fc FROM link_clicks_daily_final GROUP BY link_id, date) AS r "+
 		"USING (link_id, date) WHERE u = f AND c = fc"); n != 4*uint64(len(testLinks)) {
 		t.Errorf("%d final link-days equal the daily tables, want %d", n, 4*len(testLinks))

@@ -214,6 +214,11 @@ var (
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// dial opens the connection pool of Open: clickhouse-go's, over the native
+// protocol. The tests may run on current ClickHouse in process instead
+// (internal/chtest, internal/chdb).
+var dial = clickhouse.Open
+
 // Open connects to ClickHouse over the native protocol, creates the
 // database the DSN names (DefaultDatabase when none) and the schema if
 // missing, migrates an older schema, and recovers from an interrupted
@@ -251,7 +256,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		chOpts.DialTimeout = 10 * time.Second
 	}
 	boundWrites(chOpts, o.InsertTimeout)
-	conn, err := clickhouse.Open(chOpts)
+	conn, err := dial(chOpts)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open: %w", err)
 	}

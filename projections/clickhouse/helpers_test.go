@@ -22,7 +22,15 @@ import (
 	"github.com/linkd/linkd/queries"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+// TestMain runs the tests on the ClickHouse server of chtest, or on current
+// ClickHouse in process when LINKD_TEST_CHDB names libchdb.so (`make test`
+// does both).
+func TestMain(m *testing.M) {
+	if chtest.UseChDB() {
+		dial = chtest.Open
+	}
+	chtest.Main(m)
+}
 
 // testCtx bounds a test: an INSERT that 18.16 does not like can hang until
 // the deadline.
