@@ -440,10 +440,7 @@ func (p *Projection) background(tick time.Duration) {
 	defer close(p.bgDone)
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	var (
-		retryAt time.Time
-		backoff time.Duration
-	)
+	var flushes, finals retry
 	for {
 		select {
 		case <-p.bgStop:
@@ -462,29 +459,49 @@ func (p *Projection) background(tick time.Duration) {
 		}
 		// Not while a flush is in flight: its clicks may be of the days
 		// made final, and were not counted as late.
-		if !p.closed && !p.needRecovery && p.flight == nil && p.pend.rows == 0 && p.finalizeDue() {
+		if !p.closed && !p.needRecovery && p.flight == nil && p.pend.rows == 0 && finals.due() && p.finalizeDue() {
 			// Idle: days may still be over (a new day began, or the
 			// projection was just upgraded).
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
 			if err := p.finalizeUpTo(ctx, p.finalHorizon(p.maxDay), nil, nil); err != nil {
-				p.log.Warn("clickhouse projection: final records of past days not written", "err", err)
+				p.log.Warn("clickhouse projection: final records of past days not written", "retry_in", finals.failed(), "err", err)
+			} else {
+				finals.succeeded()
 			}
 			cancel()
 		}
-		if !p.closed && time.Now().After(retryAt) && (p.flushDue() || p.needRecovery && p.pend.rows > 0) {
+		if !p.closed && flushes.due() && (p.flushDue() || p.needRecovery && p.pend.rows > 0) {
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.RecoveryTimeout)
 			if err := p.flushOrRecoverLocked(ctx); err != nil {
-				backoff = min(max(2*backoff, time.Second), time.Minute)
-				retryAt = time.Now().Add(backoff)
-				p.log.Warn("clickhouse projection: background flush failed", "retry_in", backoff, "err", err)
+				p.log.Warn("clickhouse projection: background flush failed", "retry_in", flushes.failed(), "err", err)
 			} else {
-				backoff = 0
+				flushes.succeeded()
 			}
 			cancel()
 		}
 		p.mu.Unlock()
 	}
 }
+
+// retry spaces the attempts of a background task that fails: a second after
+// the first failure, then twice as long after each next one, up to a minute.
+type retry struct {
+	at      time.Time
+	backoff time.Duration
+}
+
+// due tells whether the task may run now.
+func (r *retry) due() bool { return !time.Now().Before(r.at) }
+
+// failed records a failure and returns how long until the next attempt.
+func (r *retry) failed() time.Duration {
+	r.backoff = min(max(2*r.backoff, time.Second), time.Minute)
+	r.at = time.Now().Add(r.backoff)
+	return r.backoff
+}
+
+// succeeded makes the next failure wait a second again.
+func (r *retry) succeeded() { r.backoff = 0 }
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -801,3 +801,28 @@ func TestUnitIsOnePart(t *testing.T) {
 	}
 	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 2))
 }
+
+// A background task that keeps failing (ClickHouse away, a dropped
+// database) is retried after 1 s, 2 s, 4 s, ... up to a minute, not at every
+// tick; a success starts over.
+func TestRetryBacksOff(t *testing.T) {
+	var r retry
+	if !r.due() {
+		t.Fatal("a task that never failed is not due")
+	}
+	var got []time.Duration
+	for range 8 {
+		got = append(got, r.failed())
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+	if r.due() {
+		t.Error("due right after a failure")
+	}
+	r.succeeded()
+	if d := r.failed(); d != time.Second {
+		t.Errorf("first wait after a success: %v, want 1s", d)
+	}
+}
