@@ -176,17 +176,7 @@ func text(v reflect.Value, t *colType) string {
 	case string:
 		return x
 	case time.Time:
-		switch t.kind {
-		case kDate, kDate32:
-			return x.Format(time.DateOnly)
-		case kDateTime64:
-			layout := time.DateTime
-			if t.scale > 0 {
-				layout += "." + "000000000"[:min(t.scale, 9)]
-			}
-			return x.In(t.loc).Format(layout)
-		}
-		return x.In(t.loc).Format(time.DateTime)
+		return t.timeText(x)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:

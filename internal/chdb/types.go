@@ -281,13 +281,7 @@ func (t *colType) decodeTSV(field string) (reflect.Value, error) {
 		if field == `\N` {
 			return reflect.Zero(t.scan), nil
 		}
-		v, err := t.elem.decodeTSV(field)
-		if err != nil || !v.IsValid() {
-			return v, err
-		}
-		p := reflect.New(t.elem.scan)
-		p.Elem().Set(v)
-		return p, nil
+		return t.pointerTo(t.elem.decodeTSV(field))
 	case t.kind == kArray:
 		p := &litParser{s: field}
 		v, err := t.decodeLiteral(p)
@@ -304,6 +298,17 @@ func (t *colType) decodeTSV(field string) (reflect.Value, error) {
 	return t.parseScalar(unescape(field))
 }
 
+// pointerTo is the value of a Nullable column t whose element decoded to v:
+// a pointer to v (the invalid Value stays invalid: Nullable(Nothing)).
+func (t *colType) pointerTo(v reflect.Value, err error) (reflect.Value, error) {
+	if err != nil || !v.IsValid() {
+		return v, err
+	}
+	p := reflect.New(t.elem.scan)
+	p.Elem().Set(v)
+	return p, nil
+}
+
 // decodeLiteral decodes a value written as a literal, as inside an array.
 func (t *colType) decodeLiteral(p *litParser) (reflect.Value, error) {
 	p.skipSpaces()
@@ -312,13 +317,7 @@ func (t *colType) decodeLiteral(p *litParser) (reflect.Value, error) {
 		if p.word("NULL") {
 			return reflect.Zero(t.scan), nil
 		}
-		v, err := t.elem.decodeLiteral(p)
-		if err != nil || !v.IsValid() {
-			return v, err
-		}
-		ptr := reflect.New(t.elem.scan)
-		ptr.Elem().Set(v)
-		return ptr, nil
+		return t.pointerTo(t.elem.decodeLiteral(p))
 	case t.kind == kArray:
 		if !p.consume('[') {
 			return reflect.Value{}, p.errorf("expected [ for %s", t.name)
