@@ -2,7 +2,6 @@ package chtest
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -89,23 +88,15 @@ func Open(opts *clickhouse.Options) (driver.Conn, error) {
 	return e.ConnTo(opts.Auth.Database), nil
 }
 
-// chdbDSN is DSN on chDB: a fresh database name, on an address nothing
-// listens on (Open ignores it).
-func chdbDSN(t testing.TB) string {
-	t.Helper()
+// chdbBaseDSN is the DSN that DSN derives the test's from on chDB: an
+// address nothing listens on (Open ignores it).
+const chdbBaseDSN = "clickhouse://default@chdb.invalid:9000/"
+
+// chdbErr is why chDB could not be opened, if it could not.
+func chdbErr() error {
 	onChDB.mu.Lock()
-	e, err := onChDB.e, onChDB.err
-	onChDB.mu.Unlock()
-	if err != nil {
-		t.Fatalf("chtest: %v", err)
-	}
-	name := defaultDB + "_" + sanitize(t.Name()) + "_" + randomHex(4)
-	t.Cleanup(func() {
-		if _, err := e.Query("DROP DATABASE IF EXISTS `"+name+"`", "TabSeparated"); err != nil {
-			t.Logf("chtest: drop database %s: %v", name, err)
-		}
-	})
-	return (&url.URL{Scheme: "clickhouse", User: url.User("default"), Host: "chdb.invalid:9000", Path: "/" + name}).String()
+	defer onChDB.mu.Unlock()
+	return onChDB.err
 }
 
 // stopChDB closes the engine and removes its data.

@@ -73,17 +73,22 @@ var (
 // server (see the package comment), and drops that database when t ends.
 func DSN(t testing.TB) string {
 	t.Helper()
+	base := chdbBaseDSN
 	if OnChDB() {
-		return chdbDSN(t)
+		if err := chdbErr(); err != nil {
+			t.Fatalf("chtest: %v", err)
+		}
+	} else {
+		once.Do(findServer)
+		if baseSkip {
+			t.Skip(SkipMessage)
+		}
+		if baseErr != nil {
+			t.Fatalf("chtest: %v", baseErr)
+		}
+		base = baseDSN
 	}
-	once.Do(findServer)
-	if baseSkip {
-		t.Skip(SkipMessage)
-	}
-	if baseErr != nil {
-		t.Fatalf("chtest: %v", baseErr)
-	}
-	u, err := url.Parse(baseDSN)
+	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("chtest: %s: %v", EnvDSN, err)
 	}
@@ -95,7 +100,7 @@ func DSN(t testing.TB) string {
 	u.Path = "/" + name
 	dsn := u.String()
 	t.Cleanup(func() {
-		if err := DropDatabase(baseDSN, name); err != nil {
+		if err := DropDatabase(base, name); err != nil {
 			t.Logf("chtest: drop database %s: %v", name, err)
 		}
 	})
