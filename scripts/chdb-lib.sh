@@ -2,7 +2,7 @@
 # Prints the path of libchdb.so, a current ClickHouse (26.7) as an in-process
 # library, downloading it first when it is not cached. The tests use it to
 # run the ClickHouse projection's suite on current ClickHouse as well as on
-# the 18.16 server CI installs from Debian (internal/chdb, `make test`).
+# the 18.16 server CI installs from Debian (internal/testsupport/chdb, `make test`).
 #
 #   lib=$(scripts/chdb-lib.sh) && LINKD_TEST_CHDB=$lib go test ./projections/clickhouse/
 #

@@ -17,13 +17,13 @@
 # Everything else goes to standard error. Running it again while the server
 # is up prints the same lines and starts nothing. The state directory is
 # $LINKD_CLICKHOUSE_TEST_DIR, default ${TMPDIR:-/tmp}/linkd-clickhouse-test.
-# The configuration comes from internal/chtest (config.xml.tmpl, users.xml),
+# The configuration comes from internal/testsupport/chtest (config.xml.tmpl, users.xml),
 # which the Go tests use as well when they start a server themselves.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-tmpl_dir="$root/internal/chtest"
+tmpl_dir="$root/internal/testsupport/chtest"
 state=${LINKD_CLICKHOUSE_TEST_DIR:-${TMPDIR:-/tmp}/linkd-clickhouse-test}
 server_bin=${CLICKHOUSE_SERVER_BIN:-/usr/sbin/clickhouse-server}
 database=linkd_test

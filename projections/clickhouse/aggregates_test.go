@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/click"
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
 // crash stops p as a killed process would: no flush, no checkpoint.

@@ -26,7 +26,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
 // benchGen makes realistic click events: Zipf-distributed links, each in

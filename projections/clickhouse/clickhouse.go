@@ -216,7 +216,7 @@ var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // dial opens the connection pool of Open: clickhouse-go's, over the native
 // protocol. The tests may run on current ClickHouse in process instead
-// (internal/chtest, internal/chdb).
+// (internal/testsupport/chtest, internal/testsupport/chdb).
 var dial = clickhouse.Open
 
 // Open connects to ClickHouse over the native protocol, creates the

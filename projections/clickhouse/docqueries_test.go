@@ -15,7 +15,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/link"
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
 // docQuery is a query of docs/analytics.md: a ```sql block whose first line

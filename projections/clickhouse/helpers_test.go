@@ -18,7 +18,7 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/queries"
 )
 

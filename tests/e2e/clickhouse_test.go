@@ -9,7 +9,7 @@ import (
 
 	_ "github.com/ClickHouse/clickhouse-go/v2" // database/sql driver "clickhouse"
 
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
 // TestClickHouseStatsAndAnalystTables runs linkd with its statistics in

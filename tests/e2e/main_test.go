@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linkd/linkd/internal/chtest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
 var binary string

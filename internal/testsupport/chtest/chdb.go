@@ -9,7 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/linkd/linkd/internal/chdb"
+	"github.com/linkd/linkd/internal/testsupport/chdb"
 )
 
 // Current ClickHouse in process.
@@ -17,7 +17,7 @@ import (
 // CI installs Debian's ClickHouse, 18.16, while users run current versions
 // (deploy/ starts 25.8). A package whose TestMain calls UseChDB runs its
 // ClickHouse tests on ClickHouse 26.7 inside the test binary (chDB, through
-// internal/chdb) when LINKD_TEST_CHDB names libchdb.so
+// internal/testsupport/chdb) when LINKD_TEST_CHDB names libchdb.so
 // (scripts/chdb-lib.sh fetches it): DSN then names a database of that
 // engine, and Open and DropDatabase reach it. `make test` runs such packages
 // twice, on the server and on chDB.
