@@ -80,7 +80,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request, p principa
 
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request, p principal) error {
 	s.barrier(r.Context(), s.core)
-	keys, err := s.rm.APIKeysOf(r.Context(), p.key.UserID)
+	keys, err := s.q.UserAPIKeys.Handle(r.Context(), queries.UserAPIKeys{UserID: p.key.UserID})
 	if err != nil {
 		return err
 	}

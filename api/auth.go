@@ -61,11 +61,11 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (queries.API
 		}
 		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
 	}
-	k, ok, err := s.rm.APIKeyByHash(ctx, hash)
+	k, ok, err := s.q.APIKeyByHash.Handle(ctx, queries.APIKeyByHash{Hash: hash})
 	if err != nil {
 		return queries.APIKey{}, err
 	}
-	if !ok || !k.IsActive {
+	if !ok {
 		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
 	}
 	s.keyCache.Store(hash, k)
@@ -154,7 +154,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 	if resource == resAny {
 		resource = "keys"
 	}
-	d := s.limiter.Allow(resource+"|"+id, limit, time.Hour, s.now())
+	d := s.limiter.Allow(resource+"|"+id, limit, time.Hour, s.clock.Now())
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))

@@ -37,31 +37,9 @@ func renderDomain(d queries.Domain) map[string]any {
 	}
 }
 
-func (s *Server) loadDomain(r *http.Request, id string) (queries.Domain, error) {
-	d, ok, err := s.rm.Domain(r.Context(), id)
-	if err != nil {
-		return d, err
-	}
-	if !ok {
-		return d, domain.NotFound("Domain not found")
-	}
-	return d, nil
-}
-
 // domainAccess loads a domain of a workspace the caller belongs to.
 func (s *Server) domainAccess(r *http.Request, p principal, id string) (queries.Domain, error) {
-	d, err := s.loadDomain(r, id)
-	if err != nil {
-		return d, err
-	}
-	role, err := s.rm.Role(r.Context(), d.WorkspaceID, p.key.UserID)
-	if err != nil {
-		return d, err
-	}
-	if role == "" {
-		return d, domain.ErrInsufficientPermissions()
-	}
-	return d, nil
+	return s.q.DomainByID.Handle(r.Context(), queries.DomainByID{ID: id, UserID: p.key.UserID})
 }
 
 func (s *Server) createDomain(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -80,7 +58,7 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request, p principa
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	v, err := s.loadDomain(r, d.ID)
+	v, err := s.domainAccess(r, p, d.ID)
 	if err != nil {
 		return err
 	}
@@ -94,11 +72,7 @@ func (s *Server) listDomains(w http.ResponseWriter, r *http.Request, p principal
 		return err
 	}
 	s.barrier(r.Context(), s.core)
-	ws, err := s.visibleWorkspaces(r.Context(), p, r.URL.Query().Get("workspace_id"))
-	if err != nil {
-		return err
-	}
-	res, err := s.rm.Domains(r.Context(), ws, page)
+	res, err := s.q.DomainsPage.Handle(r.Context(), queries.DomainsPage{UserID: p.key.UserID, WorkspaceID: r.URL.Query().Get("workspace_id"), Page: page})
 	if err != nil {
 		return err
 	}
@@ -136,7 +110,7 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request, p principa
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	v, err := s.loadDomain(r, id)
+	v, err := s.domainAccess(r, p, id)
 	if err != nil {
 		return err
 	}
@@ -149,13 +123,13 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteDomainHandler{Deps: s.cmd, Contents: s.rm}.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
+	res, err := commands.DeleteDomainHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
 	if err != nil {
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	if s.redirect != nil {
-		s.redirect.Invalidate("domain", id)
+	if s.links != nil {
+		s.links.Invalidate("domain", id)
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Domain deleted successfully"})
 	return nil
@@ -166,12 +140,12 @@ func (s *Server) verifyDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	_, check, res, err := commands.VerifyDomainHandler{Deps: s.cmd, DNS: s.dns, ExpectedHost: hostOnly(s.cfg.DefaultDomain)}.Handle(r.Context(), commands.VerifyDomain{Actor: p.actor(), DomainID: id})
+	_, check, res, err := commands.VerifyDomainHandler{Deps: s.cmd, DNS: s.dns, ExpectedHost: queries.HostOnly(s.cfg.DefaultDomain)}.Handle(r.Context(), commands.VerifyDomain{Actor: p.actor(), DomainID: id})
 	if err != nil {
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	v, err := s.loadDomain(r, id)
+	v, err := s.domainAccess(r, p, id)
 	if err != nil {
 		return err
 	}

@@ -114,17 +114,14 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal)
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	return s.respondLink(w, r, http.StatusCreated, l.ID, true)
+	return s.respondLink(w, r, p, http.StatusCreated, l.ID, true)
 }
 
 // respondLink answers the read model's view of a link.
-func (s *Server) respondLink(w http.ResponseWriter, r *http.Request, status int, id string, withPassword bool) error {
-	v, ok, err := s.rm.Link(r.Context(), id)
+func (s *Server) respondLink(w http.ResponseWriter, r *http.Request, p principal, status int, id string, withPassword bool) error {
+	v, err := s.q.LinkByID.Handle(r.Context(), queries.LinkByID{ID: id, UserID: p.key.UserID})
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return domain.NotFound("Link not found")
 	}
 	body, err := s.renderLink(r.Context(), v, withPassword, nil)
 	if err != nil {
@@ -137,21 +134,7 @@ func (s *Server) respondLink(w http.ResponseWriter, r *http.Request, status int,
 // linkAccess loads a link the principal may see: 404 when it does not
 // exist, 403 when it belongs to a workspace they are not in.
 func (s *Server) linkAccess(ctx context.Context, p principal, id string) (queries.Link, error) {
-	v, ok, err := s.rm.Link(ctx, id)
-	if err != nil {
-		return v, err
-	}
-	if !ok {
-		return v, domain.NotFound("Link not found")
-	}
-	role, err := s.rm.Role(ctx, v.WorkspaceID, p.key.UserID)
-	if err != nil {
-		return v, err
-	}
-	if role == "" {
-		return v, domain.ErrInsufficientPermissions()
-	}
-	return v, nil
+	return s.q.LinkByID.Handle(ctx, queries.LinkByID{ID: id, UserID: p.key.UserID})
 }
 
 func (s *Server) getLink(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -203,27 +186,6 @@ func boolParam(r *http.Request, name string) (bool, bool, error) {
 	return false, false, domain.Invalid("%s must be true or false", name)
 }
 
-// visibleWorkspaces returns the workspaces a list covers: the one asked
-// for (403 unless a member), else all of the caller's.
-func (s *Server) visibleWorkspaces(ctx context.Context, p principal, wsID string) ([]string, error) {
-	if wsID == "" {
-		return s.rm.WorkspaceIDsOf(ctx, p.key.UserID)
-	}
-	if _, ok, err := s.rm.Workspace(ctx, wsID); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, domain.NotFound("Workspace not found")
-	}
-	role, err := s.rm.Role(ctx, wsID, p.key.UserID)
-	if err != nil {
-		return nil, err
-	}
-	if role == "" {
-		return nil, domain.Forbidden(domain.MsgAccessDeniedWorkspace)
-	}
-	return []string{wsID}, nil
-}
-
 func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, p principal) error {
 	q := r.URL.Query()
 	page, err := pageParams(r)
@@ -243,11 +205,10 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, p principal) 
 		return domain.Invalid("sort_order must be asc or desc")
 	}
 	s.barrier(r.Context(), s.core)
-	ws, err := s.visibleWorkspaces(r.Context(), p, q.Get("workspace_id"))
-	if err != nil {
-		return err
-	}
-	res, err := s.rm.Links(r.Context(), queries.LinkFilter{WorkspaceIDs: ws, ProjectID: q.Get("project_id"), Archived: archived, Ascending: asc}, page)
+	res, err := s.q.LinksPage.Handle(r.Context(), queries.LinksPage{
+		UserID: p.key.UserID, WorkspaceID: q.Get("workspace_id"), ProjectID: q.Get("project_id"),
+		Archived: archived, Ascending: asc, Page: page,
+	})
 	if err != nil {
 		return err
 	}
@@ -370,7 +331,7 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	return s.respondLink(w, r, http.StatusOK, l.ID, true)
+	return s.respondLink(w, r, p, http.StatusOK, l.ID, true)
 }
 
 func (s *Server) deleteLink(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -383,17 +344,17 @@ func (s *Server) deleteLink(w http.ResponseWriter, r *http.Request, p principal)
 	return nil
 }
 
-// shortURL is the full short URL of a link.
-func (s *Server) shortURL(ctx context.Context, l queries.Link, cache map[string]string) string {
-	host := s.cfg.DefaultDomain
-	if l.DomainID != nil && *l.DomainID != "" {
-		if name, ok := cache[*l.DomainID]; ok {
-			host = name
-		} else if d, ok, err := s.rm.Domain(ctx, *l.DomainID); err == nil && ok {
-			host = d.Domain
-			if cache != nil {
-				cache[*l.DomainID] = host
-			}
+// shortURL is the full short URL of a link; hosts holds the names of the
+// custom domains already looked up (nil: none kept).
+func (s *Server) shortURL(ctx context.Context, l queries.Link, hosts map[string]string) string {
+	var host string
+	if l.DomainID != nil && hosts != nil {
+		host = hosts[*l.DomainID]
+	}
+	if host == "" {
+		host, _ = s.q.ShortLinkHost.Handle(ctx, queries.ShortLinkHost{DomainID: l.DomainID})
+		if l.DomainID != nil && hosts != nil {
+			hosts[*l.DomainID] = host
 		}
 	}
 	return s.cfg.PublicScheme + "://" + host + "/" + l.Code
@@ -454,7 +415,7 @@ func (s *Server) renderLink(ctx context.Context, l queries.Link, withPassword bo
 		"has_public_stat":            l.HasPublicStat,
 		"enable_conversion_tracking": l.EnableConversionTracking,
 		"is_archived":                l.IsArchived,
-		"is_active":                  isActive(l, s.now()),
+		"is_active":                  isActive(l, s.clock.Now()),
 		"expiration_date":            formatTimePtr(l.ExpirationDate),
 		"expiration_click_count":     l.ExpirationClickCount,
 		"clicks":                     l.Clicks,

@@ -53,6 +53,7 @@ import (
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
+	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/dnscheck/dnstest"
 	"github.com/linkd/linkd/queries"
 )
@@ -258,7 +259,7 @@ func TestOpenAPIDocument(t *testing.T) {
 // the same way.
 func routerRoutes(t *testing.T) map[string]bool {
 	t.Helper()
-	rd := api.NewRedirector(api.RedirectConfig{DefaultHost: "linkd.test"}, nil, nil, nil, nil, nil)
+	rd := api.NewRedirector(api.RedirectConfig{}, queries.LinkAccessHandler{}, nil, nil, nil, nil)
 	srv := api.New(api.Config{DefaultDomain: "linkd.test"}, api.Deps{Redirector: rd})
 	var root *mux.Router
 	srv.Handler(func(r *mux.Router) {
@@ -339,7 +340,7 @@ func TestOpenAPIServed(t *testing.T) {
 // oneKeyModel knows a few keys and nothing else: the answers under test
 // come before any handler reads the model.
 type oneKeyModel struct {
-	api.ReadModel
+	queries.CoreReadModel
 	keys map[string]queries.APIKey
 }
 
@@ -379,7 +380,7 @@ func TestOpenAPIAuthAndRateLimitAnswers(t *testing.T) {
 	}}
 	server := func(l api.Limiter) http.Handler {
 		return api.New(api.Config{DefaultDomain: "linkd.test"}, api.Deps{
-			ReadModel: model, Hasher: plainHasher{}, Limiter: l, Now: func() time.Time { return now },
+			Queries: queries.New(queries.Sources{Core: model}), Hasher: plainHasher{}, Limiter: l, Clock: clock.NewManual(now),
 		}).Handler(nil)
 	}
 	spent, fresh := server(refuseAll{}), server(allowAll{})

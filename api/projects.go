@@ -30,17 +30,6 @@ func projectRead(p queries.Project) map[string]any {
 	return map[string]any{"id": p.ID, "name": p.Name, "description": p.Description, "created_at": formatTime(p.CreatedAt), "updated_at": formatTime(p.UpdatedAt)}
 }
 
-func (s *Server) loadProject(r *http.Request, id string) (queries.Project, error) {
-	p, ok, err := s.rm.Project(r.Context(), id)
-	if err != nil {
-		return p, err
-	}
-	if !ok {
-		return p, domain.NotFound("Project not found")
-	}
-	return p, nil
-}
-
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request, p principal) error {
 	var b projectBody
 	if err := decodeBody(r, &b); err != nil {
@@ -55,7 +44,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, p princip
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	v, err := s.loadProject(r, pr.ID)
+	v, err := s.projectAccess(r, p, pr.ID)
 	if err != nil {
 		return err
 	}
@@ -69,11 +58,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, p principa
 		return err
 	}
 	s.barrier(r.Context(), s.core)
-	ws, err := s.visibleWorkspaces(r.Context(), p, r.URL.Query().Get("workspace_id"))
-	if err != nil {
-		return err
-	}
-	res, err := s.rm.Projects(r.Context(), ws, page)
+	res, err := s.q.ProjectsPage.Handle(r.Context(), queries.ProjectsPage{UserID: p.key.UserID, WorkspaceID: r.URL.Query().Get("workspace_id"), Page: page})
 	if err != nil {
 		return err
 	}
@@ -87,18 +72,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, p principa
 
 // projectAccess loads a project of a workspace the caller belongs to.
 func (s *Server) projectAccess(r *http.Request, p principal, id string) (queries.Project, error) {
-	pr, err := s.loadProject(r, id)
-	if err != nil {
-		return pr, err
-	}
-	role, err := s.rm.Role(r.Context(), pr.WorkspaceID, p.key.UserID)
-	if err != nil {
-		return pr, err
-	}
-	if role == "" {
-		return pr, domain.ErrInsufficientPermissions()
-	}
-	return pr, nil
+	return s.q.ProjectByID.Handle(r.Context(), queries.ProjectByID{ID: id, UserID: p.key.UserID})
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -127,7 +101,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, p princip
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	v, err := s.loadProject(r, id)
+	v, err := s.projectAccess(r, p, id)
 	if err != nil {
 		return err
 	}
@@ -140,7 +114,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, p princip
 	if _, err := s.projectAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteProjectHandler{Deps: s.cmd, Contents: s.rm}.Handle(r.Context(), commands.DeleteProject{Actor: p.actor(), ProjectID: id})
+	res, err := commands.DeleteProjectHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteProject{Actor: p.actor(), ProjectID: id})
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 // keysOnly is a read model that knows API keys and nothing else: enough
 // for requests that stop at authentication or the rate limit.
 type keysOnly struct {
-	ReadModel // nil: any other call panics (and answers 500)
-	keys      map[string]queries.APIKey
+	queries.CoreReadModel // nil: any other call panics (and answers 500)
+	keys                  map[string]queries.APIKey
 }
 
 func (k keysOnly) APIKeyByHash(_ context.Context, hash string) (queries.APIKey, bool, error) {
@@ -60,7 +60,7 @@ func rateServer(t *testing.T, allow int) (*httptest.Server, *countingLimiter) {
 		"h:readonly": {ID: "k2", UserID: "u", Access: "read_only", Kind: "secret", IsActive: true},
 		"h:operator": {ID: "k3", UserID: "admin", Access: "full", Kind: "secret", IsActive: true, Operator: true},
 	}}
-	s := New(Config{ResourceLimit: 500, DomainLimit: 100}, Deps{ReadModel: rm, Hasher: plainHasher{}, Limiter: lim,
+	s := New(Config{ResourceLimit: 500, DomainLimit: 100}, Deps{Queries: queries.New(queries.Sources{Core: rm}), Hasher: plainHasher{}, Limiter: lim,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(s.Handler(nil))
 	t.Cleanup(srv.Close)

@@ -18,40 +18,15 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
-
-// ReadModel is what the API reads: the core projection.
-type ReadModel interface {
-	Link(ctx context.Context, id string) (queries.Link, bool, error)
-	LinkByCode(ctx context.Context, domainID, code string) (queries.Link, bool, error)
-	Links(ctx context.Context, f queries.LinkFilter, p queries.Page) (queries.PageResult[queries.Link], error)
-	Workspace(ctx context.Context, id string) (queries.Workspace, bool, error)
-	WorkspacesOf(ctx context.Context, userID string) ([]queries.Workspace, error)
-	WorkspaceIDsOf(ctx context.Context, userID string) ([]string, error)
-	DefaultWorkspace(ctx context.Context, userID string) (queries.Workspace, bool, error)
-	Role(ctx context.Context, workspaceID, userID string) (string, error)
-	Members(ctx context.Context, workspaceID string) ([]queries.Member, error)
-	Project(ctx context.Context, id string) (queries.Project, bool, error)
-	Projects(ctx context.Context, workspaceIDs []string, p queries.Page) (queries.PageResult[queries.Project], error)
-	Domain(ctx context.Context, id string) (queries.Domain, bool, error)
-	VerifiedDomain(ctx context.Context, name string) (queries.Domain, bool, error)
-	Domains(ctx context.Context, workspaceIDs []string, p queries.Page) (queries.PageResult[queries.Domain], error)
-	APIKeyByHash(ctx context.Context, hash string) (queries.APIKey, bool, error)
-	APIKeysOf(ctx context.Context, userID string) ([]queries.APIKey, error)
-	commands.Contents
-}
 
 // Head tells the position of the last event: reads wait until the
 // projections they read have reached it.
 type Head interface {
 	Head(ctx context.Context) (eventstore.Position, error)
-}
-
-// Decrypter opens link passwords.
-type Decrypter interface {
-	Decrypt(text string) (string, error)
 }
 
 // Hasher hashes API keys.
@@ -91,19 +66,20 @@ type Config struct {
 
 // Server serves the interface.
 type Server struct {
-	cfg     Config
-	cmd     *commands.Deps
-	rm      ReadModel
-	stats   queries.StatsReadModel
-	head    Head
-	core    *projections.Watermark
-	statsWM *projections.Watermark
-	hasher  Hasher
-	cipher  Decrypter
-	dns     commands.DNSChecker
-	limiter Limiter
-	log     *slog.Logger
-	now     func() time.Time
+	cfg      Config
+	cmd      *commands.Deps
+	q        queries.Queries
+	contents commands.Contents
+	links    *LinkCache
+	head     Head
+	core     *projections.Watermark
+	statsWM  *projections.Watermark
+	hasher   Hasher
+	cipher   queries.Decrypter
+	dns      commands.DNSChecker
+	limiter  Limiter
+	log      *slog.Logger
+	clock    interface{ Now() time.Time }
 
 	redirect *Redirector
 
@@ -112,21 +88,28 @@ type Server struct {
 
 // Deps are the parts a Server is built from.
 type Deps struct {
-	Commands  *commands.Deps
-	ReadModel ReadModel
-	Stats     queries.StatsReadModel
+	Commands *commands.Deps
+	Queries  queries.Queries
+	// Contents lists what a workspace or domain holds, for the commands
+	// that delete them with their contents.
+	Contents commands.Contents
+	// LinkCache is the read model of short links (Queries.LinkAccess); the
+	// API drops a deleted domain's entries from it at once.
+	LinkCache *LinkCache
 	Head      Head
 	// CoreWatermark and StatsWatermark tell how far the core and the
 	// statistics projections have applied the log.
 	CoreWatermark  *projections.Watermark
 	StatsWatermark *projections.Watermark
 	Hasher         Hasher
-	Cipher         Decrypter
-	DNS            commands.DNSChecker
-	Limiter        Limiter
-	Redirector     *Redirector
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Cipher opens link passwords, which their owners read back.
+	Cipher     queries.Decrypter
+	DNS        commands.DNSChecker
+	Limiter    Limiter
+	Redirector *Redirector
+	Logger     *slog.Logger
+	// Clock is the one clock of the application (cmd/linkd/app).
+	Clock interface{ Now() time.Time }
 }
 
 // New builds a Server.
@@ -149,13 +132,13 @@ func New(cfg Config, d Deps) *Server {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.Now == nil {
-		d.Now = func() time.Time { return time.Now().UTC() }
+	if d.Clock == nil {
+		d.Clock = clock.System{}
 	}
 	return &Server{
-		cfg: cfg, cmd: d.Commands, rm: d.ReadModel, stats: d.Stats, head: d.Head,
+		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, hasher: d.Hasher, cipher: d.Cipher,
-		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, now: d.Now,
+		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
 

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,67 +13,31 @@ import (
 	"github.com/linkd/linkd/queries"
 )
 
-// statsRange is the UTC days a statistics request covers.
-type statsRange struct {
-	from, to time.Time // dates at 00:00 UTC, inclusive
-}
-
-const maxRangeDays = 30
-
-func day(t time.Time) time.Time {
-	t = t.UTC()
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
-// parseRange applies the spec's date rules to start_date, end_date and
-// max_days.
-func parseRange(r *http.Request, now time.Time, daily bool) (statsRange, error) {
+// dateRange reads start_date, end_date and, for daily records, max_days;
+// the date rules themselves are the queries' (queries.DateRange).
+func dateRange(r *http.Request, daily bool) (queries.DateRange, error) {
 	q := r.URL.Query()
-	var start, end time.Time
-	var err error
-	hasStart, hasEnd := q.Get("start_date") != "", q.Get("end_date") != ""
-	if hasStart {
-		if start, err = parseQueryTime(q.Get("start_date")); err != nil {
-			return statsRange{}, domain.Invalid("Invalid start_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
+	var rg queries.DateRange
+	if v := q.Get("start_date"); v != "" {
+		t, err := parseQueryTime(v)
+		if err != nil {
+			return rg, domain.Invalid("Invalid start_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
 		}
+		rg.Start = &t
 	}
-	if hasEnd {
-		if end, err = parseQueryTime(q.Get("end_date")); err != nil {
-			return statsRange{}, domain.Invalid("Invalid end_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
+	if v := q.Get("end_date"); v != "" {
+		t, err := parseQueryTime(v)
+		if err != nil {
+			return rg, domain.Invalid("Invalid end_date: use ISO 8601 (YYYY-MM-DD or a date and time)")
 		}
+		rg.End = &t
 	}
-	maxDays := 0
 	if v := q.Get("max_days"); v != "" && daily {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxRangeDays {
-			return statsRange{}, domain.Invalid("max_days must be an integer from 1 to 30")
+		if err != nil || n < 1 || n > queries.MaxRangeDays {
+			return rg, domain.Invalid("max_days must be an integer from 1 to 30")
 		}
-		maxDays = n
-	}
-	switch {
-	case hasStart && !hasEnd:
-		end = start.AddDate(0, 0, maxRangeDays)
-	case !hasStart && hasEnd:
-		start = end.AddDate(0, 0, -maxRangeDays)
-	case !hasStart && !hasEnd:
-		end = now
-		start = day(now).AddDate(0, 0, -maxRangeDays)
-	}
-	if start.After(end) {
-		return statsRange{}, domain.Invalid("start_date cannot be after end_date")
-	}
-	if days := int(end.Sub(start) / (24 * time.Hour)); days > maxRangeDays {
-		return statsRange{}, domain.Invalid("Date range cannot exceed 30 days. Current range: %d days", days)
-	}
-	rg := statsRange{from: day(start), to: day(end)}
-	if maxDays > 0 {
-		if hasStart {
-			if lim := rg.from.AddDate(0, 0, maxDays-1); lim.Before(rg.to) {
-				rg.to = lim
-			}
-		} else if lim := rg.to.AddDate(0, 0, -(maxDays - 1)); lim.After(rg.from) {
-			rg.from = lim
-		}
+		rg.MaxDays = n
 	}
 	return rg, nil
 }
@@ -171,157 +133,99 @@ type nameCount struct {
 	Count int64  `json:"count"`
 }
 
-func top(m map[string]int64, n int) []nameCount {
-	out := make([]nameCount, 0, len(m))
-	for k, v := range m {
-		if k != "" && v > 0 {
-			out = append(out, nameCount{k, v})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Name < out[j].Name
-	})
-	if len(out) > n {
-		out = out[:n]
+func renderTop(top []queries.NameCount) []nameCount {
+	out := make([]nameCount, len(top))
+	for i, e := range top {
+		out[i] = nameCount{e.Name, e.Count}
 	}
 	return out
 }
 
-func summary(days []queries.DailyStats, rg statsRange) map[string]any {
-	var total, qr int64
-	countries, devices, browsers := map[string]int64{}, map[string]int64{}, map[string]int64{}
-	for _, d := range days {
-		total += d.TotalClicks
-		qr += d.QRScans
-		for k, v := range d.Country {
-			countries[k] += v
-		}
-		for k, v := range d.DeviceType {
-			devices[k] += v
-		}
-		for k, v := range d.Browser {
-			browsers[k] += v
-		}
-	}
+// renderSummary is the JSON of a summary (spec 2.8).
+func renderSummary(sum queries.Summary) map[string]any {
 	return map[string]any{
-		"total_clicks":  total,
-		"top_countries": top(countries, 10),
-		"top_devices":   top(devices, 10),
-		"top_browsers":  top(browsers, 10),
-		"qr_code_usage": qr,
-		"date_range":    map[string]string{"start": rg.from.Format(time.DateOnly), "end": rg.to.Format(time.DateOnly)},
+		"total_clicks":  sum.TotalClicks,
+		"top_countries": renderTop(sum.TopCountries),
+		"top_devices":   renderTop(sum.TopDevices),
+		"top_browsers":  renderTop(sum.TopBrowsers),
+		"qr_code_usage": sum.QRScans,
+		"date_range":    map[string]string{"start": sum.Days.From.Format(time.DateOnly), "end": sum.Days.To.Format(time.DateOnly)},
 	}
 }
 
-// statsLink checks access to a link's statistics.
-func (s *Server) statsLink(ctx context.Context, p principal, id string) (queries.Link, error) {
-	l, ok, err := s.rm.Link(ctx, id)
-	if err != nil {
-		return l, err
-	}
-	if !ok {
-		return l, domain.NotFound("Link not found")
-	}
-	if !l.HasPublicStat {
-		role, err := s.rm.Role(ctx, l.WorkspaceID, p.key.UserID)
-		if err != nil {
-			return l, err
-		}
-		if role == "" {
-			return l, domain.Forbidden("Access denied to this link")
-		}
-	}
-	clicked, err := s.stats.LinkClicked(ctx, id)
-	if err != nil {
-		return l, err
-	}
-	if !clicked {
-		return l, domain.NotFound("No stats found for this link")
-	}
-	return l, nil
-}
-
-func (s *Server) linkStats(r *http.Request, p principal, daily bool) ([]queries.DailyStats, statsRange, string, error) {
-	rg, err := parseRange(r, s.now(), daily)
-	if err != nil {
-		return nil, rg, "", err
-	}
-	s.barrier(r.Context(), s.statsWM)
-	s.barrier(r.Context(), s.core)
-	id := mux.Vars(r)["link_id"]
-	if _, err := s.statsLink(r.Context(), p, id); err != nil {
-		return nil, rg, "", err
-	}
-	days, err := s.stats.LinkDaily(r.Context(), id, rg.from, rg.to)
-	return days, rg, id, err
-}
-
-func (s *Server) linkDailyStats(w http.ResponseWriter, r *http.Request, p principal) error {
-	days, _, _, err := s.linkStats(r, p, true)
-	if err != nil {
-		return err
-	}
+func renderDailies(days []queries.DailyStats) []any {
 	out := make([]any, 0, len(days))
 	for _, d := range days {
 		out = append(out, renderDaily(d))
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
+}
+
+// statsBarrier makes a statistics read show every click answered and every
+// write acknowledged before it.
+func (s *Server) statsBarrier(r *http.Request) {
+	s.barrier(r.Context(), s.statsWM)
+	s.barrier(r.Context(), s.core)
+}
+
+func (s *Server) linkDailyStats(w http.ResponseWriter, r *http.Request, p principal) error {
+	rg, err := dateRange(r, true)
+	if err != nil {
+		return err
+	}
+	s.statsBarrier(r)
+	days, err := s.q.DailyLinkStats.Handle(r.Context(), queries.DailyLinkStats{LinkID: mux.Vars(r)["link_id"], UserID: p.key.UserID, Range: rg})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderDailies(days))
 	return nil
 }
 
 func (s *Server) linkSummary(w http.ResponseWriter, r *http.Request, p principal) error {
-	days, rg, id, err := s.linkStats(r, p, false)
+	rg, err := dateRange(r, false)
 	if err != nil {
 		return err
 	}
-	body := summary(days, rg)
+	s.statsBarrier(r)
+	id := mux.Vars(r)["link_id"]
+	sum, err := s.q.LinkSummary.Handle(r.Context(), queries.LinkSummary{LinkID: id, UserID: p.key.UserID, Range: rg})
+	if err != nil {
+		return err
+	}
+	body := renderSummary(sum)
 	body["link_id"] = id
 	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
-func (s *Server) workspaceStats(r *http.Request, p principal, wsID string, daily bool) ([]queries.DailyStats, statsRange, error) {
-	rg, err := parseRange(r, s.now(), daily)
-	if err != nil {
-		return nil, rg, err
-	}
-	s.barrier(r.Context(), s.statsWM)
-	s.barrier(r.Context(), s.core)
-	if wsID == "" {
-		ws, ok, err := s.rm.DefaultWorkspace(r.Context(), p.key.UserID)
-		if err != nil || !ok {
-			return nil, rg, err
-		}
-		wsID = ws.ID
-	} else if _, _, err := s.memberOf(r, p, wsID); err != nil {
-		return nil, rg, err
-	}
-	days, err := s.stats.WorkspaceDaily(r.Context(), wsID, rg.from, rg.to)
-	return days, rg, err
-}
-
+// writeWorkspaceDaily answers the daily records of a workspace ("" for the
+// caller's default workspace).
 func (s *Server) writeWorkspaceDaily(w http.ResponseWriter, r *http.Request, p principal, wsID string) error {
-	days, _, err := s.workspaceStats(r, p, wsID, true)
+	rg, err := dateRange(r, true)
 	if err != nil {
 		return err
 	}
-	out := make([]any, 0, len(days))
-	for _, d := range days {
-		out = append(out, renderDaily(d))
+	s.statsBarrier(r)
+	days, err := s.q.DailyWorkspaceStats.Handle(r.Context(), queries.DailyWorkspaceStats{WorkspaceID: wsID, UserID: p.key.UserID, Range: rg})
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, renderDailies(days))
 	return nil
 }
 
 func (s *Server) writeWorkspaceSummary(w http.ResponseWriter, r *http.Request, p principal, wsID string) error {
-	days, rg, err := s.workspaceStats(r, p, wsID, false)
+	rg, err := dateRange(r, false)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, summary(days, rg))
+	s.statsBarrier(r)
+	sum, err := s.q.WorkspaceSummary.Handle(r.Context(), queries.WorkspaceSummary{WorkspaceID: wsID, UserID: p.key.UserID, Range: rg})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderSummary(sum))
 	return nil
 }
 

@@ -26,15 +26,12 @@ type workspaceBody struct {
 	Description domain.Opt[string] `json:"description"`
 }
 
-func (s *Server) respondWorkspace(w http.ResponseWriter, r *http.Request, status int, id string) error {
-	ws, ok, err := s.rm.Workspace(r.Context(), id)
+func (s *Server) respondWorkspace(w http.ResponseWriter, r *http.Request, p principal, status int, id string) error {
+	ws, err := s.q.WorkspaceByID.Handle(r.Context(), queries.WorkspaceByID{ID: id, UserID: p.key.UserID})
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return domain.NotFound("Workspace not found")
-	}
-	writeJSON(w, status, renderWorkspace(ws))
+	writeJSON(w, status, renderWorkspace(ws.Workspace))
 	return nil
 }
 
@@ -51,12 +48,12 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, p princ
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	return s.respondWorkspace(w, r, http.StatusCreated, ws.ID)
+	return s.respondWorkspace(w, r, p, http.StatusCreated, ws.ID)
 }
 
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, p principal) error {
 	s.barrier(r.Context(), s.core)
-	list, err := s.rm.WorkspacesOf(r.Context(), p.key.UserID)
+	list, err := s.q.UserWorkspaces.Handle(r.Context(), queries.UserWorkspaces{UserID: p.key.UserID})
 	if err != nil {
 		return err
 	}
@@ -68,33 +65,13 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, p princi
 	return nil
 }
 
-// memberOf checks that the caller belongs to a workspace: 404 when it does
-// not exist, 403 when they are not a member.
-func (s *Server) memberOf(r *http.Request, p principal, id string) (queries.Workspace, string, error) {
-	ws, ok, err := s.rm.Workspace(r.Context(), id)
-	if err != nil {
-		return ws, "", err
-	}
-	if !ok {
-		return ws, "", domain.NotFound("Workspace not found")
-	}
-	role, err := s.rm.Role(r.Context(), id, p.key.UserID)
-	if err != nil {
-		return ws, "", err
-	}
-	if role == "" {
-		return ws, "", domain.Forbidden(domain.MsgAccessDeniedWorkspace)
-	}
-	return ws, role, nil
-}
-
 func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
 	s.barrier(r.Context(), s.core)
-	ws, _, err := s.memberOf(r, p, mux.Vars(r)["workspace_id"])
+	ws, err := s.q.WorkspaceByID.Handle(r.Context(), queries.WorkspaceByID{ID: mux.Vars(r)["workspace_id"], UserID: p.key.UserID})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, renderWorkspace(ws))
+	writeJSON(w, http.StatusOK, renderWorkspace(ws.Workspace))
 	return nil
 }
 
@@ -110,11 +87,11 @@ func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request, p princ
 		return err
 	}
 	s.waitCore(r.Context(), res)
-	return s.respondWorkspace(w, r, http.StatusOK, ws.ID)
+	return s.respondWorkspace(w, r, p, http.StatusOK, ws.ID)
 }
 
 func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
-	res, err := commands.DeleteWorkspaceHandler{Deps: s.cmd, Contents: s.rm}.Handle(r.Context(), commands.DeleteWorkspace{
+	res, err := commands.DeleteWorkspaceHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteWorkspace{
 		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"],
 	})
 	if err != nil {
@@ -128,10 +105,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, p princ
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, p principal) error {
 	s.barrier(r.Context(), s.core)
 	id := mux.Vars(r)["workspace_id"]
-	if _, _, err := s.memberOf(r, p, id); err != nil {
-		return err
-	}
-	members, err := s.rm.Members(r.Context(), id)
+	members, err := s.q.WorkspaceMembers.Handle(r.Context(), queries.WorkspaceMembers{WorkspaceID: id, UserID: p.key.UserID})
 	if err != nil {
 		return err
 	}

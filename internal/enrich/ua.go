@@ -6,15 +6,17 @@ import (
 
 	"github.com/mileusna/useragent"
 	"github.com/x-way/crawlerdetect"
+
+	"github.com/linkd/linkd/domain/link"
 )
 
-// Platforms, used to choose a per-platform deep link (see ChooseTarget).
+// Platforms, used to choose a per-platform deep link (link.Attributes.Target).
 const (
-	PlatformIOS     = "ios"
-	PlatformAndroid = "android"
-	PlatformWindows = "windows"
-	PlatformMacOS   = "macos"
-	PlatformOther   = "other"
+	PlatformIOS     = link.PlatformIOS
+	PlatformAndroid = link.PlatformAndroid
+	PlatformWindows = link.PlatformWindows
+	PlatformMacOS   = link.PlatformMacOS
+	PlatformOther   = link.PlatformOther
 )
 
 // Device types.

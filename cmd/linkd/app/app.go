@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/eventstore/esdb"
+	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
@@ -132,17 +133,23 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	a.closers = append(a.closers, en.Close)
 
-	deps := &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: cfg.DefaultPlan}
+	clk := a.clock()
+	deps := a.commandDeps()
 	cipher := a.secret.Cipher()
-	rd := api.NewRedirector(api.RedirectConfig{DefaultHost: cfg.ShortDomain(), SecureCookies: cfg.PublicScheme == "https"},
-		a.core, commands.RecordClickHandler{Deps: deps}, en, cipher, log)
+	recorder := commands.RecordClickHandler{Deps: deps}
+	links := api.NewLinkCache(a.core, 0)
+	q := queries.New(queries.Sources{
+		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder,
+		Throttle: api.NewPasswordThrottle(0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+	})
+	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https"}, q.LinkAccess, recorder, en, clk, log)
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
 	}, api.Deps{
-		Commands: deps, ReadModel: a.core, Stats: a.stats, Head: a.store,
+		Commands: deps, Queries: q, Contents: a.core, LinkCache: links, Head: a.store,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		Hasher: a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
-		Redirector: rd, Logger: log,
+		Redirector: rd, Logger: log, Clock: clk,
 	})
 	a.core.OnChange(func(changes []core.Change) {
 		keys := false
@@ -151,7 +158,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 			case "apikey", "reset":
 				keys = true
 			}
-			rd.Invalidate(c.Kind, c.ID)
+			links.Invalidate(c.Kind, c.ID)
 		}
 		if keys {
 			a.server.InvalidateKeys()
@@ -214,8 +221,21 @@ func (a *App) catchUp(ctx context.Context) error {
 	return nil
 }
 
+// clock is the application's one clock.
+func (a *App) clock() clock.Clock {
+	if a.cfg.Clock != nil {
+		return a.cfg.Clock
+	}
+	return clock.System{}
+}
+
+// commandDeps are what every command handler is given.
+func (a *App) commandDeps() *commands.Deps {
+	return &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now}
+}
+
 func (a *App) ensureOperatorKey(ctx context.Context) error {
-	deps := &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan}
+	deps := a.commandDeps()
 	key, res, err := commands.EnsureOperatorKeyHandler{Deps: deps, Hasher: a.secret.Hasher(), ServicePrefix: a.cfg.KeyPrefix}.Handle(ctx, commands.EnsureOperatorKey{
 		Key: a.cfg.InitialAPIKey,
 		Exists: func(ctx context.Context, hash string) (bool, error) {

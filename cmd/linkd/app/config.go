@@ -4,6 +4,8 @@
 package app
 
 import (
+	"github.com/linkd/linkd/internal/clock"
+
 	"errors"
 	"fmt"
 	"net"
@@ -39,6 +41,12 @@ type Config struct {
 	LogFormat       string        // LINKD_LOG_FORMAT: json (default) or text
 	KafkaPartitions int           // LINKD_KAFKA_PARTITIONS (default 12)
 	DebugAddr       string        // LINKD_DEBUG_ADDR: serves /debug/pprof when set (keep it private)
+
+	// Clock is the application's one clock: commands, queries and the API
+	// read the time from it. Nil is the system clock; tests set a
+	// clock.Manual and move it instead of sleeping. Not configurable from
+	// the environment.
+	Clock clock.Clock
 }
 
 // Defaults returns the configuration before flags and environment.

@@ -1,0 +1,101 @@
+package link
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Platforms a visitor can be on, for choosing a per-platform deep link.
+// The enrichment of a request names one of them (internal/enrich).
+const (
+	PlatformIOS     = "ios"
+	PlatformAndroid = "android"
+	PlatformWindows = "windows"
+	PlatformMacOS   = "macos"
+	PlatformOther   = "other"
+)
+
+// Target is where the link sends a visitor on platform: the deep link for
+// that platform when one is set (blank counts as unset), else the original
+// URL; with the link's UTM values added to an http(s) target.
+func (a *Attributes) Target(platform string) string {
+	var t string
+	switch platform {
+	case PlatformIOS:
+		t = a.IOSLink
+	case PlatformAndroid:
+		t = a.AndroidLink
+	case PlatformWindows:
+		t = a.WindowsLink
+	case PlatformMacOS:
+		t = a.MacOSLink
+	}
+	if strings.TrimSpace(t) == "" {
+		t = a.OriginalURL
+	}
+	var utm [][2]string
+	for _, kv := range [...][2]string{
+		{"utm_source", a.UTMSource}, {"utm_medium", a.UTMMedium}, {"utm_campaign", a.UTMCampaign},
+		{"utm_term", a.UTMTerm}, {"utm_content", a.UTMContent}, {"utm_name", a.UTMName},
+	} {
+		if kv[1] != "" {
+			utm = append(utm, kv)
+		}
+	}
+	if len(utm) == 0 {
+		return t
+	}
+	return AddParams(t, utm)
+}
+
+// ExcludesCountry reports whether visitors from country (ISO 3166-1
+// alpha-2, any case) are refused. An unknown country ("") never is.
+func (a *Attributes) ExcludesCountry(country string) bool {
+	if country == "" {
+		return false
+	}
+	for _, c := range a.ExcludedCountries {
+		if strings.EqualFold(c.Code, country) {
+			return true
+		}
+	}
+	return false
+}
+
+// AddParams appends query parameters to an http(s) URL, replacing any of
+// the same names and leaving the rest of its query as it was. Other
+// schemes (mailto:, tel:, app deep links) come back exactly as given.
+func AddParams(target string, params [][2]string) string {
+	lower := strings.ToLower(target)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return target
+	}
+	frag := ""
+	if i := strings.IndexByte(target, '#'); i >= 0 {
+		target, frag = target[:i], target[i:]
+	}
+	base, query, _ := strings.Cut(target, "?")
+	var kept []string
+	if query != "" {
+		for _, pair := range strings.Split(query, "&") {
+			name, _, _ := strings.Cut(pair, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			drop := false
+			for _, p := range params {
+				if name == p[0] {
+					drop = true
+					break
+				}
+			}
+			if !drop && pair != "" {
+				kept = append(kept, pair)
+			}
+		}
+	}
+	for _, p := range params {
+		kept = append(kept, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
+	}
+	return base + "?" + strings.Join(kept, "&") + frag
+}

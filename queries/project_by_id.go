@@ -1,0 +1,39 @@
+package queries
+
+import (
+	"context"
+
+	"github.com/linkd/linkd/domain"
+)
+
+// ProjectByID asks for a project of a workspace the user is in.
+type ProjectByID struct {
+	ID     string
+	UserID string
+}
+
+// ProjectByIDReadModel is what ProjectByID reads.
+type ProjectByIDReadModel interface {
+	Project(ctx context.Context, id string) (Project, bool, error)
+	Roles
+}
+
+// ProjectByIDHandler answers ProjectByID: 404 when the project does not
+// exist, 403 (insufficient permissions) when the user is not in its
+// workspace.
+type ProjectByIDHandler struct {
+	ReadModel ProjectByIDReadModel
+}
+
+// Handle answers the query.
+func (h ProjectByIDHandler) Handle(ctx context.Context, q ProjectByID) (Project, error) {
+	p, ok, err := h.ReadModel.Project(ctx, q.ID)
+	if err != nil {
+		return p, err
+	}
+	if !ok {
+		return p, domain.NotFound(msgProjectNotFound)
+	}
+	_, err = requireMember(ctx, h.ReadModel, p.WorkspaceID, q.UserID, domain.ErrInsufficientPermissions())
+	return p, err
+}

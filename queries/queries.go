@@ -1,0 +1,89 @@
+package queries
+
+import (
+	"context"
+	"time"
+)
+
+// Queries are every query handler, built once from the read models by
+// New. The API calls them; nothing else reads the read models.
+type Queries struct {
+	LinkByID      LinkByIDHandler
+	LinksPage     LinksPageHandler
+	LinkAccess    LinkAccessHandler
+	ShortLinkHost ShortLinkHostHandler
+
+	WorkspaceByID    WorkspaceByIDHandler
+	UserWorkspaces   UserWorkspacesHandler
+	WorkspaceMembers WorkspaceMembersHandler
+	ProjectByID      ProjectByIDHandler
+	ProjectsPage     ProjectsPageHandler
+	DomainByID       DomainByIDHandler
+	DomainsPage      DomainsPageHandler
+	APIKeyByHash     APIKeyByHashHandler
+	UserAPIKeys      UserAPIKeysHandler
+
+	DailyLinkStats      DailyLinkStatsHandler
+	LinkSummary         LinkSummaryHandler
+	DailyWorkspaceStats DailyWorkspaceStatsHandler
+	WorkspaceSummary    WorkspaceSummaryHandler
+}
+
+// CoreReadModel is what the core projection (projections/core) serves:
+// links, workspaces, projects, domains and keys.
+type CoreReadModel interface {
+	LinkByIDReadModel
+	LinksPageReadModel
+	UserWorkspacesReadModel
+	WorkspaceMembersReadModel
+	ProjectByIDReadModel
+	ProjectsPageReadModel
+	DomainByIDReadModel
+	DomainsPageReadModel
+	APIKeyByHashReadModel
+	UserAPIKeysReadModel
+	DefaultWorkspace(ctx context.Context, userID string) (Workspace, bool, error)
+}
+
+// Sources are what the queries read, and the clock they read it at.
+type Sources struct {
+	Core  CoreReadModel
+	Stats StatsReadModel
+	// Links serves LinkAccess: a cache over Core in the API.
+	Links    LinkAccessReadModel
+	Clicks   ClickCounter
+	Throttle PasswordThrottle
+	Cipher   Decrypter
+	Clock    interface{ Now() time.Time }
+	// DefaultHost is the host (and port) of the default short domain.
+	DefaultHost string
+}
+
+// New builds every query over its sources.
+func New(s Sources) Queries {
+	stats := struct {
+		CoreReadModel
+		StatsReadModel
+	}{s.Core, s.Stats}
+	return Queries{
+		LinkByID:      LinkByIDHandler{ReadModel: s.Core},
+		LinksPage:     LinksPageHandler{ReadModel: s.Core},
+		LinkAccess:    LinkAccessHandler{ReadModel: s.Links, Clicks: s.Clicks, Throttle: s.Throttle, Cipher: s.Cipher, Clock: s.Clock, DefaultHost: HostOnly(s.DefaultHost)},
+		ShortLinkHost: ShortLinkHostHandler{ReadModel: s.Core, DefaultHost: s.DefaultHost},
+
+		WorkspaceByID:    WorkspaceByIDHandler{ReadModel: s.Core},
+		UserWorkspaces:   UserWorkspacesHandler{ReadModel: s.Core},
+		WorkspaceMembers: WorkspaceMembersHandler{ReadModel: s.Core},
+		ProjectByID:      ProjectByIDHandler{ReadModel: s.Core},
+		ProjectsPage:     ProjectsPageHandler{ReadModel: s.Core},
+		DomainByID:       DomainByIDHandler{ReadModel: s.Core},
+		DomainsPage:      DomainsPageHandler{ReadModel: s.Core},
+		APIKeyByHash:     APIKeyByHashHandler{ReadModel: s.Core},
+		UserAPIKeys:      UserAPIKeysHandler{ReadModel: s.Core},
+
+		DailyLinkStats:      DailyLinkStatsHandler{ReadModel: stats, Clock: s.Clock},
+		LinkSummary:         LinkSummaryHandler{ReadModel: stats, Clock: s.Clock},
+		DailyWorkspaceStats: DailyWorkspaceStatsHandler{ReadModel: stats, Clock: s.Clock},
+		WorkspaceSummary:    WorkspaceSummaryHandler{ReadModel: stats, Clock: s.Clock},
+	}
+}
