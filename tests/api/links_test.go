@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -280,7 +281,8 @@ var updateCases = []struct {
 
 func TestLinkPartialUpdate(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	alice := s.NewKey("alice", "full", nil)
 	proj := str(s.MustCreate("/v1/projects", alice, map[string]any{"name": "P"}), "id")
 	proj2 := str(s.MustCreate("/v1/projects", alice, map[string]any{"name": "P2"}), "id")
@@ -294,7 +296,7 @@ func TestLinkPartialUpdate(t *testing.T) {
 		body["custom_code"] = q("upd-%d", i)
 		before := createLink(s, alice, body)
 		id := str(before, "id")
-		time.Sleep(2 * time.Millisecond)
+		clk.Advance(time.Second)
 		after := obj(t, s.Do("PUT", "/v1/links/"+id, alice, map[string]any{c.field: c.value}), http.StatusOK)
 		got := obj(t, s.Do("GET", "/v1/links/"+id, alice, nil), http.StatusOK)
 		if !sameJSON(after, got) {
@@ -387,12 +389,13 @@ func TestLinkUpdateClearsAndRefuses(t *testing.T) {
 
 func TestLinkArchive(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	alice := s.NewKey("alice", "full", nil)
 	l := newLink(s, alice, "https://arch.example")
 	keep := newLink(s, alice, "https://keep.example")
 	id := str(l, "id")
-	time.Sleep(2 * time.Millisecond)
+	clk.Advance(time.Second)
 	a := obj(t, s.Do("PUT", "/v1/links/"+id, alice, map[string]any{"is_archived": true}), http.StatusOK)
 	if a["is_archived"] != true || !timestamp(t, "updated_at", a["updated_at"]).After(timestamp(t, "updated_at", l["updated_at"])) {
 		t.Errorf("archive: %v %v", a["is_archived"], a["updated_at"])
@@ -412,7 +415,7 @@ func TestLinkArchive(t *testing.T) {
 	// An archived link is still readable by id; archiving twice is harmless.
 	obj(t, s.Do("GET", "/v1/links/"+id, alice, nil), http.StatusOK)
 	obj(t, s.Do("PUT", "/v1/links/"+id, alice, map[string]any{"is_archived": true}), http.StatusOK)
-	time.Sleep(2 * time.Millisecond)
+	clk.Advance(time.Second)
 	u := obj(t, s.Do("PUT", "/v1/links/"+id, alice, map[string]any{"is_archived": false, "name": "back"}), http.StatusOK)
 	if u["is_archived"] != false || str(u, "name") != "back" || !timestamp(t, "updated_at", u["updated_at"]).After(timestamp(t, "updated_at", a["updated_at"])) {
 		t.Errorf("unarchive: %v", u)
@@ -424,7 +427,8 @@ func TestLinkArchive(t *testing.T) {
 
 func TestLinkListFilters(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	alice, bob := s.NewKey("alice", "full", nil), s.NewKey("bob", "full", nil)
 	ws1, ws2 := workspace(s, alice, "One"), workspace(s, alice, "Two")
 	bobWS := workspace(s, bob, "Bob")
@@ -446,7 +450,7 @@ func TestLinkListFilters(t *testing.T) {
 		if i == 2 || i == 4 {
 			inP1 = append(inP1, id)
 		}
-		time.Sleep(time.Millisecond)
+		clk.Advance(time.Second)
 	}
 	newLink(s, bob, "https://bob.example")
 	rev := func(in []string) []string {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 
 func TestProjectCRUDAndFieldSets(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	alice := s.NewKey("alice", "full", nil)
 	ws := workspace(s, alice, "W")
 
@@ -35,7 +37,7 @@ func TestProjectCRUDAndFieldSets(t *testing.T) {
 	}
 	wantKeys(t, "listed project", p.Items[0].(map[string]any), "id", "name", "description", "created_at", "updated_at")
 
-	time.Sleep(2 * time.Millisecond)
+	clk.Advance(time.Second)
 	up := obj(t, s.Do("PUT", "/v1/projects/"+id, alice, map[string]any{"description": "Q4"}), http.StatusOK)
 	wantKeys(t, "updated project", up, "id", "name", "description", "updated_at")
 	if str(up, "name") != "Launch" || str(up, "description") != "Q4" {

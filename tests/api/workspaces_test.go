@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 
 func TestWorkspaceCRUD(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	alice := s.NewKey("alice", "full", nil)
 
 	ws := obj(t, s.Do("POST", "/v1/workspaces", alice, map[string]any{"name": "Marketing", "description": "campaigns"}), http.StatusCreated)
@@ -35,7 +37,7 @@ func TestWorkspaceCRUD(t *testing.T) {
 		t.Fatalf("list: %v", all)
 	}
 
-	time.Sleep(2 * time.Millisecond)
+	clk.Advance(time.Second)
 	// Partial update: only the given field changes.
 	up := obj(t, s.Do("PUT", "/v1/workspaces/"+id, alice, map[string]any{"description": "all campaigns"}), http.StatusOK)
 	if str(up, "name") != "Marketing" || str(up, "description") != "all campaigns" {

@@ -3,8 +3,11 @@ package redirect_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
 
 // Past its expiration_date a short link answers 410 with an HTML page, to
@@ -160,9 +163,10 @@ func TestExpiryByClickCountMixedAccess(t *testing.T) {
 // answered before the date.
 func TestExpiryByDateUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	clk := apptest.NewClock()
+	s := start(t, apptest.WithClock(clk))
 	past := s.newLink(t, map[string]any{"original_url": "https://past.example", "custom_code": "past",
-		"expiration_date": time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)})
+		"expiration_date": clk.Now().Add(-time.Second).Format(time.RFC3339Nano)})
 	st := statuses(t, race(50, func(i int) rawResult {
 		if i%2 == 0 {
 			return raw(s, "GET", "/past", "User-Agent", browserUA)
@@ -174,14 +178,21 @@ func TestExpiryByDateUnderConcurrency(t *testing.T) {
 	}
 	s.wantClicks(t, str(past, "id"), 0)
 
-	deadline := time.Now().Add(time.Second)
+	// The clock reaches the date once every client has been answered three
+	// times; the clients go on until they see 410.
+	deadline := clk.Now().Add(time.Hour)
 	soon := s.newLink(t, map[string]any{"original_url": "https://soon.example", "custom_code": "soon",
-		"expiration_date": deadline.UTC().Format(time.RFC3339Nano)})
+		"expiration_date": deadline.Format(time.RFC3339Nano)})
 	const clients = 16
+	var warmed sync.WaitGroup
+	warmed.Add(clients)
+	go func() {
+		warmed.Wait()
+		clk.Set(deadline)
+	}()
 	seqs := make([][]int, clients)
 	race(clients, func(i int) rawResult {
-		stop := time.Now().Add(4 * time.Second)
-		for time.Now().Before(stop) {
+		for n := 0; n < 5000; n++ {
 			var r rawResult
 			if i%2 == 0 {
 				r = raw(s, "GET", "/soon", "User-Agent", browserUA)
@@ -189,13 +200,21 @@ func TestExpiryByDateUnderConcurrency(t *testing.T) {
 				r = raw(s, "GET", "/v1/links/code/soon", "User-Agent", browserUA)
 			}
 			if r.Err != nil {
+				if len(seqs[i]) < 3 {
+					warmed.Done()
+				}
 				return r
 			}
 			seqs[i] = append(seqs[i], r.Status)
+			if len(seqs[i]) == 3 {
+				warmed.Done()
+			}
 			if r.Status == http.StatusGone {
+				if len(seqs[i]) < 3 {
+					warmed.Done()
+				}
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
 		return rawResult{}
 	})
@@ -213,7 +232,7 @@ func TestExpiryByDateUnderConcurrency(t *testing.T) {
 		}
 	}
 	if answered == 0 {
-		t.Errorf("no access answered in the second before the date")
+		t.Errorf("no access answered before the date")
 	}
 	s.wantClicks(t, str(soon, "id"), answered)
 	for _, e := range s.events(t, str(soon, "id")) {

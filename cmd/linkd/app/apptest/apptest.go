@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
+	"github.com/linkd/linkd/internal/clock"
 )
 
 // OperatorKey is the operator key of every test server.
@@ -34,6 +35,15 @@ type Server struct {
 
 // Option changes the configuration before start.
 type Option func(*app.Config)
+
+// WithClock runs linkd on a clock the test moves (Advance) instead of
+// sleeping for time to pass.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *app.Config) { cfg.Clock = c }
+}
+
+// NewClock is a manual clock at the current time, for WithClock.
+func NewClock() *clock.Manual { return clock.NewManual(time.Now()) }
 
 // Start runs linkd until the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
