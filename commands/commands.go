@@ -1,8 +1,12 @@
-// Package commands holds the write side: one file per command, each with
-// its handler. A handler loads the aggregates it needs from their streams,
+// Package commands holds the write side: one file per command, named after
+// it (create_link.go holds CreateLink and CreateLinkHandler), each with its
+// handler. A handler loads the aggregates it needs from their streams,
 // calls their behaviour, and appends the new events with the version it
-// loaded (optimistic concurrency). The interfaces handlers need are declared
-// here, small.
+// loaded (optimistic concurrency). The three member commands of a
+// workspace share one handler (workspace_members.go); deleting with
+// contents shares cascade.go; loading aggregates and reservations is in
+// repo.go. The interfaces handlers need are declared here, small: the event
+// store, the cipher, and the clock and id source in Deps.
 package commands
 
 import (

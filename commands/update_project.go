@@ -8,59 +8,6 @@ import (
 	"github.com/linkd/linkd/domain/reservation"
 )
 
-func projectNameKey(workspaceID, name string) string {
-	return workspaceID + "/" + reservation.FoldName(name)
-}
-
-// CreateProject makes a project in a workspace (the caller's default one
-// when none is given). Names are unique per workspace.
-type CreateProject struct {
-	Actor       Actor
-	WorkspaceID string
-	Name        string
-	Description string
-	Color       string
-}
-
-type CreateProjectHandler struct{ *Deps }
-
-func (h CreateProjectHandler) Handle(ctx context.Context, c CreateProject) (*project.Project, Result, error) {
-	var res Result
-	if err := project.ValidateName(c.Name); err != nil {
-		return nil, res, err
-	}
-	wsID := c.WorkspaceID
-	if wsID == "" {
-		w, r, err := EnsureDefaultWorkspaceHandler(h).Handle(ctx, EnsureDefaultWorkspace{Actor: c.Actor})
-		if err != nil {
-			return nil, res, err
-		}
-		res.merge(r)
-		wsID = w.ID
-	} else if err := adminOf(ctx, h.Deps, c.Actor, wsID); err != nil {
-		return nil, res, err
-	}
-	id := h.newID()
-	p, err := project.Create(id, wsID, c.Name, c.Description, c.Color, c.Actor.UserID, h.now())
-	if err != nil {
-		return nil, res, err
-	}
-	r, held, err := reserve(ctx, h.Deps, c.Actor, reservation.KindProjectName, projectNameKey(wsID, p.Name), p.Name, id, wsID, projectAlive(h.Deps))
-	if err != nil {
-		return nil, res, err
-	}
-	if held != nil {
-		return nil, res, domain.Conflict("Project name already exists in this workspace")
-	}
-	res.merge(r)
-	r, err = save(ctx, h.Store, project.Stream(id), p, metaOf(c.Actor))
-	if err != nil {
-		return nil, res, err
-	}
-	res.merge(r)
-	return p, res, nil
-}
-
 // projectForAdmin loads a project of a workspace the actor administers.
 func projectForAdmin(ctx context.Context, d *Deps, a Actor, id string) (*project.Project, error) {
 	p, err := loadProject(ctx, d.Store, id)
@@ -128,33 +75,4 @@ func (h UpdateProjectHandler) Handle(ctx context.Context, c UpdateProject) (*pro
 		res.merge(r)
 	}
 	return p, res, nil
-}
-
-// DeleteProject removes a project; its links stay, without project.
-type DeleteProject struct {
-	Actor     Actor
-	ProjectID string
-}
-
-type DeleteProjectHandler struct {
-	*Deps
-	Contents Contents
-}
-
-func (h DeleteProjectHandler) Handle(ctx context.Context, c DeleteProject) (Result, error) {
-	p, err := projectForAdmin(ctx, h.Deps, c.Actor, c.ProjectID)
-	if err != nil {
-		return Result{}, err
-	}
-	res, err := deleteProject(ctx, h.Deps, c.Actor, p.ID)
-	if err != nil {
-		return res, err
-	}
-	ids, err := h.Contents.ProjectLinkIDs(ctx, p.ID)
-	if err != nil {
-		return res, err
-	}
-	r, err := detachLinks(ctx, h.Deps, c.Actor, p.ID, ids)
-	res.merge(r)
-	return res, err
 }
