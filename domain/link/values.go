@@ -37,7 +37,8 @@ func (p *Preview) IsEmpty() bool {
 	return true
 }
 
-// Validate bounds the preview's texts.
+// Validate bounds the preview's texts; its image and favicon must be
+// http(s) URLs.
 func (p *Preview) Validate() error {
 	if p == nil {
 		return nil
@@ -45,6 +46,16 @@ func (p *Preview) Validate() error {
 	for _, v := range []*string{p.Title, p.Description, p.Favicon, p.SocialImage, p.Image} {
 		if v != nil {
 			if err := ValidateText("metadata", *v, MaxTextLength); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"metadata.favicon", p.Favicon}, {"metadata.social_image", p.SocialImage}, {"metadata.image", p.Image}} {
+		if f.v != nil {
+			if err := ValidatePreviewURL(f.name, *f.v); err != nil {
 				return err
 			}
 		}
@@ -177,14 +188,48 @@ func ValidateOptionalURL(field, raw string) error {
 	return nil
 }
 
-// blockedDeepLinkSchemes run code or read local files in the visitor's
-// browser: never a link target.
-var blockedDeepLinkSchemes = map[string]bool{"javascript": true, "data": true, "vbscript": true, "file": true, "blob": true, "about": true}
+// browserSchemes run code, read local files or reach browser internals
+// when a browser follows them: never a link target, whatever their case.
+var browserSchemes = map[string]bool{
+	"javascript": true, "vbscript": true, "livescript": true, "jscript": true, "ecmascript": true,
+	"data": true, "file": true, "blob": true, "about": true, "filesystem": true,
+	"view-source": true, "jar": true, "mhtml": true, "mk": true, "ms-its": true, "its": true,
+	"res": true, "resource": true, "wyciwyg": true, "chrome": true, "chrome-extension": true,
+	"chrome-untrusted": true, "moz-extension": true, "ms-browser-extension": true,
+	"safari-extension": true, "edge": true, "opera": true, "brave": true, "vivaldi": true,
+	"devtools": true, "chrome-devtools": true, "content": true, "cid": true, "mid": true,
+}
+
+// IsBrowserScheme reports whether a URL scheme is one a browser runs as
+// code or resolves inside itself (browserSchemes, or any scheme naming a
+// script or an extension: "x-javascript", "x-vbscript").
+func IsBrowserScheme(scheme string) bool {
+	s := strings.ToLower(scheme)
+	return browserSchemes[s] || strings.Contains(s, "script") || strings.HasSuffix(s, "-extension")
+}
+
+// validAppScheme is an allowlist: a scheme an app may register is ASCII
+// letters, digits, '+', '-' and '.', starting with a letter (RFC 3986),
+// and not a browser scheme.
+func validAppScheme(scheme string) bool {
+	if scheme == "" || IsBrowserScheme(scheme) {
+		return false
+	}
+	for i := 0; i < len(scheme); i++ {
+		c := scheme[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !(letter || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateDeepLink validates a per-platform link (ios_link, android_link,
-// windows_link, macos_link): empty, or an absolute URL of any scheme an app
-// may register ("fb://profile", "intent://..."), except schemes that run
-// code in a browser. http and https need a host.
+// windows_link, macos_link): empty, an http(s) URL with a host, or a URL of
+// an app scheme ("fb://profile", "myapp:open", "intent://..."). Browser
+// schemes are refused (IsBrowserScheme), and so is an Android intent: URL
+// whose inner scheme is one, or whose fallback URL is not http(s).
 func ValidateDeepLink(field, raw string) error {
 	if raw == "" {
 		return nil
@@ -194,10 +239,11 @@ func ValidateDeepLink(field, raw string) error {
 		return bad
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || blockedDeepLinkSchemes[strings.ToLower(u.Scheme)] {
+	if err != nil || !validAppScheme(u.Scheme) {
 		return bad
 	}
-	if s := strings.ToLower(u.Scheme); s == "http" || s == "https" || allowedSchemes[s] {
+	s := strings.ToLower(u.Scheme)
+	if s == "http" || s == "https" || allowedSchemes[s] {
 		if ValidateURL(raw) != nil {
 			return bad
 		}
@@ -205,6 +251,51 @@ func ValidateDeepLink(field, raw string) error {
 	}
 	if u.Opaque == "" && u.Host == "" && u.Path == "" && u.RawQuery == "" {
 		return bad
+	}
+	if s == "intent" && !safeIntent(raw) {
+		return bad
+	}
+	return nil
+}
+
+// safeIntent checks the parameters of an Android intent: URL
+// ("intent://host/path#Intent;scheme=app;package=...;S.browser_fallback_url=...;end"):
+// its scheme must be an app scheme, and its fallback an http(s) URL.
+func safeIntent(raw string) bool {
+	i := strings.Index(strings.ToLower(raw), "#intent;")
+	if i < 0 {
+		return true // no parameters: Android opens it as is
+	}
+	for _, param := range strings.Split(raw[i+len("#intent;"):], ";") {
+		name, value, _ := strings.Cut(param, "=")
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
+		}
+		switch strings.ToLower(name) {
+		case "scheme":
+			if !validAppScheme(value) {
+				return false
+			}
+		case "s.browser_fallback_url":
+			fu, err := url.Parse(value)
+			if err != nil || (!strings.EqualFold(fu.Scheme, "http") && !strings.EqualFold(fu.Scheme, "https")) || ValidateURL(value) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ValidatePreviewURL validates a URL of a link's preview (image, favicon,
+// social_image): empty, or http(s) with a host. Chat apps and browsers
+// fetch and show it; nothing else is safe to hand them.
+func ValidatePreviewURL(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || ValidateURL(raw) != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
+		return domain.Invalid("Invalid URL format for %s", field)
 	}
 	return nil
 }

@@ -55,7 +55,18 @@ func TestValidateDeepLink(t *testing.T) {
 			t.Errorf("ValidateDeepLink(%q) = %v", u, err)
 		}
 	}
-	for _, u := range []string{"javascript:alert(1)", "JavaScript:x", "data:x", "vbscript:x", "file:///x", "no scheme", "relative/path", "https://", "fb://", "a b://x"} {
+	for _, u := range []string{"", "fb://profile/1", "intent://scan/#Intent;scheme=zxing;package=com.x;end", "intent://x#Intent;S.browser_fallback_url=https%3A%2F%2Fexample.com%2F;end",
+		"ms-windows-store://pdp/?productid=X", "com.example.app://open", "x-callback+v2://y", "macappstore://apps.apple.com/app/id2"} {
+		if err := link.ValidateDeepLink("android_link", u); err != nil {
+			t.Errorf("ValidateDeepLink(%q) = %v", u, err)
+		}
+	}
+	for _, u := range []string{"javascript:alert(1)", "JavaScript:x", "data:x", "vbscript:x", "file:///x", "no scheme", "relative/path", "https://", "fb://", "a b://x",
+		"blob:https://a.example/x", "about:blank", "view-source:https://a.example", "VIEW-SOURCE:x", "jar:https://a.example/x.jar!/", "filesystem:https://a.example/x",
+		"mhtml:https://a.example/x", "livescript:x", "x-javascript:x", "ecmascript:x", "chrome://settings", "chrome-extension://abc/x", "moz-extension://abc/x",
+		"intent://x#Intent;scheme=javascript;end", "intent://x#Intent;scheme=JavaScript;end", "intent://x#Intent;scheme=data;end",
+		"intent://x#Intent;S.browser_fallback_url=javascript%3Aalert(1);end", "intent://x#Intent;S.browser_fallback_url=data%3Atext%2Fhtml,x;end",
+		"intent://x#Intent;scheme=view-source;end", "1app://x", "-app://x"} {
 		if err := link.ValidateDeepLink("ios_link", u); err == nil {
 			t.Errorf("ValidateDeepLink(%q) accepted", u)
 		} else if err.Error() != "Invalid URL format for ios_link" {
@@ -181,8 +192,31 @@ func FuzzValidateDeepLink(f *testing.F) {
 			t.Fatalf("accepted %q that does not parse", raw)
 		}
 		switch strings.ToLower(u.Scheme) {
-		case "", "javascript", "data", "vbscript", "file", "blob", "about":
+		case "", "javascript", "data", "vbscript", "file", "blob", "about", "view-source", "jar", "filesystem", "mhtml", "livescript":
 			t.Fatalf("accepted %q", raw)
 		}
+		if link.IsBrowserScheme(u.Scheme) {
+			t.Fatalf("accepted %q with a browser scheme", raw)
+		}
 	})
+}
+
+func TestPreviewURLsAreHTTP(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, u := range []string{"", "https://cdn.example/og.png", "http://cdn.example/f.ico"} {
+		p := &link.Preview{Image: str(u), Favicon: str(u), SocialImage: str(u)}
+		if err := p.Validate(); err != nil {
+			t.Errorf("preview %q: %v", u, err)
+		}
+	}
+	for _, u := range []string{"javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "data:image/png;base64,AAAA", "file:///etc/passwd", "ftp://a.example/x", "mailto:a@b.example", "https://", "not a url"} {
+		for name, p := range map[string]*link.Preview{
+			"metadata.image": {Image: str(u)}, "metadata.favicon": {Favicon: str(u)}, "metadata.social_image": {SocialImage: str(u)},
+		} {
+			err := p.Validate()
+			if err == nil || err.Error() != "Invalid URL format for "+name {
+				t.Errorf("%s %q: %v", name, u, err)
+			}
+		}
+	}
 }
