@@ -36,6 +36,9 @@ func decodeBody(r *http.Request, v any) error {
 	if trimmed[0] != '{' {
 		return domain.Invalid("Request body must be a JSON object")
 	}
+	if err := checkText(trimmed); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)

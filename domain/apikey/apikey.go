@@ -151,6 +151,13 @@ func NormalizePermissions(access string, given map[string]string) (Permissions, 
 	return p, nil
 }
 
+// Limits of what a key holds.
+const (
+	MaxUserIDLength     = 255
+	MaxAllowedHostnames = 100
+	MaxHostnameLength   = 253 // DNS: 253 characters in text form
+)
+
 // Create records a new key.
 func Create(c Created) (*Key, error) {
 	if c.Name == "" {
@@ -161,6 +168,17 @@ func Create(c Created) (*Key, error) {
 	}
 	if c.Kind != KindSecret && c.Kind != KindPublishable {
 		return nil, domain.Invalid("kind must be secret or publishable")
+	}
+	if c.UserID == "" || len(c.UserID) > MaxUserIDLength {
+		return nil, domain.Invalid("user_id must be 1 to %d bytes", MaxUserIDLength)
+	}
+	if len(c.AllowedHostnames) > MaxAllowedHostnames {
+		return nil, domain.Invalid("allowed_hostnames holds at most %d host names", MaxAllowedHostnames)
+	}
+	for _, h := range c.AllowedHostnames {
+		if len(h) > MaxHostnameLength {
+			return nil, domain.Invalid("allowed_hostnames: a host name is at most %d bytes", MaxHostnameLength)
+		}
 	}
 	perms, err := NormalizePermissions(c.Access, c.Permissions)
 	if err != nil {

@@ -43,6 +43,8 @@ func ValidPlan(p string) bool { return p == PlanFree || p == PlanPro }
 // Limits of the spec's open points, recorded in docs/decisions.md.
 const (
 	MaxNameLength        = 255
+	MaxUserIDLength      = 255
+	MaxEmailLength       = 255
 	MaxDescriptionLength = 4096
 )
 
@@ -279,6 +281,12 @@ func (w *Workspace) AddMember(by, userID, email, role string, now time.Time) err
 	}
 	if strings.TrimSpace(userID) == "" {
 		return domain.Invalid("user_id is required")
+	}
+	if err := domain.CheckText("user_id", userID, MaxUserIDLength, false); err != nil {
+		return err
+	}
+	if err := domain.CheckText("email", email, MaxEmailLength, false); err != nil {
+		return err
 	}
 	if role != "" && !ValidRole(role) {
 		return domain.Invalid("role must be admin or member")

@@ -1,0 +1,139 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/linkd/linkd/domain"
+)
+
+// checkText refuses what a JSON decoder would quietly change or what no
+// field should hold: bytes that are not UTF-8 and lone UTF-16 surrogate
+// escapes (both become U+FFFD), and control characters in any string
+// (keys included), except tab, line feed and carriage return. Every field
+// of every request body is held to it, so nothing stored can carry a NUL
+// or an escape sequence into a log, a CSV export or an HTML page.
+func checkText(body []byte) error {
+	if !utf8.Valid(body) {
+		return domain.Invalid("Request body is not valid UTF-8")
+	}
+	if hasLoneSurrogate(body) {
+		return domain.Invalid("Request body is not valid UTF-8: a \\u escape is half of a surrogate pair")
+	}
+	if bytes.IndexByte(body, '\\') < 0 && !hasControl(body) {
+		return nil // no escapes and no raw control bytes: nothing to decode
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil // the typed decode reports malformed JSON
+	}
+	if path, ok := findControl(v, ""); ok {
+		if path == "" {
+			return domain.Invalid("Control characters are not allowed")
+		}
+		return domain.Invalid("Control characters are not allowed in '%s'", path)
+	}
+	return nil
+}
+
+// hasControl reports raw control bytes outside JSON whitespace; JSON
+// forbids them inside strings, but the check is cheap.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return true
+		}
+	}
+	return bytes.Contains(b, []byte{0xc2}) // C1 controls are U+0080..U+009F: 0xc2 0x80..0x9f
+}
+
+func controlRune(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
+}
+
+func findControl(v any, path string) (string, bool) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch t := v.(type) {
+	case string:
+		for _, r := range t {
+			if controlRune(r) {
+				return path, true
+			}
+		}
+	case map[string]any:
+		for k, e := range t {
+			if p, ok := findControl(k, join(k)); ok {
+				return p, true
+			}
+			if p, ok := findControl(e, join(k)); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if p, ok := findControl(e, path); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// hasLoneSurrogate finds a \uD800-\uDFFF escape that is not a high
+// surrogate followed by a low one.
+func hasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		c, ok := hex4(b, i+2)
+		if !ok {
+			continue
+		}
+		switch {
+		case c >= 0xd800 && c <= 0xdbff:
+			if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if lo, ok := hex4(b, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					i += 11
+					continue
+				}
+			}
+			return true
+		case c >= 0xdc00 && c <= 0xdfff:
+			return true
+		}
+		i += 5
+	}
+	return false
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

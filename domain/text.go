@@ -1,0 +1,21 @@
+package domain
+
+import "unicode/utf8"
+
+// CheckText refuses text a field must not store: more than max bytes,
+// bytes that are not UTF-8, control characters (tab, line feed and
+// carriage return only when multiline). The refusal names the field.
+func CheckText(field, s string, max int, multiline bool) error {
+	if len(s) > max {
+		return Invalid("%s is too long (at most %d bytes)", field, max)
+	}
+	if !utf8.ValidString(s) {
+		return Invalid("%s is not valid UTF-8", field)
+	}
+	for _, r := range s {
+		if r < 0x20 && !(multiline && (r == '\t' || r == '\n' || r == '\r')) || r >= 0x7f && r <= 0x9f {
+			return Invalid("Control characters are not allowed in '%s'", field)
+		}
+	}
+	return nil
+}

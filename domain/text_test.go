@@ -1,0 +1,36 @@
+package domain
+
+import "testing"
+
+func TestCheckText(t *testing.T) {
+	cases := []struct {
+		s         string
+		max       int
+		multiline bool
+		want      string
+	}{
+		{"plain", 10, false, ""},
+		{"Café ☕", 10, false, ""},
+		{"a\tb\nc\r", 10, true, ""},
+		{"a\nb", 10, false, "Control characters are not allowed in 'f'"},
+		{"a\x00", 10, true, "Control characters are not allowed in 'f'"},
+		{"\x1b[2J", 10, true, "Control characters are not allowed in 'f'"},
+		{"\u0085", 10, true, "Control characters are not allowed in 'f'"},
+		{"\x7f", 10, true, "Control characters are not allowed in 'f'"},
+		{"\xff", 10, false, "f is not valid UTF-8"},
+		{"12345678901", 10, false, "f is too long (at most 10 bytes)"},
+	}
+	for _, c := range cases {
+		err := CheckText("f", c.s, c.max, c.multiline)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if KindOf(err) != KindInvalid {
+				t.Errorf("%q: kind %v", c.s, KindOf(err))
+			}
+		}
+		if got != c.want {
+			t.Errorf("CheckText(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
