@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // What a request can store is bounded and clean: text is UTF-8 without
@@ -58,4 +63,34 @@ func TestStoredTextIsBoundedAndClean(t *testing.T) {
 	// Multi-line text, tabs and any printable Unicode stay welcome.
 	obj(t, s.Do("POST", "/v1/projects", alice, `{"name":"Café ☕","description":"line one\nline\ttwo","workspace_id":"`+ws+`"}`), http.StatusCreated)
 	obj(t, s.Do("POST", "/v1/api-keys", alice, `{"name":"k","kind":"publishable","allowed_hostnames":`+hosts(100, 253)+`}`), http.StatusCreated)
+}
+
+// What Go's server refuses before any handler runs is answered in the
+// spec's error shape too.
+func TestServerLevelErrorsAreJSON(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for name, raw := range map[string]string{
+		"overflowing Content-Length": "POST /v1/links HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n",
+		"two Content-Lengths":        "POST /v1/links HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+		"a 70 KB header":             "GET /v1/links HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 70<<10) + "\r\n\r\n",
+		"negative Content-Length":    "POST /v1/links HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+	} {
+		c, err := net.Dial("tcp", s.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, raw)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var body map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		c.Close()
+		if resp.StatusCode/100 != 4 || err != nil || body["detail"] == nil || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %v %v %v", name, resp.StatusCode, resp.Header, body, err)
+		}
+	}
 }

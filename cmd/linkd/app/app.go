@@ -24,6 +24,7 @@ import (
 	"github.com/linkd/linkd/eventstore/esdb"
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/enrich"
+	"github.com/linkd/linkd/internal/httperr"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/core"
@@ -287,7 +288,7 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(httperr.Listener(ln)) }()
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
