@@ -7,29 +7,46 @@ import (
 	"github.com/linkd/linkd/queries"
 )
 
-// PasswordThrottle counts wrong passwords per client and link in a window:
-// after max of them, the link refuses that client's attempts until the
-// oldest leaves the window. The short URL's form and the public read count
-// together.
+// PasswordThrottle counts wrong passwords in a sliding window, per client
+// and link, and per link across all clients:
+//   - a client (an IPv4 address, an IPv6 /64: enrich.AddressKey) gets
+//     PerClient wrong attempts on a link per window;
+//   - a link takes PerLink wrong attempts per window from everyone
+//     together, so that a guesser spread over many addresses gets no more
+//     than that. Then the link refuses all attempts, its owner's included,
+//     until the oldest leaves the window: a minute at most by default.
+//
+// The short URL's form and the public read count together.
 type PasswordThrottle struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	seen   map[string][]time.Time
+	mu        sync.Mutex
+	perClient int
+	perLink   int
+	window    time.Duration
+	seen      map[string][]time.Time // client|link and "|"+link -> wrong attempts
 }
 
 var _ queries.PasswordThrottle = (*PasswordThrottle)(nil)
 
-// NewPasswordThrottle allows max wrong attempts per window (defaults: 5
-// per minute).
-func NewPasswordThrottle(max int, window time.Duration) *PasswordThrottle {
-	if max <= 0 {
-		max = 5
+// Default limits of the password throttle.
+const (
+	DefaultPasswordPerClient = 5
+	DefaultPasswordPerLink   = 30
+	DefaultPasswordWindow    = time.Minute
+)
+
+// NewPasswordThrottle allows perClient wrong attempts per client and link,
+// and perLink per link, per window (zero values: the defaults).
+func NewPasswordThrottle(perClient, perLink int, window time.Duration) *PasswordThrottle {
+	if perClient <= 0 {
+		perClient = DefaultPasswordPerClient
+	}
+	if perLink <= 0 {
+		perLink = DefaultPasswordPerLink
 	}
 	if window <= 0 {
-		window = time.Minute
+		window = DefaultPasswordWindow
 	}
-	return &PasswordThrottle{max: max, window: window, seen: map[string][]time.Time{}}
+	return &PasswordThrottle{perClient: perClient, perLink: perLink, window: window, seen: map[string][]time.Time{}}
 }
 
 // Window is how long a wrong attempt counts.
@@ -48,16 +65,17 @@ func (a *PasswordThrottle) recent(key string, now time.Time) []time.Time {
 func (a *PasswordThrottle) Allowed(client, linkID string, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.recent(client+"|"+linkID, now)) < a.max
+	return len(a.recent(client+"|"+linkID, now)) < a.perClient && len(a.recent("|"+linkID, now)) < a.perLink
 }
 
 // Failed counts a wrong attempt.
 func (a *PasswordThrottle) Failed(client, linkID string, now time.Time) {
-	key := client + "|" + linkID
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.seen) > 100_000 {
 		a.seen = map[string][]time.Time{}
 	}
-	a.seen[key] = append(a.recent(key, now), now)
+	for _, key := range [2]string{client + "|" + linkID, "|" + linkID} {
+		a.seen[key] = append(a.recent(key, now), now)
+	}
 }

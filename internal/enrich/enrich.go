@@ -47,6 +47,23 @@ type Result struct {
 	Region         string `json:"region"`          // subdivision, only with a city database
 	VisitorHash    string `json:"visitor_hash"`    // daily-rotating keyed hash of IP and user agent, 32 hex digits
 	Platform       string `json:"platform"`        // "ios", "android", "windows", "macos" or "other"
+	// Network is the client's network for limits kept in memory: its IPv4
+	// address, or the /64 of its IPv6 address (one subscriber's block).
+	// Never stored nor encoded.
+	Network netip.Addr `json:"-"`
+}
+
+// ClientNetwork is the part of a client address that identifies a client
+// for limits: an IPv4 address whole (/32), an IPv6 address's /64, which
+// one subscriber usually holds entirely.
+func ClientNetwork(ip netip.Addr) netip.Addr {
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return ip
 }
 
 // Config configures an Enricher.
@@ -167,12 +184,14 @@ func (e *Enricher) EnrichParts(ua, acceptLanguage, referer string, ip netip.Addr
 		City:           ci.City,
 		Region:         ci.Region,
 		VisitorHash:    e.keys.hash(ip, ua, now),
+		Network:        ClientNetwork(ip),
 		Platform:       info.Platform,
 	}
 }
 
-// AddressKey returns a key for the client address of r (ClientIP with the
-// configured trusted proxies) at now, for limits kept in memory per client,
+// AddressKey returns a key for the client network of r (ClientNetwork of
+// ClientIP with the configured trusted proxies: an IPv6 /64 counts as one
+// client) at now, for limits kept in memory per client,
 // such as wrong password attempts: a keyed hash of the address alone with
 // the day's visitor key, so that not even memory holds a raw address, and
 // a client cannot escape the limit by changing its user agent.
@@ -180,7 +199,7 @@ func (e *Enricher) AddressKey(r *http.Request, now time.Time) string {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return e.keys.hash(ClientIP(r, e.trusted), addressKeyMarker, now)
+	return e.keys.hash(ClientNetwork(ClientIP(r, e.trusted)), addressKeyMarker, now)
 }
 
 // addressKeyMarker stands in for the user agent in AddressKey, so that an

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
@@ -188,4 +189,51 @@ func TestPasswordThrottleCoversPublicRead(t *testing.T) {
 		t.Errorf("another client with the right password: %d %s", r.Status, r.Body)
 	}
 	s.wantClicks(t, str(l, "id"), 1)
+}
+
+// A guesser cannot spread over addresses: the 20 addresses of one IPv6 /64
+// are one client (five wrong attempts), and a link takes 30 wrong attempts
+// a minute from all addresses together; after the minute the owner gets in.
+func TestPasswordThrottleAcrossAddresses(t *testing.T) {
+	t.Parallel()
+	clk := apptest.NewClock()
+	s := start(t, trustLocal, apptest.WithClock(clk))
+	s.newLink(t, map[string]any{"original_url": "https://a.example", "custom_code": "pw64", "password": secretPassword})
+	s.newLink(t, map[string]any{"original_url": "https://b.example", "custom_code": "pwmany", "password": secretPassword})
+	post := func(code, password, ip string) apptest.Response {
+		return s.Do("POST", "/"+code, "", form(password), "User-Agent", browserUA, "Content-Type", formContentType, "X-Forwarded-For", ip)
+	}
+	wrong, throttled := 0, 0
+	for i := 0; i < 20; i++ {
+		switch r := post("pw64", "guess", "2001:db8:64:1::"+strconv.FormatInt(int64(i+1), 16)); r.Status {
+		case http.StatusUnauthorized:
+			wrong++
+		case http.StatusTooManyRequests:
+			throttled++
+		default:
+			t.Fatalf("attempt %d: %d", i, r.Status)
+		}
+	}
+	if wrong != 5 || throttled != 15 {
+		t.Errorf("one /64: %d wrong and %d throttled of 20, want 5 and 15", wrong, throttled)
+	}
+	wrong, throttled = 0, 0
+	for i := 0; i < 40; i++ {
+		switch r := post("pwmany", "guess", "198.51.100."+strconv.Itoa(i+1)); r.Status {
+		case http.StatusUnauthorized:
+			wrong++
+		case http.StatusTooManyRequests:
+			throttled++
+		}
+	}
+	if wrong != 30 || throttled != 10 {
+		t.Errorf("40 addresses: %d wrong and %d throttled, want 30 and 10", wrong, throttled)
+	}
+	if r := post("pwmany", secretPassword, ipGB); r.Status != http.StatusTooManyRequests {
+		t.Errorf("the owner within the minute: %d, want 429", r.Status)
+	}
+	clk.Advance(61 * time.Second)
+	if r := post("pwmany", secretPassword, ipGB); r.Status != http.StatusFound {
+		t.Errorf("the owner after the minute: %d, want 302", r.Status)
+	}
 }

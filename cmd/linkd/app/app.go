@@ -141,7 +141,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	links := api.NewLinkCache(a.core, 0)
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder,
-		Throttle: api.NewPasswordThrottle(0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
 	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https"}, q.LinkAccess, recorder, en, clk, log)
 	a.server = api.New(api.Config{
