@@ -257,9 +257,11 @@ func TestTrackErrors(t *testing.T) {
 	checkErr(t, err, domain.KindNotFound, conversion.MsgClickNotFound)
 	_, err = e.trackLead(t, alice, conversion.Click{}, p)
 	checkErr(t, err, domain.KindNotFound, conversion.MsgClickNotFound)
-	_, err = e.trackSale(t, alice, e.click("clk-1"), conversion.Payload{TrackingID: "clk-1", AmountMinor: 1, Currency: "usd"})
+	_, err = e.trackSale(t, alice, e.click("clk-1"), conversion.Payload{TrackingID: "clk-1", AmountMinor: 1, Currency: "usd", EventID: "evt-3"})
 	checkErr(t, err, domain.KindInvalid, conversion.MsgMissingExternalID)
-	_, err = e.trackSale(t, alice, e.click("clk-1"), conversion.Payload{TrackingID: "clk-1", ExternalID: "user-44", AmountMinor: 1, Currency: "USD"})
+	_, err = e.trackSale(t, alice, e.click("clk-1"), conversion.Payload{TrackingID: "clk-1", ExternalID: "user-44", Currency: "usd", EventID: "evt-4"})
+	checkErr(t, err, domain.KindInvalid, conversion.MsgAmountPositive)
+	_, err = e.trackSale(t, alice, e.click("clk-1"), conversion.Payload{TrackingID: "clk-1", ExternalID: "user-44", AmountMinor: 1, Currency: "USD", EventID: "evt-2"})
 	checkErr(t, err, domain.KindInvalid, conversion.MsgCurrencyLowercase)
 
 	// Refused calls recorded nothing, and reserved no eventId: only the

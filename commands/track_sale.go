@@ -28,6 +28,11 @@ type TrackSaleHandler struct{ *Deps }
 // those of TrackLeadHandler.Handle.
 func (h TrackSaleHandler) Handle(ctx context.Context, c TrackSale) (Tracked, Result, error) {
 	p := c.Payload
+	// Checked before the eventId is reserved, so that a refused sale holds
+	// no eventId.
+	if err := conversion.ValidateSaleAmount(p.AmountMinor, p.Currency); err != nil {
+		return Tracked{}, Result{}, err
+	}
 	return trackConversion(ctx, h.Deps, c.Actor, c.Click, c.ClickExpiresAt, p,
 		func(cust *conversion.Customer, cv conversion.Conversion) error {
 			return cust.TrackSale(cv, p.AmountMinor, p.Currency)

@@ -228,6 +228,20 @@ func (c *Customer) TrackSale(cv Conversion, amountMinor int64, currency string) 
 	if err := c.check(&cv, DefaultSaleEventName); err != nil {
 		return err
 	}
+	if err := ValidateSaleAmount(amountMinor, currency); err != nil {
+		return err
+	}
+	c.record(&SaleTracked{
+		ConversionID: cv.ConversionID, EventID: cv.EventID, EventName: cv.EventName, Click: cv.Click,
+		CustomerID: c.ID, CustomerExternalID: c.ExternalID, AmountMinor: amountMinor, Currency: currency,
+		First: c.Sales == 0, Metadata: cv.Metadata, Timestamp: cv.At,
+	})
+	return nil
+}
+
+// ValidateSaleAmount checks an amount already in minor units: a known
+// lowercase currency, more than zero, at most MaxAmountMinor.
+func ValidateSaleAmount(amountMinor int64, currency string) error {
 	if err := ValidateCurrency(currency); err != nil {
 		return domain.Invalid("%s", err.Error())
 	}
@@ -237,10 +251,5 @@ func (c *Customer) TrackSale(cv Conversion, amountMinor int64, currency string) 
 	if amountMinor > MaxAmountMinor {
 		return domain.Invalid(MsgAmountTooLarge)
 	}
-	c.record(&SaleTracked{
-		ConversionID: cv.ConversionID, EventID: cv.EventID, EventName: cv.EventName, Click: cv.Click,
-		CustomerID: c.ID, CustomerExternalID: c.ExternalID, AmountMinor: amountMinor, Currency: currency,
-		First: c.Sales == 0, Metadata: cv.Metadata, Timestamp: cv.At,
-	})
 	return nil
 }
