@@ -56,7 +56,8 @@ func fullAttributes() link.Attributes {
 func samples() map[string]domain.Event {
 	hit := radar.Hit{ProjectID: "prj-1", VisitorID: "v-1", URL: "https://site.example/a?b=c", Hostname: "site.example", Pathname: "/a",
 		Referrer: "https://ref.example", Browser: "Chrome", OS: "macOS", Device: "desktop", Country: "DE", At: at}
-	customer := conversion.Customer{ExternalID: "cus-1", Email: "a@example.com", Firstname: "Ada", Lastname: "L", PhoneNumber: "+4912345", AvatarURL: "https://e.com/a.png"}
+	profile := conversion.Profile{Email: "a@example.com", Firstname: "Ada", Lastname: "L", PhoneNumber: "+4912345", AvatarURL: "https://e.com/a.png"}
+	clk := conversion.Click{ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", ProjectID: "prj-1", ClickedAt: exp}
 	list := []domain.Event{
 		&link.Created{LinkID: "lnk-1", Code: "spring", CreatedBy: "alice", At: at, Attributes: fullAttributes()},
 		&link.Updated{LinkID: "lnk-1", By: "alice", At: at, Changes: link.Patch{
@@ -98,9 +99,12 @@ func samples() map[string]domain.Event {
 			Device: "iPhone", FromApp: true, App: "Instagram", Language: "de", Referrer: "ref.example", ReferrerURL: "https://ref.example/x",
 			Country: "DE", Continent: "EU", City: "Berlin", Region: "BE", Destination: "https://example.com/landing?utm_source=s",
 			TrackingID: "clk-1", TrackingExpiresAt: &exp},
-		&conversion.LeadTracked{EventID: "evt-1", ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", Customer: customer, Metadata: map[string]string{"plan": "trial"}, At: at},
-		&conversion.SaleTracked{EventID: "evt-2", ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", Customer: customer, AmountMinor: 2999, Currency: "eur",
-			Metadata: map[string]string{"order": "o-1"}, At: at},
+		&conversion.CustomerCreated{CustomerID: "cus-1", WorkspaceID: "ws-1", ExternalID: "user-42", Profile: profile, At: at},
+		&conversion.CustomerUpdated{CustomerID: "cus-1", WorkspaceID: "ws-1", ExternalID: "user-42", Profile: profile, At: at},
+		&conversion.LeadTracked{ConversionID: "cnv-1", EventID: "evt-1", EventName: "Sign up", Click: clk, CustomerID: "cus-1",
+			CustomerExternalID: "user-42", First: true, Metadata: json.RawMessage(`{"plan":"trial","nested":{"a":[1,2.50,"x"]}}`), Timestamp: at},
+		&conversion.SaleTracked{ConversionID: "cnv-2", EventID: "evt-2", EventName: "Purchase", Click: clk, CustomerID: "cus-1",
+			CustomerExternalID: "user-42", AmountMinor: 2999, Currency: "eur", First: true, Metadata: json.RawMessage(`{"order":"o-1"}`), Timestamp: at},
 		&radar.PageviewRecorded{Hit: hit},
 		&radar.EventRecorded{Hit: hit, Name: "signup", Props: map[string]string{"plan": "pro"}},
 		&radar.VisitorIdentified{Hit: hit, Name: "Ada", Email: "ada@example.com"},

@@ -1,65 +1,139 @@
-// Package conversion holds the events of conversions attributed to a click:
-// leads and sales reported through the conversion event interface. Each
-// click id has its own stream, "conversion-<click id>", so that a click's
-// conversions keep their order and an eventId is recorded once.
+// Package conversion holds conversions attributed to a click: leads and
+// sales reported through the conversion event interface, and the customers
+// they belong to.
+//
+// A customer is an aggregate per workspace and external id, with its own
+// stream (CustomerStream). A lead or sale is recorded in its customer's
+// stream, in the same append as the customer's creation or update, so that
+// deciding whether a sale is the customer's first and recording it are one
+// atomic step. The stream holds CustomerCreated, CustomerUpdated,
+// LeadTracked and SaleTracked.
+//
+// An eventId, the caller's idempotency key, is reserved forever in the
+// write model (a reservation stream per workspace and eventId, see
+// EventIDKey), owned by the conversion id it was first given to.
 package conversion
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/linkd/linkd/domain"
 )
 
+// Wire names.
 const (
-	EventLeadTracked = "LeadTracked"
-	EventSaleTracked = "SaleTracked"
+	EventCustomerCreated = "CustomerCreated"
+	EventCustomerUpdated = "CustomerUpdated"
+	EventLeadTracked     = "LeadTracked"
+	EventSaleTracked     = "SaleTracked"
 )
 
-// StreamPrefix is the category of conversion streams.
-const StreamPrefix = "conversion-"
+// CustomerStreamPrefix is the category of customer streams.
+const CustomerStreamPrefix = "customer-"
 
-// Stream names the conversion stream of a click id.
-func Stream(clickID string) string { return StreamPrefix + clickID }
+// CustomerStream names the stream of the customer with externalID in a
+// workspace: "customer-<workspace id>-<sha256 of externalID, hex>". The
+// external id is the caller's and may hold any bytes; its hash is safe in
+// every store, topic key and log line.
+func CustomerStream(workspaceID, externalID string) string {
+	return CustomerStreamPrefix + workspaceID + "-" + hashHex(externalID)
+}
 
-// Customer is the converting customer as the caller describes them.
-type Customer struct {
-	ExternalID  string `json:"externalId"`
+// EventIDKey is the reservation key of an eventId in a workspace:
+// "<workspace id>-<sha256 of eventId, hex>" (the stream is
+// reservation.Stream(reservation.KindConversionEvent, key)).
+func EventIDKey(workspaceID, eventID string) string {
+	return workspaceID + "-" + hashHex(eventID)
+}
+
+func hashHex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// Profile is what a caller says about a customer besides its external id.
+// Every field is optional.
+type Profile struct {
 	Email       string `json:"email,omitempty"`
 	Firstname   string `json:"firstname,omitempty"`
 	Lastname    string `json:"lastname,omitempty"`
-	PhoneNumber string `json:"phoneNumber,omitempty"`
-	AvatarURL   string `json:"avatarUrl,omitempty"`
+	PhoneNumber string `json:"phone_number,omitempty"`
+	AvatarURL   string `json:"avatar_url,omitempty"`
 }
 
-// LeadTracked: a click turned into a lead.
+// Click is the click a conversion is attributed to, as the click-id lookup
+// resolved its tracking id.
+type Click struct {
+	ClickID     string    `json:"click_id"`
+	LinkID      string    `json:"link_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	ProjectID   string    `json:"project_id,omitempty"`
+	ClickedAt   time.Time `json:"clicked_at"`
+}
+
+// CustomerCreated: a workspace saw a customer for the first time.
+type CustomerCreated struct {
+	CustomerID  string `json:"customer_id"`
+	WorkspaceID string `json:"workspace_id"`
+	ExternalID  string `json:"external_id"`
+	Profile
+	At time.Time `json:"at"`
+}
+
+// CustomerUpdated: a later event gave new non-empty profile values. Only
+// the fields that changed are set; an empty field is unchanged.
+type CustomerUpdated struct {
+	CustomerID  string `json:"customer_id"`
+	WorkspaceID string `json:"workspace_id"`
+	ExternalID  string `json:"external_id"`
+	Profile
+	At time.Time `json:"at"`
+}
+
+// LeadTracked: a click turned into a lead of a customer. First marks the
+// customer's first lead, whose click the customer keeps.
 type LeadTracked struct {
-	EventID     string            `json:"event_id,omitempty"`
-	ClickID     string            `json:"click_id"`
-	LinkID      string            `json:"link_id"`
-	WorkspaceID string            `json:"workspace_id"`
-	Customer    Customer          `json:"customer"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	At          time.Time         `json:"at"`
+	// ConversionID is linkd's id of the conversion.
+	ConversionID string `json:"conversion_id"`
+	// EventID is the caller's idempotency key, when given.
+	EventID   string `json:"event_id,omitempty"`
+	EventName string `json:"event_name"`
+	Click
+	CustomerID         string          `json:"customer_id"`
+	CustomerExternalID string          `json:"customer_external_id"`
+	First              bool            `json:"first"`
+	Metadata           json.RawMessage `json:"metadata,omitempty"`
+	Timestamp          time.Time       `json:"timestamp"`
 }
 
-// SaleTracked: a click turned into a sale. Amount is in minor units of
-// Currency (cents for usd, yen for jpy).
+// SaleTracked: a click turned into a sale of a customer. AmountMinor is in
+// minor units of Currency (cents for usd, yen for jpy). First marks the
+// customer's first sale.
 type SaleTracked struct {
-	EventID     string            `json:"event_id,omitempty"`
-	ClickID     string            `json:"click_id"`
-	LinkID      string            `json:"link_id"`
-	WorkspaceID string            `json:"workspace_id"`
-	Customer    Customer          `json:"customer"`
-	AmountMinor int64             `json:"amount_minor"`
-	Currency    string            `json:"currency"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	At          time.Time         `json:"at"`
+	ConversionID string `json:"conversion_id"`
+	EventID      string `json:"event_id,omitempty"`
+	EventName    string `json:"event_name"`
+	Click
+	CustomerID         string          `json:"customer_id"`
+	CustomerExternalID string          `json:"customer_external_id"`
+	AmountMinor        int64           `json:"amount_minor"`
+	Currency           string          `json:"currency"`
+	First              bool            `json:"first"`
+	Metadata           json.RawMessage `json:"metadata,omitempty"`
+	Timestamp          time.Time       `json:"timestamp"`
 }
 
-func (LeadTracked) EventType() string { return EventLeadTracked }
-func (SaleTracked) EventType() string { return EventSaleTracked }
+func (CustomerCreated) EventType() string { return EventCustomerCreated }
+func (CustomerUpdated) EventType() string { return EventCustomerUpdated }
+func (LeadTracked) EventType() string     { return EventLeadTracked }
+func (SaleTracked) EventType() string     { return EventSaleTracked }
 
 func init() {
+	domain.Register(func() domain.Event { return &CustomerCreated{} })
+	domain.Register(func() domain.Event { return &CustomerUpdated{} })
 	domain.Register(func() domain.Event { return &LeadTracked{} })
 	domain.Register(func() domain.Event { return &SaleTracked{} })
 }

@@ -25,6 +25,10 @@ const (
 	KindDomainName    = "domainname"    // key: <lower-case domain>
 	KindDefaultSpace  = "defaultworkspace"
 	KindOperatorKey   = "operatorkey"
+	// KindConversionEvent holds the eventId of a lead or sale, forever: the
+	// owner is the conversion id, the scope its customer stream. Key:
+	// conversion.EventIDKey(workspace id, eventId).
+	KindConversionEvent = "conversionevent"
 )
 
 // Stream names the reservation stream of a key of a kind.
