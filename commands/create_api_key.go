@@ -87,13 +87,19 @@ func (h CreateAPIKeyHandler) Handle(ctx context.Context, c CreateAPIKey) (*apike
 			return nil, "", Result{}, err
 		}
 	}
+	if len(c.AllowedHostnames) > apikey.MaxAllowedHostnames {
+		return nil, "", Result{}, domain.Invalid("allowed_hostnames holds at most %d host names", apikey.MaxAllowedHostnames)
+	}
 	hosts := make([]string, 0, len(c.AllowedHostnames))
 	for _, hn := range c.AllowedHostnames {
-		hn = strings.ToLower(strings.TrimSpace(hn))
-		if hn == "" || strings.ContainsAny(hn, "/ ") {
-			return nil, "", Result{}, domain.Invalid("allowed_hostnames must be host names")
+		if len(hn) > apikey.MaxHostnameLength {
+			return nil, "", Result{}, domain.Invalid("allowed_hostnames: a host name is at most %d bytes", apikey.MaxHostnameLength)
 		}
-		hosts = append(hosts, hn)
+		norm, err := apikey.NormalizeAllowedHostname(hn)
+		if err != nil {
+			return nil, "", Result{}, domain.Invalid("allowed_hostnames: %q: %s", hn, err.Error())
+		}
+		hosts = append(hosts, norm)
 	}
 	secret := NewKeySecret(h.ServicePrefix, c.Kind)
 	k, err := apikey.Create(apikey.Created{

@@ -20,10 +20,16 @@ func TestStoredTextIsBoundedAndClean(t *testing.T) {
 	s := start(t)
 	alice := s.NewKey("alice", "full", nil)
 	ws := workspace(s, alice, "Team")
+	// hosts is a JSON array of n valid host names of size bytes each.
 	hosts := func(n, size int) string {
 		hs := make([]string, n)
 		for i := range hs {
-			hs[i] = fmt.Sprintf("%q", strings.Repeat("a", size-len(fmt.Sprint(i))-1)+"x"+fmt.Sprint(i))
+			h := fmt.Sprintf("h%03d", i)
+			for len(h) < size {
+				l := min(63, size-len(h)-1)
+				h += "." + strings.Repeat("a", l)
+			}
+			hs[i] = fmt.Sprintf("%q", h)
 		}
 		return "[" + strings.Join(hs, ",") + "]"
 	}
