@@ -6,7 +6,7 @@
 // (a link with conversion tracking on; clicks without one are skipped)
 // becomes one record in a Pebble database: link, workspace, project and
 // domain ids, the click's time and the tracking id's expiry, country,
-// device type, browser, OS, referrer and the QR flag (record.go), about 100
+// device type, browser, OS, referrer and the QR flag (record.go), about 120
 // bytes before compression.
 //
 // # Reads

@@ -44,7 +44,7 @@ type Click struct {
 // lowercase UUID when n is 16 (most ids), or uvarint(len<<1) then its bytes.
 // The expiry is written only when it is not time + TTL, the click id only
 // when it differs from the tracking id (the key). A typical record takes
-// about 100 bytes before Pebble's block compression.
+// about 120 bytes before Pebble's block compression.
 const (
 	recordFormat byte = 1
 
