@@ -1,0 +1,518 @@
+package clickindex
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+)
+
+// Name is the projection's name (checkpoints, consumer group, replay). It
+// never changes.
+const Name = "clickindex"
+
+// Category is the stream category it consumes.
+const Category = "clicks"
+
+// ttl is how long a tracking id stays valid after its click.
+const ttl = click.TrackingTTL
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("clickindex: closed")
+
+// Defaults of Options.
+const (
+	DefaultCacheSize       = 32 << 20
+	DefaultMemTableSize    = 16 << 20
+	DefaultStreamCacheSize = 1 << 16
+	DefaultExpireEvery     = time.Hour
+)
+
+// Options tune Open. The zero value is ready to use.
+type Options struct {
+	// CacheSize is Pebble's block cache in bytes (default 32 MiB). It holds
+	// data, index and bloom filter blocks; with more ids than fit, lookups
+	// read the rest from the operating system's page cache or the disk.
+	CacheSize int64
+	// MemTableSize is the size of one Pebble memtable in bytes (default
+	// 16 MiB; Pebble keeps up to two while flushing).
+	MemTableSize uint64
+	// StreamCacheSize bounds the click streams whose last applied version
+	// is kept in memory (default 65536; up to twice as many are held).
+	// Misses read the database.
+	StreamCacheSize int
+	// ExpireEvery is how often a background goroutine deletes expired ids
+	// (default one hour; the first run is at Open). Negative turns it off:
+	// call Expire yourself.
+	ExpireEvery time.Duration
+	// Now is the clock that decides expiry (default time.Now).
+	Now func() time.Time
+	// NoSync commits batches without waiting for the disk: a crash may
+	// lose the last batches Apply acknowledged (never a part of one, and
+	// never the data without its checkpoint). Safe only when whoever feeds
+	// the projection resumes after Checkpoint() (projections.LocalRunner,
+	// Replay), NOT with Kafka, which resumes from offsets committed after
+	// Apply returned. Default false (pebble.Sync).
+	NoSync bool
+	// Logger receives Pebble's messages and reports of undecodable clicks;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every problem of o at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("CacheSize %d is negative", o.CacheSize))
+	}
+	if o.StreamCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("StreamCacheSize %d is negative", o.StreamCacheSize))
+	}
+	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
+		errs = append(errs, fmt.Errorf("MemTableSize %d is below 1 MiB", o.MemTableSize))
+	}
+	if o.ExpireEvery > 0 && o.ExpireEvery < time.Second {
+		errs = append(errs, fmt.Errorf("ExpireEvery %v is below one second", o.ExpireEvery))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("clickindex options: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Store is the click-id index: the projection and its read model.
+type Store struct {
+	opts  Options
+	log   *slog.Logger
+	wopts *pebble.WriteOptions
+
+	// mu guards db against Close: every use holds it for reading.
+	mu sync.RWMutex
+	db *pebble.DB
+
+	// applyMu serialises Apply and Reset; it guards the fields below.
+	applyMu    sync.Mutex
+	checkpoint eventstore.Position
+	versions   *versionCache
+	key, val   []byte // Apply's scratch space
+
+	// checkpointView is checkpoint for readers that do not take applyMu.
+	checkpointView atomic.Pointer[eventstore.Position]
+	undecodable    atomic.Uint64
+
+	stopExpiry context.CancelFunc
+	expiryDone chan struct{} // nil without the background expiry
+}
+
+var (
+	_ projections.Projector     = (*Store)(nil)
+	_ projections.StreamTracker = (*Store)(nil)
+)
+
+// Open opens (creating when missing) the index in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("clickindex: dir is required")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = DefaultMemTableSize
+	}
+	if opts.StreamCacheSize == 0 {
+		opts.StreamCacheSize = DefaultStreamCacheSize
+	}
+	if opts.ExpireEvery == 0 {
+		opts.ExpireEvery = DefaultExpireEvery
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Store{
+		opts:     opts,
+		log:      opts.Logger.With("component", "projections/clickindex"),
+		wopts:    pebble.Sync,
+		versions: newVersionCache(opts.StreamCacheSize),
+	}
+	if opts.NoSync {
+		s.wopts = pebble.NoSync
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("clickindex: %w", err)
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	popts := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       opts.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{s.log},
+	}
+	// Lookups are point reads, half of them (wrong or expired ids) misses:
+	// bloom filters on every level answer most misses without reading data
+	// blocks.
+	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	db, err := pebble.Open(dir, popts)
+	cache.Unref() // the DB holds its own reference
+	if err != nil {
+		return nil, fmt.Errorf("clickindex: open %s: %w", dir, err)
+	}
+	s.db = db
+	if err := s.load(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if opts.ExpireEvery > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopExpiry, s.expiryDone = cancel, make(chan struct{})
+		go s.expireLoop(ctx, opts.ExpireEvery)
+	}
+	return s, nil
+}
+
+func (s *Store) load() error {
+	v, closer, err := s.db.Get(keyFormat)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := s.db.Set(keyFormat, []byte{layoutVersion}, pebble.Sync); err != nil {
+			return fmt.Errorf("clickindex: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("clickindex: %w", err)
+	default:
+		ok := len(v) == 1 && v[0] == layoutVersion
+		closer.Close()
+		if !ok {
+			return fmt.Errorf("clickindex: unknown storage layout %v: replay into an empty directory", v)
+		}
+	}
+	v, closer, err = s.db.Get(keyCheckpoint)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		s.setCheckpoint(eventstore.Start)
+	case err != nil:
+		return fmt.Errorf("clickindex: %w", err)
+	default:
+		defer closer.Close()
+		if len(v) != 16 {
+			return fmt.Errorf("clickindex: checkpoint: %w", errCorrupt)
+		}
+		s.setCheckpoint(eventstore.Position{
+			Commit:  binary.BigEndian.Uint64(v),
+			Prepare: binary.BigEndian.Uint64(v[8:]),
+		})
+	}
+	return nil
+}
+
+func (s *Store) setCheckpoint(p eventstore.Position) {
+	s.checkpoint = p
+	s.checkpointView.Store(&p)
+}
+
+// Close stops the background expiry and closes the database. Every method
+// returns ErrClosed afterwards.
+func (s *Store) Close() error {
+	if s.stopExpiry != nil {
+		s.stopExpiry()
+		<-s.expiryDone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	if err != nil {
+		return fmt.Errorf("clickindex: close: %w", err)
+	}
+	return nil
+}
+
+// Name implements projections.Projector.
+func (s *Store) Name() string { return Name }
+
+// Categories implements projections.Projector.
+func (s *Store) Categories() []string { return []string{Category} }
+
+// Checkpoint is the highest global position of the events applied, stored
+// with them.
+func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return eventstore.Start, ErrClosed
+	}
+	return *s.checkpointView.Load(), nil
+}
+
+// Undecodable is the number of ClickRecorded events skipped since Open
+// because their JSON could not be read.
+func (s *Store) Undecodable() uint64 { return s.undecodable.Load() }
+
+// Apply applies a batch of events atomically: the records of the tracked
+// clicks not applied before, the new last version of every stream it
+// touched, and the checkpoint, in one Pebble batch. See the package comment.
+func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+
+	// 1. Deduplicate. An event is applied when its version is newer than the
+	// last applied version of its stream, committed or earlier in this batch.
+	next := make(map[string]uint64)
+	todo := make([]int, 0, len(events))
+	top := s.checkpoint
+	for i := range events {
+		ev := &events[i]
+		if top.Less(ev.Position) {
+			top = ev.Position
+		}
+		if eventstore.Category(ev.Stream) != Category {
+			continue
+		}
+		last, seen := next[ev.Stream]
+		if !seen {
+			var err error
+			last, seen, err = s.lastVersion(ev.Stream)
+			if err != nil {
+				return fmt.Errorf("clickindex: apply: %w", err)
+			}
+		}
+		if seen && ev.Version <= last {
+			continue
+		}
+		next[ev.Stream] = ev.Version
+		if ev.Type == click.EventRecorded {
+			todo = append(todo, i)
+		}
+	}
+	if len(next) == 0 && top == s.checkpoint {
+		return nil // only duplicates
+	}
+
+	// 2. One atomic batch: checkpoint, stream versions, records.
+	b := s.db.NewBatch()
+	defer b.Close()
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:8], top.Commit)
+	binary.BigEndian.PutUint64(v[8:], top.Prepare)
+	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+		return fmt.Errorf("clickindex: apply: %w", err)
+	}
+	for stream, ver := range next {
+		s.key = streamKey(s.key[:0], stream)
+		binary.BigEndian.PutUint64(v[:8], ver)
+		if err := b.Set(s.key, v[:8], nil); err != nil {
+			return fmt.Errorf("clickindex: apply: %w", err)
+		}
+	}
+	now := s.opts.Now()
+	var f fields
+	for _, i := range todo {
+		ev := &events[i]
+		if err := decodeClick(ev.Data, &f); err != nil {
+			// Skipped rather than failing the batch: a failed batch is
+			// retried forever, and one corrupt event must not stop the
+			// attribution of every other click.
+			s.undecodable.Add(1)
+			s.log.Warn("undecodable click skipped", "stream", ev.Stream,
+				"version", ev.Version, "position", ev.Position.String(), "err", err)
+			continue
+		}
+		if len(f.TrackingID) == 0 {
+			continue // the link does not track conversions
+		}
+		ts := f.Timestamp
+		if ts.IsZero() {
+			ts = ev.Time
+		}
+		exp := ts.Add(ttl)
+		if f.HasExpires {
+			exp = f.ExpiresAt
+		}
+		if !now.Before(exp) {
+			continue // expired already (a replay of old clicks)
+		}
+		if err := s.put(b, &f, ts, exp); err != nil {
+			return fmt.Errorf("clickindex: apply: %w", err)
+		}
+	}
+	if err := b.Commit(s.wopts); err != nil {
+		return fmt.Errorf("clickindex: apply: commit: %w", err)
+	}
+
+	// 3. Only now that the batch is committed, remember it.
+	for stream, ver := range next {
+		s.versions.put(stream, ver)
+	}
+	s.setCheckpoint(top)
+	return nil
+}
+
+// put adds the record of one click to b: under its UUIDv7 when the id is
+// one whose time is within Slack of the click's, else under its bytes with
+// an expiry-index key. Callers hold applyMu.
+func (s *Store) put(b *pebble.Batch, f *fields, ts, exp time.Time) error {
+	s.val = appendRecord(s.val[:0], f, ts, exp)
+	if u, ok := parseUUIDv7(f.TrackingID); ok {
+		if d := exp.Add(-ttl).Sub(uuidTime(&u)); -Slack <= d && d <= Slack {
+			s.key = v7Key(s.key[:0], &u)
+			return b.Set(s.key, s.val, nil)
+		}
+	}
+	s.key = idKey(s.key[:0], f.TrackingID)
+	if err := b.Set(s.key, s.val, nil); err != nil {
+		return err
+	}
+	s.key = expiryKey(s.key[:0], dayOf(exp), f.TrackingID)
+	return b.Set(s.key, nil, nil)
+}
+
+// lastVersion is the last applied version of stream. Callers hold applyMu.
+func (s *Store) lastVersion(stream string) (uint64, bool, error) {
+	if v, ok := s.versions.get(stream); ok {
+		return v, true, nil
+	}
+	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	s.versions.put(stream, v)
+	return v, true, nil
+}
+
+// AppliedVersion implements projections.StreamTracker.
+func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return 0, false, ErrClosed
+	}
+	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	if err != nil {
+		return 0, false, fmt.Errorf("clickindex: %w", err)
+	}
+	return v, ok, nil
+}
+
+// Click returns the click a tracking id (svc_tid) was handed out with. ok
+// is false when there is none, or when it has expired: ExpiresAt is not
+// after Options.Now() (90 days after the click for every id linkd hands
+// out). Tracking ids match exactly (case included).
+//
+// Click shows what is applied: a caller that must see a click recorded an
+// instant ago waits for the projection's watermark first.
+func (s *Store) Click(ctx context.Context, trackingID string) (Click, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Click{}, false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return Click{}, false, ErrClosed
+	}
+	if trackingID == "" {
+		return Click{}, false, nil
+	}
+	var buf [64]byte
+	c, ok, err := Click{}, false, error(nil)
+	if u, v7 := parseUUIDv7(trackingID); v7 {
+		c, ok, err = s.get(v7Key(buf[:0], &u), trackingID)
+	}
+	if !ok && err == nil {
+		c, ok, err = s.get(idKey(buf[:0], trackingID), trackingID)
+	}
+	if err != nil || !ok {
+		return Click{}, false, err
+	}
+	if !s.opts.Now().Before(c.ExpiresAt) {
+		return Click{}, false, nil
+	}
+	return c, true, nil
+}
+
+func (s *Store) get(key []byte, trackingID string) (Click, bool, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Click{}, false, nil
+	}
+	if err != nil {
+		return Click{}, false, fmt.Errorf("clickindex: %w", err)
+	}
+	defer closer.Close()
+	c, err := decodeRecord(v, trackingID)
+	if err != nil {
+		return Click{}, false, fmt.Errorf("clickindex: %s: %w", trackingID, err)
+	}
+	return c, true, nil
+}
+
+// Reset empties the index, its dedup state and its checkpoint.
+func (s *Store) Reset(ctx context.Context) error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte{tagStream}, []byte{tagEnd}, nil); err != nil {
+		return fmt.Errorf("clickindex: reset: %w", err)
+	}
+	if err := b.Delete(keyCheckpoint, nil); err != nil {
+		return fmt.Errorf("clickindex: reset: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("clickindex: reset: %w", err)
+	}
+	s.versions.reset()
+	s.setCheckpoint(eventstore.Start)
+	return nil
+}
+
+// pebbleLogger sends Pebble's messages to slog: informational ones at debug
+// level.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	l.log.Error(msg)
+	panic("clickindex: pebble: " + msg)
+}
