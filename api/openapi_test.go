@@ -109,10 +109,18 @@ var schemaOptions = []openapi3.SchemaValidationOption{
 	openapi3.WithStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(uuidPattern.String())),
 }
 
-// bearerAuth is the request side of the bearerAuth scheme: a bearer token
-// must be there (whether it is a valid key is the server's business).
+// bearerAuth is the request side of the security schemes: a bearer token,
+// or for publishableKey the X-Publishable-Key header, must be there
+// (whether it is a valid key is the server's business).
 func bearerAuth(_ context.Context, in *openapi3filter.AuthenticationInput) error {
-	if in.SecuritySchemeName != "bearerAuth" {
+	switch in.SecuritySchemeName {
+	case "bearerAuth":
+	case "publishableKey":
+		if strings.TrimSpace(in.RequestValidationInput.Request.Header.Get("X-Publishable-Key")) == "" {
+			return errors.New("no publishable key")
+		}
+		return nil
+	default:
 		return fmt.Errorf("unknown security scheme %q", in.SecuritySchemeName)
 	}
 	h := in.RequestValidationInput.Request.Header.Get("Authorization")
@@ -210,8 +218,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		if strings.HasPrefix(path, "/v1/") && path != "/v1/links/code/{code}" && public {
 			t.Errorf("%s: a /v1 operation without security", key)
 		}
-		if public {
-			continue
+		if public || !strings.HasPrefix(path, "/v1/") {
+			continue // keys and rate limits as below are v1's
 		}
 		for _, code := range []int{401, 429} {
 			if op.Responses.Status(code) == nil {
@@ -386,10 +394,10 @@ func TestOpenAPIAuthAndRateLimitAnswers(t *testing.T) {
 	spent, fresh := server(refuseAll{}), server(allowAll{})
 	ops := documentedOperations(v.doc)
 	for _, key := range sortedKeys(ops) {
-		if isPublic(v.doc, ops[key]) {
+		method, path, _ := strings.Cut(key, " ")
+		if isPublic(v.doc, ops[key]) || !strings.HasPrefix(path, "/v1/") {
 			continue
 		}
-		method, path, _ := strings.Cut(key, " ")
 		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(path, "0190a1b2-0000-7000-8000-0000000000ff")
 		var body []byte
 		if ops[key].RequestBody != nil {
@@ -853,6 +861,33 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("conversion tracking: Location %q, Set-Cookie %q", tracked.header.Get("Location"), tracked.header.Get("Set-Cookie"))
 	}
 	r.do(call{method: "GET", path: "/" + fullCode, header: []string{"X-Forwarded-For", "8.8.8.8"}, want: 451})
+
+	// ---- conversions: the click the redirect above handed a tracking id
+	loc, err := url.Parse(tracked.header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := loc.Query().Get("svc_tid")
+	dave := r.created(call{method: "POST", path: "/v1/api-keys", key: op, body: map[string]any{"name": "dave", "user_id": "dave"}}).str(t, "key")
+	lead := map[string]any{"trackingId": tid, "customer": map[string]any{"externalId": "cus_1", "email": "ann@example.com"}, "eventId": "signup-1"}
+	sale := map[string]any{"trackingId": tid, "customer": map[string]any{"externalId": "cus_1"}, "amount": 29.99, "currency": "usd", "metadata": map[string]any{"plan": "pro"}}
+	r.do(call{method: "POST", path: "/api/events/lead", key: alice, body: lead, want: 200})
+	r.do(call{method: "POST", path: "/api/events/lead", key: alice, body: lead, want: 200}) // the same eventId: recorded once
+	r.do(call{method: "POST", path: "/api/events/sale", key: alice, body: sale, want: 200})
+	r.do(call{method: "POST", path: "/api/events/sale", body: sale, header: []string{"X-Publishable-Key", alicePub, "Origin", "https://example.com"}, want: 200})
+	r.do(call{method: "POST", path: "/api/events/sale", body: sale, header: []string{"X-Publishable-Key", alicePub, "Origin", "https://example.com.evil.net"}, want: 401})
+	r.do(call{method: "POST", path: "/api/events/lead", body: lead, header: []string{"X-Publishable-Key", alicePub}, want: 401}) // neither Origin nor Referer
+	r.do(call{method: "POST", path: "/api/events/sale", key: "svc_sk_unknownunknownunknownunknown00", body: sale, want: 401})
+	r.do(call{method: "POST", path: "/api/events/sale", body: sale, want: 401, invalid: true})
+	r.do(call{method: "POST", path: "/api/events/sale", key: alice, body: map[string]any{"trackingId": tid, "customer": map[string]any{"externalId": "c"}, "amount": -1, "currency": "USD"}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/api/events/lead", key: alice, body: map[string]any{"trackingId": tid, "customer": map[string]any{"email": "x@example.com"}}, want: 400})
+	r.do(call{method: "POST", path: "/api/events/lead", key: alice, body: map[string]any{"trackingId": "no-such-click", "customer": map[string]any{"externalId": "c"}}, want: 404})
+	r.do(call{method: "POST", path: "/api/events/lead", key: dave, body: lead, want: 403})
+	r.do(call{method: "POST", path: "/api/events/lead", key: alice, body: `{"trackingId":"` + tid + `","customer":{"externalId":"c"},"metadata":"` + strings.Repeat("x", 70<<10) + `"}`, want: 413, invalid: true})
+	for _, ev := range []string{"lead", "sale"} {
+		r.do(call{method: "OPTIONS", path: "/api/events/" + ev, header: []string{"Origin", "https://example.com", "Access-Control-Request-Method", "POST"}, want: 204})
+		r.do(call{method: "OPTIONS", path: "/api/events/" + ev, header: []string{"Origin", "https://evil-example.com", "Access-Control-Request-Method", "POST"}, want: 403})
+	}
 	r.do(call{method: "HEAD", path: "/" + plainCode, want: 302})
 	r.do(call{method: "GET", path: "/" + secretCode, want: 200})
 	r.do(call{method: "POST", path: "/" + secretCode, form: url.Values{"password": {"wrong"}}, want: 401})

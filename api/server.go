@@ -74,6 +74,7 @@ type Server struct {
 	head     Head
 	core     *projections.Watermark
 	statsWM  *projections.Watermark
+	clicksWM *projections.Watermark
 	hasher   Hasher
 	cipher   queries.Decrypter
 	dns      commands.DNSChecker
@@ -101,7 +102,10 @@ type Deps struct {
 	// statistics projections have applied the log.
 	CoreWatermark  *projections.Watermark
 	StatsWatermark *projections.Watermark
-	Hasher         Hasher
+	// ClickIndexWatermark tells how far the click-id index has applied the
+	// log (conversions wait for it).
+	ClickIndexWatermark *projections.Watermark
+	Hasher              Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
 	DNS        commands.DNSChecker
@@ -137,7 +141,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	return &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
-		core: d.CoreWatermark, statsWM: d.StatsWatermark, hasher: d.Hasher, cipher: d.Cipher,
+		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, hasher: d.Hasher, cipher: d.Cipher,
 		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
@@ -167,6 +171,12 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	if extra != nil {
 		extra(r)
 	}
+
+	// The conversion event interface (at {track_url}, on this listener).
+	r.HandleFunc("/api/events/lead", s.trackLead).Methods(http.MethodPost)
+	r.HandleFunc("/api/events/sale", s.trackSale).Methods(http.MethodPost)
+	r.HandleFunc("/api/events/lead", s.eventPreflight).Methods(http.MethodOptions)
+	r.HandleFunc("/api/events/sale", s.eventPreflight).Methods(http.MethodOptions)
 
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.NotFoundHandler = http.HandlerFunc(s.notFound)

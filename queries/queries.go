@@ -23,6 +23,9 @@ type Queries struct {
 	APIKeyByHash     APIKeyByHashHandler
 	UserAPIKeys      UserAPIKeysHandler
 
+	ClickByTrackingID ClickByTrackingIDHandler
+	OriginAllowed     OriginAllowedHandler
+
 	DailyLinkStats      DailyLinkStatsHandler
 	LinkSummary         LinkSummaryHandler
 	DailyWorkspaceStats DailyWorkspaceStatsHandler
@@ -42,6 +45,7 @@ type CoreReadModel interface {
 	DomainsPageReadModel
 	APIKeyByHashReadModel
 	UserAPIKeysReadModel
+	OriginAllowedReadModel
 	DefaultWorkspace(ctx context.Context, userID string) (Workspace, bool, error)
 }
 
@@ -50,11 +54,13 @@ type Sources struct {
 	Core  CoreReadModel
 	Stats StatsReadModel
 	// Links serves LinkAccess: a cache over Core in the API.
-	Links    LinkAccessReadModel
-	Clicks   ClickCounter
-	Throttle PasswordThrottle
-	Cipher   Decrypter
-	Clock    interface{ Now() time.Time }
+	Links  LinkAccessReadModel
+	Clicks ClickCounter
+	// ClickIndex finds the clicks that conversions name.
+	ClickIndex ClickIndex
+	Throttle   PasswordThrottle
+	Cipher     Decrypter
+	Clock      interface{ Now() time.Time }
 	// DefaultHost is the host (and port) of the default short domain.
 	DefaultHost string
 }
@@ -80,6 +86,9 @@ func New(s Sources) Queries {
 		DomainsPage:      DomainsPageHandler{ReadModel: s.Core},
 		APIKeyByHash:     APIKeyByHashHandler{ReadModel: s.Core},
 		UserAPIKeys:      UserAPIKeysHandler{ReadModel: s.Core},
+
+		ClickByTrackingID: ClickByTrackingIDHandler{ReadModel: s.ClickIndex, Clock: s.Clock},
+		OriginAllowed:     OriginAllowedHandler{ReadModel: s.Core},
 
 		DailyLinkStats:      DailyLinkStatsHandler{ReadModel: stats, Clock: s.Clock},
 		LinkSummary:         LinkSummaryHandler{ReadModel: stats, Clock: s.Clock},

@@ -389,3 +389,30 @@ func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool
 	}
 	return uint64(v), err == nil, err
 }
+
+// PublishableHostnames lists the allowed hostnames of every active
+// publishable key (for CORS preflights, which carry no key).
+func (s *Store) PublishableHostnames(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT allowed_hostnames FROM api_keys WHERE kind = 'publishable' AND is_active`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	out := []string{}
+	for rows.Next() {
+		var hosts string
+		if err := rows.Scan(&hosts); err != nil {
+			return nil, err
+		}
+		var hs []string
+		_ = json.Unmarshal([]byte(hosts), &hs)
+		for _, h := range hs {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, rows.Err()
+}

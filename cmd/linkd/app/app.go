@@ -27,6 +27,7 @@ import (
 	"github.com/linkd/linkd/internal/httperr"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
 	"github.com/linkd/linkd/queries"
 )
@@ -39,6 +40,7 @@ type App struct {
 	store  eventstore.Store
 	core   *core.Store
 	stats  statsProjection
+	clicks *clickindex.Store
 	secret *secrets.Secret
 
 	runner  runner
@@ -123,7 +125,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("statistics: %w", err)
 	}
 	a.closers = append(a.closers, closeOf(a.stats))
-	projs := []projections.Projector{a.core, a.stats}
+	if a.clicks, err = openClickIndex(cfg, a.clock(), log); err != nil {
+		return nil, fmt.Errorf("click index: %w", err)
+	}
+	a.closers = append(a.closers, a.clicks.Close)
+	projs := []projections.Projector{a.core, a.stats, a.clicks}
 	if a.runner, err = newRunner(cfg, a.store, projs, log, a.metrics); err != nil {
 		return nil, err
 	}
@@ -140,7 +146,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	recorder := commands.RecordClickHandler{Deps: deps}
 	links := api.NewLinkCache(a.core, 0)
 	q := queries.New(queries.Sources{
-		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder,
+		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks},
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
 	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https"}, q.LinkAccess, recorder, en, clk, log)
@@ -149,7 +155,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}, api.Deps{
 		Commands: deps, Queries: q, Contents: a.core, LinkCache: links, Head: a.store,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
-		Hasher: a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
+		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
+		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
 	a.core.OnChange(func(changes []core.Change) {
@@ -214,7 +221,7 @@ func (a *App) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{core.Name, a.stats.Name()} {
+	for _, name := range []string{core.Name, a.stats.Name(), clickindex.Name} {
 		if err := a.runner.Watermark(name).Wait(ctx, head); err != nil {
 			return fmt.Errorf("projection %s did not catch up: %w", name, err)
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/linkd/linkd/projections/clickindex"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,7 +74,7 @@ func (m *metrics) handler(a *App) http.Handler {
 			return float64(h.Commit)
 		})
 	m.reg.MustRegister(lag)
-	for _, name := range []string{"core", a.stats.Name()} {
+	for _, name := range []string{"core", a.stats.Name(), clickindex.Name} {
 		wm := a.runner.Watermark(name)
 		if wm == nil {
 			continue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/core"
 )
@@ -40,7 +41,12 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		return err
 	}
 	defer closeOf(stats)()
-	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats}
+	clicks, err := openClickIndex(cfg, clock.System{}, log)
+	if err != nil {
+		return err
+	}
+	defer clicks.Close()
+	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks}
 	if len(names) == 0 {
 		for n := range all {
 			names = append(names, n)

@@ -12,9 +12,12 @@ import (
 	"github.com/linkd/linkd/internal/ratelimit"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/analytics"
 	"github.com/linkd/linkd/projections/clickhouse"
+	"github.com/linkd/linkd/projections/clickindex"
+	"github.com/linkd/linkd/queries"
 )
 
 // openStats opens the statistics projection: ClickHouse when configured,
@@ -65,4 +68,30 @@ func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) 
 // openClickHouse opens the ClickHouse statistics projection.
 func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
 	return clickhouse.Open(ctx, cfg.ClickHouseDSN, clickhouse.Options{Logger: log})
+}
+
+// openClickIndex opens the click-id index that conversions are attributed
+// through. Its expiry reads the application's clock. In process the
+// feeder resumes after the checkpoint, so batches need no fsync (as the
+// analytics store); with Kafka every batch is synced.
+func openClickIndex(cfg Config, clk clock.Clock, log *slog.Logger) (*clickindex.Store, error) {
+	return clickindex.Open(filepath.Join(cfg.DataDir, "clickindex"), clickindex.Options{
+		NoSync: cfg.KafkaBrokers == "", Now: clk.Now, Logger: log,
+	})
+}
+
+// clickIndexReader serves the ClickByTrackingID query from the click
+// index.
+type clickIndexReader struct{ s *clickindex.Store }
+
+func (r clickIndexReader) TrackedClick(ctx context.Context, id string) (queries.TrackedClick, bool, error) {
+	c, ok, err := r.s.Click(ctx, id)
+	if err != nil || !ok {
+		return queries.TrackedClick{}, false, err
+	}
+	return queries.TrackedClick{
+		ClickID: c.ClickID, LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, DomainID: c.DomainID,
+		ClickedAt: c.Timestamp, Country: c.Country, DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS,
+		Referrer: c.Referrer, QR: c.QR,
+	}, true, nil
 }

@@ -1,0 +1,209 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/apikey"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/queries"
+)
+
+// The conversion event interface (spec 4.8) at {track_url}: POST
+// /api/events/lead and /api/events/sale, with a secret key as bearer
+// (server side) or a publishable key in X-Publishable-Key (browsers, from
+// the key's allowed hostnames only). Errors are {"error": ...}, with
+// "details" for an invalid payload.
+
+// MaxEventBodyBytes bounds a conversion body: metadata holds at most
+// 10,000 bytes, the customer's strings a few hundred.
+const MaxEventBodyBytes = 64 << 10
+
+// Texts of the conversion interface (spec section 7).
+const (
+	msgHostnameNotAllowed = "Hostname not in allowed list"
+	msgEventTooLarge      = "Request body too large"
+)
+
+// eventError is an error of the conversion interface.
+type eventError struct {
+	status  int
+	message string
+	details []conversion.Issue
+}
+
+func (e *eventError) Error() string { return e.message }
+
+func (s *Server) trackLead(w http.ResponseWriter, r *http.Request) {
+	s.serveEvent(w, r, false)
+}
+
+func (s *Server) trackSale(w http.ResponseWriter, r *http.Request) {
+	s.serveEvent(w, r, true)
+}
+
+func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, sale bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	if err := s.trackEvent(ctx, w, r, sale); err != nil {
+		s.writeEventError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (s *Server) trackEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, sale bool) error {
+	key, err := s.eventKey(ctx, w, r)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBodyBytes+1))
+	if err != nil {
+		return &eventError{status: http.StatusBadRequest, message: conversion.MsgInvalidPayload}
+	}
+	if len(body) > MaxEventBodyBytes {
+		return &eventError{status: http.StatusRequestEntityTooLarge, message: msgEventTooLarge}
+	}
+	var p conversion.Payload
+	if sale {
+		p, err = conversion.ParseSale(body)
+	} else {
+		p, err = conversion.ParseLead(body)
+	}
+	if err != nil {
+		return err
+	}
+	// Reads follow writes: a lead sent right after its redirect finds the
+	// click.
+	s.barrier(ctx, s.clicksWM)
+	c, err := s.q.ClickByTrackingID.Handle(ctx, queries.ClickByTrackingID{TrackingID: p.TrackingID})
+	if err != nil {
+		return err
+	}
+	cl := conversion.Click{ClickID: c.ClickID, LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, ClickedAt: c.ClickedAt}
+	actor := commands.Actor{UserID: key.UserID, KeyID: key.ID}
+	expires := c.ClickedAt.Add(click.TrackingTTL)
+	if sale {
+		_, _, err = commands.TrackSaleHandler{Deps: s.cmd}.Handle(ctx, commands.TrackSale{Actor: actor, Click: cl, ClickExpiresAt: expires, Payload: p})
+	} else {
+		_, _, err = commands.TrackLeadHandler{Deps: s.cmd}.Handle(ctx, commands.TrackLead{Actor: actor, Click: cl, ClickExpiresAt: expires, Payload: p})
+	}
+	return err
+}
+
+// eventKey authenticates a conversion call: a secret key as bearer, or a
+// publishable key from one of its allowed hostnames. For a browser's call
+// from an allowed origin it sets the CORS headers.
+func (s *Server) eventKey(ctx context.Context, w http.ResponseWriter, r *http.Request) (queries.APIKey, error) {
+	invalid := &eventError{status: http.StatusUnauthorized, message: domain.MsgInvalidAPIKey}
+	if pk := strings.TrimSpace(r.Header.Get("X-Publishable-Key")); pk != "" {
+		k, err := s.keyByValue(ctx, pk)
+		if err != nil {
+			return k, err
+		}
+		if k.ID == "" || k.Kind != apikey.KindPublishable {
+			return k, invalid
+		}
+		if _, ok := apikey.HostAllowed(k.AllowedHostnames, r.Header.Get("Origin"), r.Header.Get("Referer")); !ok {
+			return k, &eventError{status: http.StatusUnauthorized, message: msgHostnameNotAllowed}
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			allowOrigin(w, o)
+		}
+		return k, nil
+	}
+	k, err := s.keyByValue(ctx, bearer(r))
+	if err != nil {
+		return k, err
+	}
+	if k.ID == "" || k.Kind != apikey.KindSecret {
+		return k, invalid
+	}
+	return k, nil
+}
+
+// keyByValue finds the active key of a key's value (ID empty when none).
+func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, error) {
+	if value == "" || len(value) > 256 {
+		return queries.APIKey{}, nil
+	}
+	hash := s.hasher.Hash(value)
+	if v, ok := s.keyCache.Load(hash); ok {
+		if k := v.(queries.APIKey); k.IsActive {
+			return k, nil
+		}
+		return queries.APIKey{}, nil
+	}
+	k, ok, err := s.q.APIKeyByHash.Handle(ctx, queries.APIKeyByHash{Hash: hash})
+	if err != nil || !ok {
+		return queries.APIKey{}, err
+	}
+	s.keyCache.Store(hash, k)
+	return k, nil
+}
+
+// eventPreflight answers a browser's CORS preflight for the client-side
+// interfaces: allowed (204, echoing the origin) when some active
+// publishable key allows the origin's host; else 403 without CORS headers,
+// so the browser does not send the call.
+func (s *Server) eventPreflight(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	host, ok := apikey.RequestHost(origin, "")
+	if ok {
+		ok, _ = s.q.OriginAllowed.Handle(r.Context(), queries.OriginAllowed{Host: host})
+	}
+	w.Header().Add("Vary", "Origin")
+	if !ok {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": msgHostnameNotAllowed})
+		return
+	}
+	allowOrigin(w, origin)
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, X-Publishable-Key")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func allowOrigin(w http.ResponseWriter, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+}
+
+// writeEventError answers an error in the conversion interface's shape.
+func (s *Server) writeEventError(w http.ResponseWriter, r *http.Request, err error) {
+	var ee *eventError
+	var pe *conversion.PayloadError
+	var de *domain.Error
+	switch {
+	case errors.As(err, &ee):
+		body := map[string]any{"error": ee.message}
+		if ee.details != nil {
+			body["details"] = ee.details
+		}
+		writeJSON(w, ee.status, body)
+	case errors.As(err, &pe):
+		body := map[string]any{"error": pe.Message}
+		if len(pe.Details) > 0 {
+			body["details"] = pe.Details
+		}
+		writeJSON(w, http.StatusBadRequest, body)
+	case errors.As(err, &de):
+		writeJSON(w, statusOf(de.Kind), map[string]any{"error": de.Message})
+	case errors.Is(err, commands.ErrConcurrency):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": "The resource was changed concurrently; try again"})
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "The request timed out"})
+	default:
+		s.log.Error("conversion event failed", "path", r.URL.Path, "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "Internal server error"})
+	}
+}
