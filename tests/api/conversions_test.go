@@ -1,0 +1,258 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// The conversion event interface (spec 4.8, 5.6, 7; DECISIONS.md
+// "Conversion events"), through real HTTP.
+
+const (
+	msgInvalidPayload  = "Invalid payload"
+	msgMissingExternal = "Missing customer.externalId"
+	msgHostNotAllowed  = "Hostname not in allowed list"
+	msgClickNotYours   = "This click does not belong to your workspace"
+	msgClickNotFound   = "Click not found for this trackingId"
+)
+
+// trackingID follows a new tracked link once, as a browser does, and
+// returns the svc_tid its redirect handed out.
+func trackingID(t *testing.T, s *apptest.Server, key string) string {
+	t.Helper()
+	l := createLink(s, key, map[string]any{"original_url": "https://shop.example/landing", "enable_conversion_tracking": true})
+	r := s.Do("GET", "/"+str(l, "code"), "", nil, "User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36")
+	if r.Status != http.StatusFound {
+		t.Fatalf("redirect: %d %s", r.Status, r.Body)
+	}
+	u, err := url.Parse(r.Header.Get("Location"))
+	if err != nil || u.Query().Get("svc_tid") == "" {
+		t.Fatalf("no svc_tid in %q", r.Header.Get("Location"))
+	}
+	return u.Query().Get("svc_tid")
+}
+
+// eventErr checks a conversion error: status and {"error": text}, and
+// returns the body.
+func eventErr(t *testing.T, r apptest.Response, status int, text string) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("not JSON: %s", r.Body)
+	}
+	if body["error"] != text {
+		t.Fatalf("error %v, want %q (body %s)", body["error"], text, r.Body)
+	}
+	if _, ok := body["detail"]; ok {
+		t.Errorf("conversion errors have no detail: %s", r.Body)
+	}
+	return body
+}
+
+func okEvent(t *testing.T, r apptest.Response) {
+	t.Helper()
+	if r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != `{"ok":true}` {
+		t.Fatalf("status %d %s, want 200 {\"ok\":true}", r.Status, r.Body)
+	}
+}
+
+func TestConversionErrors(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice, mallory := s.NewKey("alice", "full", nil), s.NewKey("mallory", "full", nil)
+	tid := trackingID(t, s, alice)
+	lead := func(body string, key string) apptest.Response { return s.Do("POST", "/api/events/lead", key, body) }
+	sale := func(body string, key string) apptest.Response { return s.Do("POST", "/api/events/sale", key, body) }
+
+	okEvent(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":"cus_1"}}`, alice))
+	okEvent(t, sale(`{"trackingId":"`+tid+`","customer":{"externalId":"cus_1"},"amount":29.99,"currency":"usd"}`, alice))
+	okEvent(t, sale(`{"trackingId":"`+tid+`","customer":{"externalId":"cus_1"},"amount":2999,"currency":"jpy"}`, alice))
+
+	eventErr(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":"x"}}`, ""), 401, "Invalid API key")
+	eventErr(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":"x"}}`, "svc_sk_nope"), 401, "Invalid API key")
+	eventErr(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":"x"}}`, mallory), 403, msgClickNotYours)
+	eventErr(t, lead(`{"trackingId":"svc-unknown","customer":{"externalId":"x"}}`, alice), 404, msgClickNotFound)
+	eventErr(t, lead(`{"trackingId":"`+tid+`","customer":{"email":"a@b.example"}}`, alice), 400, msgMissingExternal)
+	eventErr(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":""}}`, alice), 400, msgMissingExternal)
+
+	// Every bad field at once.
+	body := eventErr(t, sale(`{"customer":{"externalId":"x","email":5},"amount":29.999,"currency":"usd","metadata":[1]}`, alice), 400, msgInvalidPayload)
+	details, _ := body["details"].([]any)
+	var paths []string
+	for _, d := range details {
+		m := d.(map[string]any)
+		p, _ := json.Marshal(m["path"])
+		if m["message"] == "" {
+			t.Errorf("detail without message: %v", m)
+		}
+		paths = append(paths, string(p))
+	}
+	for _, want := range []string{`["trackingId"]`, `["customer","email"]`, `["amount"]`, `["metadata"]`} {
+		if !strings.Contains(strings.Join(paths, " "), want) {
+			t.Errorf("details %v lack %s", paths, want)
+		}
+	}
+	for name, b := range map[string]string{
+		"not JSON":            `{"trackingId":`,
+		"an array":            `[]`,
+		"amount zero":         `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":0,"currency":"usd"}`,
+		"amount negative":     `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":-5,"currency":"usd"}`,
+		"amount as a string":  `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":"29.99","currency":"usd"}`,
+		"yen with decimals":   `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":10.5,"currency":"jpy"}`,
+		"upper-case currency": `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":1,"currency":"USD"}`,
+		"no such currency":    `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":1,"currency":"abc"}`,
+		"metadata too large":  `{"trackingId":"` + tid + `","customer":{"externalId":"x"},"amount":1,"currency":"usd","metadata":{"x":"` + strings.Repeat("m", 10001) + `"}}`,
+		"externalId too long": `{"trackingId":"` + tid + `","customer":{"externalId":"` + strings.Repeat("e", 101) + `"},"amount":1,"currency":"usd"}`,
+		"no customer":         `{"trackingId":"` + tid + `","amount":1,"currency":"usd"}`,
+	} {
+		t.Run(name, func(t *testing.T) { eventErr(t, sale(b, alice), 400, msgInvalidPayload) })
+	}
+	// A lead needs no amount: none of the sale's fields are asked of it.
+	okEvent(t, lead(`{"trackingId":"`+tid+`","customer":{"externalId":"cus_2","email":"b@example.com"},"metadata":{"plan":{"tier":"pro"}}}`, alice))
+	if r := s.Do("POST", "/api/events/lead", alice, `{"trackingId":"`+tid+`","customer":{"externalId":"x"},"metadata":"`+strings.Repeat("x", 70<<10)+`"}`); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("70 KB body: %d", r.Status)
+	}
+}
+
+// Publishable keys work from their allowed hostnames only; look-alikes,
+// other hosts and requests without Origin or Referer are refused.
+func TestConversionPublishableKeyHostnames(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.NewKey("alice", "full", nil)
+	pk := str(s.MustCreate("/v1/api-keys", alice, map[string]any{"name": "web", "kind": "publishable",
+		"allowed_hostnames": []string{"shop.example.com", "*.brand.example", "localhost"}}), "key")
+	sk := s.NewKey("alice", "full", nil)
+	tid := trackingID(t, s, alice)
+	body := `{"trackingId":"` + tid + `","customer":{"externalId":"web-1"}}`
+	cases := []struct {
+		name, origin, referer string
+		ok                    bool
+	}{
+		{"exact host", "https://shop.example.com", "", true},
+		{"port and scheme ignored", "http://shop.example.com:8443", "", true},
+		{"upper case", "https://SHOP.Example.COM", "", true},
+		{"referer when no origin", "", "https://shop.example.com/checkout?x=1", true},
+		{"wildcard subdomain", "https://eu.brand.example", "", true},
+		{"wildcard deep subdomain", "https://a.b.brand.example", "", true},
+		{"localhost with a port", "http://localhost:3000", "", true},
+		{"wildcard does not cover its apex", "https://brand.example", "", false},
+		{"look-alike suffix", "https://shop.example.com.evil.net", "", false},
+		{"look-alike prefix", "https://evil-shop.example.com", "", false},
+		{"look-alike wildcard", "https://evilbrand.example", "", false},
+		{"other host", "https://evil.example", "", false},
+		{"origin decides over referer", "https://evil.example", "https://shop.example.com/", false},
+		{"null origin", "null", "https://shop.example.com/", false},
+		{"neither header", "", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := []string{"X-Publishable-Key", pk}
+			if c.origin != "" {
+				h = append(h, "Origin", c.origin)
+			}
+			if c.referer != "" {
+				h = append(h, "Referer", c.referer)
+			}
+			r := s.Do("POST", "/api/events/lead", "", body, h...)
+			if !c.ok {
+				eventErr(t, r, 401, msgHostNotAllowed)
+				return
+			}
+			okEvent(t, r)
+			if c.origin != "" && r.Header.Get("Access-Control-Allow-Origin") != c.origin {
+				t.Errorf("Access-Control-Allow-Origin %q, want %q", r.Header.Get("Access-Control-Allow-Origin"), c.origin)
+			}
+		})
+	}
+	// Keys of the wrong kind in the wrong place are invalid keys.
+	eventErr(t, s.Do("POST", "/api/events/lead", pk, body, "Origin", "https://shop.example.com"), 401, "Invalid API key")
+	eventErr(t, s.Do("POST", "/api/events/lead", "", body, "X-Publishable-Key", sk, "Origin", "https://shop.example.com"), 401, "Invalid API key")
+
+	// CORS preflights: allowed origins are echoed, others get no CORS headers.
+	for origin, want := range map[string]int{
+		"https://shop.example.com": 204, "https://x.brand.example": 204, "http://localhost:5173": 204,
+		"https://shop.example.com.evil.net": 403, "https://evil.example": 403, "null": 403, "": 403,
+	} {
+		h := []string{"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type,x-publishable-key"}
+		if origin != "" {
+			h = append(h, "Origin", origin)
+		}
+		r := s.Do("OPTIONS", "/api/events/sale", "", nil, h...)
+		if r.Status != want {
+			t.Errorf("preflight from %q: %d, want %d", origin, r.Status, want)
+		}
+		acao := r.Header.Get("Access-Control-Allow-Origin")
+		if want == 204 && (acao != origin || !strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), "X-Publishable-Key")) {
+			t.Errorf("preflight from %q: headers %v", origin, r.Header)
+		}
+		if want != 204 && acao != "" {
+			t.Errorf("refused preflight from %q allows %q", origin, acao)
+		}
+	}
+	// A revoked key is an invalid key.
+	keys := list(t, s.Do("GET", "/v1/api-keys", alice, nil), http.StatusOK)
+	for _, k := range keys {
+		if m := k.(map[string]any); m["name"] == "web" {
+			obj(t, s.Do("DELETE", "/v1/api-keys/"+str(m, "id"), alice, nil), http.StatusOK)
+		}
+	}
+	eventErr(t, s.Do("POST", "/api/events/lead", "", body, "X-Publishable-Key", pk, "Origin", "https://shop.example.com"), 401, "Invalid API key")
+}
+
+// Twenty concurrent identical sales with one eventId record one sale, and
+// every one of them answers ok; a lead sent right after its redirect finds
+// the click.
+func TestConversionIdempotencyUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.NewKey("alice", "full", nil)
+	tid := trackingID(t, s, alice) // the lead below follows the redirect at once
+	okEvent(t, s.Do("POST", "/api/events/lead", alice, `{"trackingId":"`+tid+`","customer":{"externalId":"c1"}}`))
+	body := `{"trackingId":"` + tid + `","customer":{"externalId":"c1"},"amount":49.5,"currency":"eur","eventId":"order-1001"}`
+	var wg sync.WaitGroup
+	statuses := make([]int, 20)
+	for i := range statuses {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			statuses[i] = s.Do("POST", "/api/events/sale", alice, body).Status
+		}(i)
+	}
+	wg.Wait()
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("request %d: %d", i, st)
+		}
+	}
+	n := 0
+	var after eventstore.Position
+	for {
+		evs, err := s.App.Store().ReadAll(t.Context(), after, 1000)
+		if err != nil {
+			t.Fatalf("reading the log: %v", err)
+		}
+		for _, e := range evs {
+			if e.Type == "SaleTracked" && strings.Contains(string(e.Data), "order-1001") {
+				n++
+			}
+		}
+		if len(evs) < 1000 {
+			break
+		}
+		after = evs[len(evs)-1].Position
+	}
+	if n != 1 {
+		t.Errorf("%d SaleTracked events for one eventId, want 1", n)
+	}
+}
