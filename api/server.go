@@ -222,6 +222,9 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("DELETE", "/links/{link_id}", resLinks, s.deleteLink)
 	route("GET", "/links/{link_id}/qr", resLinks, s.linkQR)
 
+	route("GET", "/customers", resAnalytics, s.listCustomers)
+	route("GET", "/customers/{customer_id}", resAnalytics, s.getCustomer)
+
 	route("GET", "/stats/links/{link_id}", resAnalytics, s.linkDailyStats)
 	route("GET", "/stats/links/{link_id}/summary", resAnalytics, s.linkSummary)
 	route("GET", "/stats/workspaces", resAnalytics, s.myWorkspaceDailyStats)

@@ -23,6 +23,8 @@ type Queries struct {
 	APIKeyByHash     APIKeyByHashHandler
 	UserAPIKeys      UserAPIKeysHandler
 
+	CustomersPage     CustomersPageHandler
+	CustomerByID      CustomerByIDHandler
 	ClickByTrackingID ClickByTrackingIDHandler
 	OriginAllowed     OriginAllowedHandler
 
@@ -46,6 +48,8 @@ type CoreReadModel interface {
 	APIKeyByHashReadModel
 	UserAPIKeysReadModel
 	OriginAllowedReadModel
+	CustomersPageReadModel
+	CustomerByIDReadModel
 	DefaultWorkspace(ctx context.Context, userID string) (Workspace, bool, error)
 }
 
@@ -87,6 +91,8 @@ func New(s Sources) Queries {
 		APIKeyByHash:     APIKeyByHashHandler{ReadModel: s.Core},
 		UserAPIKeys:      UserAPIKeysHandler{ReadModel: s.Core},
 
+		CustomersPage:     CustomersPageHandler{ReadModel: s.Core},
+		CustomerByID:      CustomerByIDHandler{ReadModel: s.Core},
 		ClickByTrackingID: ClickByTrackingIDHandler{ReadModel: s.ClickIndex, Clock: s.Clock},
 		OriginAllowed:     OriginAllowedHandler{ReadModel: s.Core},
 

@@ -156,3 +156,38 @@ type StatsReadModel interface {
 	// LinkClicked reports whether the link was ever clicked.
 	LinkClicked(ctx context.Context, linkID string) (bool, error)
 }
+
+// Customer is the read model of a conversion customer: a workspace's
+// externalId, with the click of its first lead and its totals.
+type Customer struct {
+	ID          string
+	WorkspaceID string
+	ExternalID  string
+	Email       string
+	Firstname   string
+	Lastname    string
+	PhoneNumber string
+	AvatarURL   string
+	LinkID      string // the link of the first lead's click
+	ClickID     string // the first lead's click
+	Leads       int64
+	Sales       int64
+	Revenue     map[string]int64 // currency -> minor units
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// CustomerEvent is a lead or a sale of a customer, with its click.
+type CustomerEvent struct {
+	Kind         string // "lead" or "sale"
+	ConversionID string
+	EventName    string
+	LinkID       string
+	ClickID      string
+	ClickedAt    time.Time
+	AmountMinor  int64  // sales
+	Currency     string // sales
+	First        bool
+	Metadata     []byte // the caller's JSON object, nil when none
+	Timestamp    time.Time
+}

@@ -31,8 +31,12 @@ const (
 	EventSaleTracked     = "SaleTracked"
 )
 
-// CustomerStreamPrefix is the category of customer streams.
+// CustomerStreamPrefix starts the name of every customer stream.
 const CustomerStreamPrefix = "customer-"
+
+// CustomerCategory is the category of customer streams: the topic that
+// projections of customers, leads and sales consume.
+const CustomerCategory = "customer"
 
 // CustomerStream names the stream of the customer with externalID in a
 // workspace: "customer-<workspace id>-<sha256 of externalID, hex>". The

@@ -11,6 +11,7 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/apikey"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/customdomain"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/project"
@@ -108,6 +109,8 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 		table, kind = "domains", "domain"
 	case "apikey":
 		table, kind = "api_keys", "apikey"
+	case conversion.CustomerCategory:
+		return a.applyCustomer(re)
 	default:
 		return nil
 	}

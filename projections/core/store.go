@@ -19,6 +19,7 @@ import (
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 )
 
@@ -179,10 +180,11 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS api_keys_user ON api_keys(user_id, created_at, id)`,
 }
 
-var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys"}
+var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys",
+	"customers", "customer_revenue", "customer_events"}
 
 func (s *Store) migrate(ctx context.Context) error {
-	for _, stmt := range schema {
+	for _, stmt := range append(schema[:len(schema):len(schema)], customerSchema...) {
 		if _, err := s.w.ExecContext(ctx, stmt); err != nil {
 			return err
 		}
@@ -195,7 +197,7 @@ func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string {
-	return []string{"link", "clicks", "workspace", "project", "domain", "apikey"}
+	return []string{"link", "clicks", "workspace", "project", "domain", "apikey", conversion.CustomerCategory}
 }
 
 // Checkpoint implements projections.Projector.

@@ -256,3 +256,75 @@ func TestConversionIdempotencyUnderConcurrency(t *testing.T) {
 		t.Errorf("%d SaleTracked events for one eventId, want 1", n)
 	}
 }
+
+// A customer is upserted per workspace by externalId, remembers the click
+// of its first lead, adds up its sales per currency, and shows its journey.
+func TestCustomers(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice, bob := s.NewKey("alice", "full", nil), s.NewKey("bob", "full", nil)
+	first, second := trackingID(t, s, alice), trackingID(t, s, alice)
+	send := func(path, body string) { okEvent(t, s.Do("POST", path, alice, body)) }
+	send("/api/events/lead", `{"trackingId":"`+first+`","customer":{"externalId":"cus_9","email":"ann@example.com","firstname":"Ann"}}`)
+	send("/api/events/lead", `{"trackingId":"`+second+`","customer":{"externalId":"cus_9","lastname":"Lee","email":""},"eventName":"Trial"}`)
+	send("/api/events/sale", `{"trackingId":"`+second+`","customer":{"externalId":"cus_9"},"amount":29.99,"currency":"usd","metadata":{"order":"A-1"}}`)
+	send("/api/events/sale", `{"trackingId":"`+second+`","customer":{"externalId":"cus_9"},"amount":0.01,"currency":"usd"}`)
+	send("/api/events/sale", `{"trackingId":"`+second+`","customer":{"externalId":"cus_9"},"amount":2999,"currency":"jpy"}`)
+	send("/api/events/lead", `{"trackingId":"`+first+`","customer":{"externalId":"other","email":"zed@example.com"}}`)
+
+	page := envelope(t, s.Do("GET", "/v1/customers?search=CUS_", alice, nil))
+	if len(page.Items) != 1 {
+		t.Fatalf("search: %v", page.Items)
+	}
+	c := page.Items[0].(map[string]any)
+	id := str(c, "id")
+	got := obj(t, s.Do("GET", "/v1/customers/"+id, alice, nil), http.StatusOK)
+	want := map[string]any{"externalId": "cus_9", "email": "ann@example.com", "firstname": "Ann", "lastname": "Lee",
+		"phoneNumber": nil, "avatarUrl": nil, "leads": 2.0, "sales": 3.0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if rev, _ := json.Marshal(got["revenue"]); string(rev) != `{"jpy":2999,"usd":30}` {
+		t.Errorf("revenue %s", rev)
+	}
+	// The first lead's click, not the later one.
+	firstClick := got["click_id"]
+	if firstClick != first {
+		t.Errorf("click_id %v, want the first lead's %s", firstClick, first)
+	}
+	evs, _ := got["events"].([]any)
+	var kinds []string
+	for _, e := range evs {
+		m := e.(map[string]any)
+		kinds = append(kinds, str(m, "type"))
+		if m["link"] == nil {
+			t.Errorf("event without its link: %v", m)
+		}
+	}
+	if strings.Join(kinds, ",") != "click,click,lead,lead,sale,sale,sale" {
+		t.Errorf("journey %v", kinds)
+	}
+	if len(evs) == 7 {
+		sale := evs[4].(map[string]any)
+		if sale["amount"] != 29.99 || sale["currency"] != "usd" || sale["first"] != true || sale["event_name"] != "Purchase" {
+			t.Errorf("first sale %v", sale)
+		}
+		if md, _ := json.Marshal(sale["metadata"]); string(md) != `{"order":"A-1"}` {
+			t.Errorf("metadata %s", md)
+		}
+		if evs[5].(map[string]any)["first"] != false {
+			t.Errorf("second sale is first")
+		}
+	}
+	// Another workspace sees none of it.
+	wantError(t, s.Do("GET", "/v1/customers/"+id, bob, nil), http.StatusForbidden, msgInsufficient)
+	if n := len(envelope(t, s.Do("GET", "/v1/customers", bob, nil)).Items); n != 0 {
+		t.Errorf("bob sees %d customers", n)
+	}
+	wantError(t, s.Do("GET", "/v1/customers/nope", alice, nil), http.StatusNotFound, "Customer not found")
+	if n := len(envelope(t, s.Do("GET", "/v1/customers", alice, nil)).Items); n != 2 {
+		t.Errorf("alice sees %d customers, want 2", n)
+	}
+}

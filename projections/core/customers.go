@@ -1,0 +1,229 @@
+package core
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/queries"
+)
+
+// The customers of conversion tracking: one row per customer (a
+// workspace's externalId), their revenue per currency, and their journey
+// (every lead and sale, each with its click), from the customer streams.
+
+var customerSchema = []string{
+	`CREATE TABLE IF NOT EXISTS customers (
+		stream TEXT PRIMARY KEY,
+		id TEXT NOT NULL UNIQUE,
+		workspace_id TEXT NOT NULL,
+		external_id TEXT NOT NULL,
+		email TEXT NOT NULL DEFAULT '',
+		firstname TEXT NOT NULL DEFAULT '',
+		lastname TEXT NOT NULL DEFAULT '',
+		phone_number TEXT NOT NULL DEFAULT '',
+		avatar_url TEXT NOT NULL DEFAULT '',
+		link_id TEXT NOT NULL DEFAULT '',
+		click_id TEXT NOT NULL DEFAULT '',
+		leads INTEGER NOT NULL DEFAULT 0,
+		sales INTEGER NOT NULL DEFAULT 0,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		version INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS customers_ws ON customers (workspace_id, created_at, id)`,
+	`CREATE TABLE IF NOT EXISTS customer_revenue (
+		customer_id TEXT NOT NULL,
+		currency TEXT NOT NULL,
+		amount_minor INTEGER NOT NULL,
+		PRIMARY KEY (customer_id, currency))`,
+	`CREATE TABLE IF NOT EXISTS customer_events (
+		customer_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		kind TEXT NOT NULL,
+		conversion_id TEXT NOT NULL,
+		event_name TEXT NOT NULL,
+		link_id TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		clicked_at INTEGER NOT NULL,
+		amount_minor INTEGER NOT NULL DEFAULT 0,
+		currency TEXT NOT NULL DEFAULT '',
+		first INTEGER NOT NULL DEFAULT 0,
+		metadata TEXT NOT NULL DEFAULT '',
+		at INTEGER NOT NULL,
+		PRIMARY KEY (customer_id, seq))`,
+}
+
+// applyCustomer applies an event of a customer stream, once: the row keeps
+// the stream version it reflects.
+func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
+	var v int64 = -1
+	err := a.tx.QueryRowContext(a.ctx, `SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if int64(re.Version) <= v {
+		return nil
+	}
+	e, err := domain.DecodeEvent(re.Type, re.Data)
+	if errors.Is(err, domain.ErrUnknownEvent) {
+		return a.exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+	}
+	if err != nil {
+		return err
+	}
+	switch e := e.(type) {
+	case *conversion.CustomerCreated:
+		at := e.At.UnixNano()
+		return a.exec(`INSERT INTO customers (stream, id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, created_at, updated_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(stream) DO NOTHING`,
+			re.Stream, e.CustomerID, e.WorkspaceID, e.ExternalID, e.Email, e.Firstname, e.Lastname, e.PhoneNumber, e.AvatarURL, at, at, re.Version)
+	case *conversion.CustomerUpdated:
+		return a.exec(`UPDATE customers SET
+			email = CASE WHEN ? <> '' THEN ? ELSE email END,
+			firstname = CASE WHEN ? <> '' THEN ? ELSE firstname END,
+			lastname = CASE WHEN ? <> '' THEN ? ELSE lastname END,
+			phone_number = CASE WHEN ? <> '' THEN ? ELSE phone_number END,
+			avatar_url = CASE WHEN ? <> '' THEN ? ELSE avatar_url END,
+			updated_at = ?, version = ? WHERE stream = ?`,
+			e.Email, e.Email, e.Firstname, e.Firstname, e.Lastname, e.Lastname, e.PhoneNumber, e.PhoneNumber, e.AvatarURL, e.AvatarURL,
+			e.At.UnixNano(), re.Version, re.Stream)
+	case *conversion.LeadTracked:
+		if err := a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano()); err != nil {
+			return err
+		}
+		first := ""
+		if e.First {
+			first = `, link_id = CASE WHEN click_id = '' THEN ? ELSE link_id END, click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END`
+		}
+		args := []any{e.Timestamp.UnixNano(), re.Version}
+		if e.First {
+			args = []any{e.LinkID, e.ClickID, e.Timestamp.UnixNano(), re.Version}
+		}
+		return a.exec(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, append(args, re.Stream)...)
+	case *conversion.SaleTracked:
+		if err := a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano()); err != nil {
+			return err
+		}
+		if err := a.exec(`INSERT INTO customer_revenue (customer_id, currency, amount_minor) VALUES (?, ?, ?)
+			ON CONFLICT(customer_id, currency) DO UPDATE SET amount_minor = amount_minor + excluded.amount_minor`, e.CustomerID, e.Currency, e.AmountMinor); err != nil {
+			return err
+		}
+		return a.exec(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, e.Timestamp.UnixNano(), re.Version, re.Stream)
+	}
+	return a.exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+}
+
+func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {
+	return a.exec(`INSERT INTO customer_events (customer_id, seq, kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(customer_id, seq) DO NOTHING`,
+		customerID, re.Version, kind, conversionID, name, c.LinkID, c.ClickID, c.ClickedAt.UnixNano(), amount, currency, first, string(metadata), at)
+}
+
+const customerCols = `id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, link_id, click_id, leads, sales, created_at, updated_at`
+
+func scanCustomer(sc interface{ Scan(...any) error }, extra ...any) (queries.Customer, error) {
+	var c queries.Customer
+	var ca, ua int64
+	err := sc.Scan(append([]any{&c.ID, &c.WorkspaceID, &c.ExternalID, &c.Email, &c.Firstname, &c.Lastname, &c.PhoneNumber, &c.AvatarURL,
+		&c.LinkID, &c.ClickID, &c.Leads, &c.Sales, &ca, &ua}, extra...)...)
+	c.CreatedAt, c.UpdatedAt = ts(ca), ts(ua)
+	return c, err
+}
+
+// revenue fills the customers' revenue per currency.
+func (s *Store) revenue(ctx context.Context, cs []queries.Customer) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cs))
+	at := map[string]int{}
+	for i, c := range cs {
+		ids[i] = c.ID
+		at[c.ID] = i
+		cs[i].Revenue = map[string]int64{}
+	}
+	in, args := inList(ids)
+	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, currency, amount_minor FROM customer_revenue WHERE customer_id IN `+in, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, cur string
+		var n int64
+		if err := rows.Scan(&id, &cur, &n); err != nil {
+			return err
+		}
+		cs[at[id]].Revenue[cur] = n
+	}
+	return rows.Err()
+}
+
+// Customer returns a customer by id.
+func (s *Store) Customer(ctx context.Context, id string) (queries.Customer, bool, error) {
+	c, err := scanCustomer(s.r.QueryRowContext(ctx, `SELECT `+customerCols+` FROM customers WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	cs := []queries.Customer{c}
+	err = s.revenue(ctx, cs)
+	return cs[0], err == nil, err
+}
+
+// Customers lists the customers of workspaces, newest first; search
+// matches the beginning of externalId or email, case-insensitively.
+func (s *Store) Customers(ctx context.Context, workspaceIDs []string, search string, p queries.Page) (queries.PageResult[queries.Customer], error) {
+	in, args := inList(workspaceIDs)
+	where := "workspace_id IN " + in
+	if search != "" {
+		like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(search)) + "%"
+		where += ` AND (lower(external_id) LIKE ? ESCAPE '\' OR lower(email) LIKE ? ESCAPE '\')`
+		args = append(args, like, like)
+	}
+	res, err := paginate(ctx, s.r, `SELECT `+customerCols+`, created_at AS ca, id AS i FROM customers`, where, args, false, p,
+		func(rows *sql.Rows) (queries.Customer, int64, string, error) {
+			var t int64
+			var id string
+			c, err := scanCustomer(rows, &t, &id)
+			return c, t, id, err
+		})
+	if err != nil {
+		return res, err
+	}
+	return res, s.revenue(ctx, res.Items)
+}
+
+// CustomerJourney returns a customer's leads and sales in the order they
+// were recorded.
+func (s *Store) CustomerJourney(ctx context.Context, customerID string) ([]queries.CustomerEvent, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at
+		FROM customer_events WHERE customer_id = ? ORDER BY seq`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []queries.CustomerEvent{}
+	for rows.Next() {
+		var e queries.CustomerEvent
+		var clicked, at int64
+		var md string
+		if err := rows.Scan(&e.Kind, &e.ConversionID, &e.EventName, &e.LinkID, &e.ClickID, &clicked, &e.AmountMinor, &e.Currency, &e.First, &md, &at); err != nil {
+			return nil, err
+		}
+		e.ClickedAt, e.Timestamp = ts(clicked), ts(at)
+		if md != "" {
+			e.Metadata = json.RawMessage(md)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
