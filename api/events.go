@@ -87,7 +87,8 @@ func (s *Server) trackEvent(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	cl := conversion.Click{ClickID: c.ClickID, LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, ClickedAt: c.ClickedAt}
+	cl := conversion.Click{ClickID: c.ClickID, LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, ClickedAt: c.ClickedAt,
+		Country: c.Country, DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS, Referrer: c.Referrer}
 	actor := commands.Actor{UserID: key.UserID, KeyID: key.ID}
 	expires := c.ClickedAt.Add(click.TrackingTTL)
 	if sale {

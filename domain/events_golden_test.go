@@ -57,7 +57,8 @@ func samples() map[string]domain.Event {
 	hit := radar.Hit{ProjectID: "prj-1", VisitorID: "v-1", URL: "https://site.example/a?b=c", Hostname: "site.example", Pathname: "/a",
 		Referrer: "https://ref.example", Browser: "Chrome", OS: "macOS", Device: "desktop", Country: "DE", At: at}
 	profile := conversion.Profile{Email: "a@example.com", Firstname: "Ada", Lastname: "L", PhoneNumber: "+4912345", AvatarURL: "https://e.com/a.png"}
-	clk := conversion.Click{ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", ProjectID: "prj-1", ClickedAt: exp}
+	clk := conversion.Click{ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", ProjectID: "prj-1", ClickedAt: exp,
+		Country: "DE", DeviceType: "mobile", Browser: "Safari", OS: "iOS", Referrer: "news.example"}
 	list := []domain.Event{
 		&link.Created{LinkID: "lnk-1", Code: "spring", CreatedBy: "alice", At: at, Attributes: fullAttributes()},
 		&link.Updated{LinkID: "lnk-1", By: "alice", At: at, Changes: link.Patch{

@@ -76,6 +76,13 @@ type Click struct {
 	WorkspaceID string    `json:"workspace_id"`
 	ProjectID   string    `json:"project_id,omitempty"`
 	ClickedAt   time.Time `json:"clicked_at"`
+	// What analysts segment conversions by, as the click recorded it, so
+	// that projections need no other read model (and replays agree).
+	Country    string `json:"click_country,omitempty"`
+	DeviceType string `json:"click_device_type,omitempty"`
+	Browser    string `json:"click_browser,omitempty"`
+	OS         string `json:"click_os,omitempty"`
+	Referrer   string `json:"click_referrer,omitempty"`
 }
 
 // CustomerCreated: a workspace saw a customer for the first time.
