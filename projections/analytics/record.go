@@ -97,15 +97,34 @@ func (r *record) addCounters(c *clickFields, ts int64) {
 	if c.QR {
 		r.qr++
 	}
-	if strings.EqualFold(c.Browser, "Chrome") {
+	if asciiEqualFold(c.Browser, "chrome") {
 		r.chrome++
 	}
 	switch {
-	case strings.EqualFold(c.OS, "iOS"):
+	case asciiEqualFold(c.OS, "ios"):
 		r.ios++
-	case strings.EqualFold(c.OS, "Android"):
+	case asciiEqualFold(c.OS, "android"):
 		r.android++
 	}
+}
+
+// asciiEqualFold reports whether s is lower, a lower-case ASCII name, but
+// for the case of ASCII letters: what ClickHouse's lower(s) = lower
+// compares. strings.EqualFold folds more (Unicode's "ſ" is an "s" to it).
+func asciiEqualFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // breakdowns calls f with every breakdown key the click counts under: the
@@ -363,11 +382,14 @@ func (r *record) stats(day int64, linkID, workspaceID string, unique int64) quer
 		IOSClicks:      r.ios,
 		AndroidClicks:  r.android,
 	}
+	// Times are given to the second, as ClickHouse stores them (its
+	// DateTime), so that both stores answer alike; they are kept to the
+	// nanosecond, and the floor of the earliest is the earliest floor.
 	if r.first != 0 {
-		s.FirstClick = time.Unix(0, r.first).UTC()
+		s.FirstClick = time.Unix(0, r.first).UTC().Truncate(time.Second)
 	}
 	if r.last != 0 {
-		s.LastUpdated = time.Unix(0, r.last).UTC()
+		s.LastUpdated = time.Unix(0, r.last).UTC().Truncate(time.Second)
 	}
 	var ms [numMaps]map[string]int64
 	r.normalize()
