@@ -71,6 +71,9 @@
 //   - scans_only counts clicks with qr true; clicks_only = total - scans_only.
 //   - FirstClick and LastUpdated are the times of the day's first and last
 //     click counted, to the second (rounded down), as ClickHouse gives them.
+//   - WorkspaceID of a link's record is the workspace of the day's last
+//     click (a link may move; of the clicks of the last second, the greatest
+//     id), whatever the order of the batches and merges.
 //
 // The records are those of every statistics store: projections/statstest
 // holds them to the same contract as the ClickHouse projection.
