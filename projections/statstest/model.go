@@ -187,6 +187,12 @@ func (m *Model) daily(from, to time.Time, linkID string, keep func(c *modelClick
 			byDay[day] = d
 			visitors[day] = map[string]bool{}
 		}
+		// A link record names the workspace of the day's last click (of
+		// clicks in the same second, the greatest workspace id): a link
+		// may move to another workspace during a day.
+		if mc.ts.After(d.LastUpdated) || mc.ts.Equal(d.LastUpdated) && c.WorkspaceID > d.WorkspaceID {
+			d.WorkspaceID = c.WorkspaceID
+		}
 		d.TotalClicks++
 		if c.Visitor != "" {
 			visitors[day][c.Visitor] = true

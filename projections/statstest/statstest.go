@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"LinkClicked", testLinkClicked, false},
 		{"CaseOfBrowserAndOS", testCaseOfBrowserAndOS, false},
 		{"ClickWithoutTimestamp", testClickWithoutTimestamp, false},
+		{"LinkMoved", testLinkMoved, true},
 		{"Deliveries", testDeliveries, true},
 		{"OtherEventsIgnored", testOtherEventsIgnored, false},
 		{"Reset", testReset, false},

@@ -175,6 +175,74 @@ func testClickWithoutTimestamp(t *testing.T, e *env) {
 	})
 }
 
+// testLinkMoved: a link moved to another workspace counts each click in
+// the workspace it was in then. Its own record of a day names the
+// workspace of the day's last click (to the second; of clicks in the same
+// second, the greatest workspace id).
+func testLinkMoved(t *testing.T, e *env) {
+	l := newLog()
+	on := func(ws string, ts time.Time, v int) {
+		l.click(click.Recorded{LinkID: "link-moved", WorkspaceID: ws, Timestamp: ts, Source: click.SourceRedirect, Visitor: visitor(v)})
+	}
+	// Day 1: in ws-a until 10:30, then in ws-b; visitor 1 clicks on both
+	// sides of the move.
+	on("ws-a", at(day1, 9, 0, 0, 0), 1)
+	on("ws-a", at(day1, 10, 0, 0, 0), 2)
+	on("ws-b", at(day1, 11, 0, 0, 0), 3)
+	on("ws-b", at(day1, 12, 0, 0, 500), 1)
+	// Day 2: moved back to ws-a within the second of a click in ws-b.
+	on("ws-b", at(day2, 8, 0, 0, 100), 4)
+	on("ws-a", at(day2, 8, 0, 0, 600), 5)
+	// Day 4: in ws-a all day.
+	on("ws-a", at(day4, 7, 0, 0, 0), 6)
+	rec := func(date, linkID, ws string, first, last time.Time, clicks, unique int64) queries.DailyStats {
+		return queries.DailyStats{
+			Date: date, LinkID: linkID, WorkspaceID: ws, FirstClick: first, LastUpdated: last,
+			TotalClicks: clicks, UniqueVisitors: unique, DirectClicks: clicks,
+			OS: m{}, OSVersion: m{}, City: m{}, Language: m{}, Browser: m{}, Country: m{}, Continent: m{},
+			DeviceAndOS: m{}, App: m{}, DeviceType: m{}, FromApp: m{"false": clicks}, Referrer: m{},
+		}
+	}
+	want := records{
+		links: map[string][]queries.DailyStats{"link-moved": {
+			rec("2026-03-30", "link-moved", "ws-b", at(day1, 9, 0, 0, 0), at(day1, 12, 0, 0, 0), 4, 3),
+			rec("2026-03-31", "link-moved", "ws-b", at(day2, 8, 0, 0, 0), at(day2, 8, 0, 0, 0), 2, 2),
+			rec("2026-04-02", "link-moved", "ws-a", at(day4, 7, 0, 0, 0), at(day4, 7, 0, 0, 0), 1, 1),
+		}},
+		workspaces: map[string][]queries.DailyStats{
+			"ws-a": {
+				rec("2026-03-30", "", "ws-a", at(day1, 9, 0, 0, 0), at(day1, 10, 0, 0, 0), 2, 2),
+				rec("2026-03-31", "", "ws-a", at(day2, 8, 0, 0, 0), at(day2, 8, 0, 0, 0), 1, 1),
+				rec("2026-04-02", "", "ws-a", at(day4, 7, 0, 0, 0), at(day4, 7, 0, 0, 0), 1, 1),
+			},
+			"ws-b": {
+				rec("2026-03-30", "", "ws-b", at(day1, 11, 0, 0, 0), at(day1, 12, 0, 0, 0), 2, 2),
+				rec("2026-03-31", "", "ws-b", at(day2, 8, 0, 0, 0), at(day2, 8, 0, 0, 0), 1, 1),
+			},
+		},
+	}
+	// Whatever the batches: the answer may not depend on which click a
+	// store saw first.
+	ev := l.events
+	for _, tc := range []struct {
+		name    string
+		batches [][]eventstore.RecordedEvent
+	}{
+		{"one batch", [][]eventstore.RecordedEvent{ev}},
+		{"one by one", [][]eventstore.RecordedEvent{ev[0:1], ev[1:2], ev[2:3], ev[3:4], ev[4:5], ev[5:6], ev[6:]}},
+		{"in two batches", [][]eventstore.RecordedEvent{ev[:3], ev[3:]}},
+		{"in two other batches", [][]eventstore.RecordedEvent{ev[:5], ev[5:]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := e.sub(t)
+			e.open()
+			e.apply(tc.batches...)
+			e.checkRecords(want)
+		})
+	}
+}
+
 // testDeliveries: delivery is at least once, in batches of any size, and
 // streams interleave in any order (each stream's own events stay in
 // order): every way of delivering the fixture gives its records, and the
