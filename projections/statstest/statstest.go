@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"UnknownIDs", testUnknownIDs, false},
 		{"LinkClicked", testLinkClicked, false},
 		{"CaseOfBrowserAndOS", testCaseOfBrowserAndOS, false},
+		{"BreakdownValues", testBreakdownValues, false},
 		{"ClickWithoutTimestamp", testClickWithoutTimestamp, false},
 		{"LinkMoved", testLinkMoved, true},
 		{"Deliveries", testDeliveries, true},

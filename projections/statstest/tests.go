@@ -3,6 +3,7 @@ package statstest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,34 @@ func testCaseOfBrowserAndOS(t *testing.T, e *env) {
 	e.checkRecords(records{
 		links:      map[string][]queries.DailyStats{"link-case": {want}},
 		workspaces: map[string][]queries.DailyStats{"ws-case": {workspaceOf(want)}},
+	})
+}
+
+// testBreakdownValues: breakdown values are kept byte for byte, whatever
+// they hold; an OS version counted bare and one counted with its OS under
+// the same name are one entry.
+func testBreakdownValues(t *testing.T, e *env) {
+	long := strings.Repeat("Llanfairpwllgwyngyll", 20)
+	l := newLog()
+	for i, city := range []string{"Zürich", "東京", `O'Hare "Intl"`, "a,b;c", "😀", "  spaced  ", `back\slash`, "tab\there", "null", long, "zürich", "ZÜRICH"} {
+		l.click(click.Recorded{LinkID: "link-v", WorkspaceID: "ws-v", Timestamp: at(day1, 10, i, 0, 0), Source: click.SourceRedirect, City: city})
+	}
+	l.click(click.Recorded{LinkID: "link-v", WorkspaceID: "ws-v", Timestamp: at(day1, 11, 0, 0, 0), OS: "iOS", OSVersion: "17.4"})
+	l.click(click.Recorded{LinkID: "link-v", WorkspaceID: "ws-v", Timestamp: at(day1, 11, 1, 0, 0), OSVersion: "iOS 17.4"})
+	e.apply(l.events)
+	want := queries.DailyStats{
+		Date: "2026-03-30", LinkID: "link-v", WorkspaceID: "ws-v",
+		FirstClick: at(day1, 10, 0, 0, 0), LastUpdated: at(day1, 11, 1, 0, 0),
+		TotalClicks: 14, DirectClicks: 14, IOSClicks: 1,
+		OS: m{"iOS": 1}, OSVersion: m{"iOS 17.4": 2},
+		City: m{"Zürich": 1, "東京": 1, `O'Hare "Intl"`: 1, "a,b;c": 1, "😀": 1, "  spaced  ": 1, `back\slash`: 1,
+			"tab\there": 1, "null": 1, long: 1, "zürich": 1, "ZÜRICH": 1},
+		Language: m{}, Browser: m{}, Country: m{}, Continent: m{}, DeviceAndOS: m{}, App: m{},
+		DeviceType: m{}, FromApp: m{"false": 14}, Referrer: m{},
+	}
+	e.checkRecords(records{
+		links:      map[string][]queries.DailyStats{"link-v": {want}},
+		workspaces: map[string][]queries.DailyStats{"ws-v": {workspaceOf(want)}},
 	})
 }
 
