@@ -431,19 +431,21 @@ func testUniqueVisitorsExact(t *testing.T, e *env) {
 	l.click(click.Recorded{LinkID: "link-u1", WorkspaceID: "ws-u", Timestamp: at(day4, 23, 0, 0, 0)})
 	l.click(click.Recorded{LinkID: "link-u2", WorkspaceID: "ws-u", Timestamp: at(day4, 23, 0, 0, 0)})
 	e.apply(l.events[:1000], l.events[1000:])
-	for _, c := range []struct {
-		name         string
-		got          []queries.DailyStats
-		clicks, uniq int64
-	}{
-		{"link-u1", e.linkDaily("link-u1", day4, day4), 3001, 1500},
-		{"link-u2", e.linkDaily("link-u2", day4, day4), 1501, 1500},
-		{"ws-u", e.workspaceDaily("ws-u", day4, day4), 4502, 2000},
-	} {
-		if len(c.got) != 1 || c.got[0].TotalClicks != c.clicks || c.got[0].UniqueVisitors != c.uniq {
-			t.Errorf("%s: %d records %+v; want one with %d clicks, %d unique visitors", c.name, len(c.got), summarize(c.got), c.clicks, c.uniq)
+	rec := func(linkID, ws string, first time.Time, clicks, unique int64) queries.DailyStats {
+		return queries.DailyStats{
+			Date: "2026-04-02", LinkID: linkID, WorkspaceID: ws, FirstClick: first, LastUpdated: at(day4, 23, 0, 0, 0),
+			TotalClicks: clicks, UniqueVisitors: unique, DirectClicks: clicks,
+			OS: m{}, OSVersion: m{}, City: m{}, Language: m{}, Browser: m{}, Country: m{}, Continent: m{},
+			DeviceAndOS: m{}, App: m{}, DeviceType: m{}, FromApp: m{"false": clicks}, Referrer: m{},
 		}
 	}
+	e.checkRecords(records{
+		links: map[string][]queries.DailyStats{
+			"link-u1": {rec("link-u1", "ws-u", at(day4, 1, 0, 0, 0), 3001, 1500)},
+			"link-u2": {rec("link-u2", "ws-u", at(day4, 2, 0, 0, 0), 1501, 1500)},
+		},
+		workspaces: map[string][]queries.DailyStats{"ws-u": {rec("", "ws-u", at(day4, 1, 0, 0, 0), 4502, 2000)}},
+	})
 }
 
 // testUniqueVisitorsMany: beyond exact counting unique visitors are an
