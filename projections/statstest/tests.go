@@ -44,7 +44,7 @@ func testDateRanges(t *testing.T, e *env) {
 		{"both ends included", day2, day4, []string{"2026-03-31", "2026-04-02"}},
 		{"the end's whole day", day1, last(day2), []string{"2026-03-30", "2026-03-31"}},
 		{"a day without clicks", gap, last(gap), nil},
-		{"across the month end, around the day without clicks", day2, day4, []string{"2026-03-31", "2026-04-02"}},
+		{"across the month end, around the day without clicks", at(day2, 23, 59, 59, 999), at(day4, 0, 0, 0, 0), []string{"2026-03-31", "2026-04-02"}},
 		{"after the last click", day4.AddDate(0, 0, 1), day4.AddDate(0, 0, 30), nil},
 		{"before the first click", day1.AddDate(0, 0, -30), day1.Add(-time.Nanosecond), nil},
 		{"start after end", day4, day1, nil},
@@ -97,8 +97,8 @@ func testUnknownIDs(t *testing.T, e *env) {
 	}
 }
 
-// testLinkClicked: true for a link with any click, whatever the range of
-// other queries; false for others.
+// testLinkClicked: true for a link with a click on any day, from its first
+// click on; false for other ids (prefixes of one, a workspace's).
 func testLinkClicked(t *testing.T, e *env) {
 	for _, id := range []string{link1, link2, ""} {
 		if e.linkClicked(id) {
