@@ -66,10 +66,17 @@
 //   - app: only clicks with from_app true and a known app.
 //   - from_app: "true" or "false", always counted.
 //   - chrome_clicks, ios_clicks, android_clicks: browser "Chrome", OS "iOS",
-//     OS "Android" (ASCII case-insensitive).
+//     OS "Android" (ASCII case-insensitive, as ClickHouse's lower(): no
+//     Unicode folding).
 //   - scans_only counts clicks with qr true; clicks_only = total - scans_only.
 //   - FirstClick and LastUpdated are the times of the day's first and last
-//     click counted.
+//     click counted, to the second (rounded down), as ClickHouse gives them.
+//   - WorkspaceID of a link's record is the workspace of the day's last
+//     click (a link may move; of the clicks of the last second, the greatest
+//     id), whatever the order of the batches and merges.
+//
+// The records are those of every statistics store: projections/statstest
+// holds them to the same contract as the ClickHouse projection.
 //
 // A click without a time counts on the day it was recorded; a click without
 // a link id in its body counts for the link its stream names.

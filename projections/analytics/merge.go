@@ -54,18 +54,21 @@ func mergeEncoded(dst, scratch, a, b []byte) ([]byte, []byte, error) {
 	dst = append(dst, recordFormat)
 
 	wa, wb := da.bytes(), db.bytes()
-	if len(wa) == 0 {
+	fa, fb := da.varint(), db.varint()
+	la, lb := da.varint(), db.varint()
+	// The workspace of the last click, as record.merge keeps it
+	// (lastClickOf, on the bytes).
+	if sa, sb := floorSecond(la), floorSecond(lb); fb != 0 && (fa == 0 || sb > sa || sb == sa && bytes.Compare(wb, wa) > 0) {
 		wa = wb
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(wa)))
 	dst = append(dst, wa...)
 
-	fa, fb := da.varint(), db.varint()
 	if fa == 0 || (fb != 0 && fb < fa) {
 		fa = fb
 	}
 	dst = binary.AppendVarint(dst, fa)
-	dst = binary.AppendVarint(dst, max(da.varint(), db.varint()))
+	dst = binary.AppendVarint(dst, max(la, lb))
 	for range 5 {
 		dst = binary.AppendUvarint(dst, da.uvarint()+db.uvarint())
 	}

@@ -34,10 +34,14 @@ const (
 
 // record is the pre-aggregated clicks of one link, or one workspace, on one
 // UTC day. It is a commutative monoid: merge adds counters and maps, keeps the
-// earliest first click and the latest last click, and unites the visitors, so
-// that records can be written as per-batch deltas (Pebble merge operands) in
-// any grouping and order and always add up to the same value.
+// earliest first click and the latest last click (and the workspace of the
+// latter: lastClickOf), and unites the visitors, so that records can be
+// written as per-batch deltas (Pebble merge operands) in any grouping and
+// order and always add up to the same value.
 type record struct {
+	// workspaceID is the workspace of the last click (a link may move to
+	// another workspace during a day): of the clicks of the last second
+	// (times count to the second, as in ClickHouse), the greatest id.
 	workspaceID string
 	first, last int64 // click timestamps, Unix nanoseconds; 0 when empty
 	total       int64
@@ -84,7 +88,7 @@ func (r *record) addClick(c *clickFields, ts int64) {
 
 // addCounters counts one click in everything but the breakdowns.
 func (r *record) addCounters(c *clickFields, ts int64) {
-	if r.workspaceID == "" {
+	if r.first == 0 || lastClickOf(r.last, r.workspaceID, ts, c.WorkspaceID) {
 		r.workspaceID = c.WorkspaceID
 	}
 	if r.first == 0 || ts < r.first {
@@ -97,15 +101,34 @@ func (r *record) addCounters(c *clickFields, ts int64) {
 	if c.QR {
 		r.qr++
 	}
-	if strings.EqualFold(c.Browser, "Chrome") {
+	if asciiEqualFold(c.Browser, "chrome") {
 		r.chrome++
 	}
 	switch {
-	case strings.EqualFold(c.OS, "iOS"):
+	case asciiEqualFold(c.OS, "ios"):
 		r.ios++
-	case strings.EqualFold(c.OS, "Android"):
+	case asciiEqualFold(c.OS, "android"):
 		r.android++
 	}
+}
+
+// asciiEqualFold reports whether s is lower, a lower-case ASCII name, but
+// for the case of ASCII letters: what ClickHouse's lower(s) = lower
+// compares. strings.EqualFold folds more (Unicode's "ſ" is an "s" to it).
+func asciiEqualFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // breakdowns calls f with every breakdown key the click counts under: the
@@ -166,7 +189,7 @@ func (r *record) normalize() {
 // does the same on encoded bytes (mergeEncoded), and TestMergeEncoded holds
 // the two together.
 func (r *record) merge(o *record) {
-	if r.workspaceID == "" {
+	if o.first != 0 && (r.first == 0 || lastClickOf(r.last, r.workspaceID, o.last, o.workspaceID)) {
 		r.workspaceID = o.workspaceID
 	}
 	if o.first != 0 && (r.first == 0 || o.first < r.first) {
@@ -184,6 +207,25 @@ func (r *record) merge(o *record) {
 	o.normalize()
 	r.entries = mergeEntries(r.entries, o.entries)
 	r.uniq.merge(&o.uniq)
+}
+
+// lastClickOf reports whether the last click of b (its time, Unix
+// nanoseconds, and workspace) comes after that of a: in a later second, or
+// in the same second with a greater workspace id. Seconds, as ClickHouse
+// compares them (projections/clickhouse: argMax of workspace_id by last
+// click and workspace_id), so that both stores name the same workspace.
+func lastClickOf(aLast int64, aWS string, bLast int64, bWS string) bool {
+	as, bs := floorSecond(aLast), floorSecond(bLast)
+	return bs > as || bs == as && bWS > aWS
+}
+
+// floorSecond is the second of a time in Unix nanoseconds, rounded down.
+func floorSecond(ns int64) int64 {
+	s := ns / 1e9
+	if ns%1e9 < 0 {
+		s--
+	}
+	return s
 }
 
 // mergeEntries adds two normalized entry lists.
@@ -363,11 +405,14 @@ func (r *record) stats(day int64, linkID, workspaceID string, unique int64) quer
 		IOSClicks:      r.ios,
 		AndroidClicks:  r.android,
 	}
+	// Times are given to the second, as ClickHouse stores them (its
+	// DateTime), so that both stores answer alike; they are kept to the
+	// nanosecond, and the floor of the earliest is the earliest floor.
 	if r.first != 0 {
-		s.FirstClick = time.Unix(0, r.first).UTC()
+		s.FirstClick = time.Unix(0, r.first).UTC().Truncate(time.Second)
 	}
 	if r.last != 0 {
-		s.LastUpdated = time.Unix(0, r.last).UTC()
+		s.LastUpdated = time.Unix(0, r.last).UTC().Truncate(time.Second)
 	}
 	var ms [numMaps]map[string]int64
 	r.normalize()

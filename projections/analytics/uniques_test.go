@@ -117,7 +117,7 @@ func TestUniquesOrderIndependent(t *testing.T) {
 func TestRecordCodec(t *testing.T) {
 	t.Parallel()
 	var r record
-	for i, c := range fixtureClicks() {
+	for i, c := range genClicks(rand.New(rand.NewPCG(2, 2)), 20, 3, 2, 2, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) {
 		f := fieldsOf(&c)
 		r.addClick(&f, c.Timestamp.UnixNano())
 		r.uniq.addHashes([]uint64{uint64(i % 3)})

@@ -54,11 +54,11 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 			t.Errorf("%s has %d clicks after a read, want 300", tbl, n)
 		}
 	}
-	checkAll(t, ctx, p, l.clicks(), start, start)
+	checkAll(t, ctx, p, l.events, start, start)
 	// Another process, that applied nothing: it reads the names of the
 	// breakdown values from breakdown_values.
 	r := openTest(t, ctx, dsn)
-	checkAll(t, ctx, r, l.clicks(), start, start)
+	checkAll(t, ctx, r, l.events, start, start)
 
 	// Without reads, the background flush writes them within FlushInterval.
 	q, err := Open(ctx, dsn, Options{FlushInterval: 50 * time.Millisecond})
@@ -77,7 +77,7 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	checkAll(t, ctx, q, l.clicks(), start, start)
+	checkAll(t, ctx, q, l.events, start, start)
 }
 
 // TestCrashWithPendingAggregates: a process dies with aggregates pending
@@ -110,12 +110,12 @@ func TestCrashWithPendingAggregates(t *testing.T) {
 	p.crash()
 
 	q := openTest(t, ctx, dsn)
-	checkAll(t, ctx, q, l.clicks()[:700], start, start.AddDate(0, 0, 3))
+	checkAll(t, ctx, q, l.events[:700], start, start.AddDate(0, 0, 3))
 	// Redelivery from the (older) checkpoint, then the rest.
 	if err := q.Apply(ctx, ev[250:]); err != nil {
 		t.Fatal(err)
 	}
-	checkAll(t, ctx, q, l.clicks(), start, start.AddDate(0, 0, 3))
+	checkAll(t, ctx, q, l.events, start, start.AddDate(0, 0, 3))
 	conn := rawConn(t, q, dsn)
 	if n := count(t, ctx, conn, "SELECT count() FROM clicks"); n != uint64(len(ev)) {
 		t.Errorf("clicks has %d rows, want %d", n, len(ev))
@@ -146,7 +146,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 		}
 	}
 	end := start.AddDate(0, 0, 5)
-	checkAll(t, ctx, p, l.clicks(), start, end)
+	checkAll(t, ctx, p, l.events, start, end)
 	// Days up to two before the last are final.
 	for _, d := range []int32{p.finalLink.Load(), p.finalWorkspace.Load()} {
 		if got, want := dayTime(d), end.AddDate(0, 0, -2); !got.Equal(want) {
@@ -194,14 +194,14 @@ func TestPastDaysAreFinal(t *testing.T) {
 	if valid, _, _ := latest("la"); valid != 0 {
 		t.Fatalf("the final record of la on 2026-04-02 is still valid after late clicks")
 	}
-	checkAll(t, ctx, p, l.clicks(), start, end)
+	checkAll(t, ctx, p, l.events, start, end)
 
 	// Then through Apply, which makes the records again.
 	l.click(click.Recorded{ClickID: "late-again", LinkID: "lb", WorkspaceID: "w1", Timestamp: late, Visitor: "v-late"})
 	if err := p.Apply(ctx, l.events[len(l.events)-1:]); err != nil {
 		t.Fatal(err)
 	}
-	checkAll(t, ctx, p, l.clicks(), start, end)
+	checkAll(t, ctx, p, l.events, start, end)
 	if valid, asOf, last := latest("lb"); valid != 1 || asOf != last {
 		t.Errorf("final record of lb on 2026-04-02: valid %d, as of insert %d; the day's last insert is %d", valid, asOf, last)
 	}
@@ -218,7 +218,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 	}
 	q.crash()
 	r := openTest(t, ctx, dsn)
-	checkAll(t, ctx, r, l.clicks(), start, end)
+	checkAll(t, ctx, r, l.events, start, end)
 }
 
 // TestUpgradeFromVersion1 opens a database of schema version 1 (breakdowns
@@ -259,7 +259,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	p.Close()
 	q := openTest(t, ctx, dsn)
-	checkAll(t, ctx, q, l.clicks(), start, start.AddDate(0, 0, 3))
+	checkAll(t, ctx, q, l.events, start, start.AddDate(0, 0, 3))
 	conn := rawConn(t, q, dsn)
 	var views uint64
 	if err := conn.QueryRow(ctx, "SELECT toUInt64(count()) FROM system.tables WHERE database = ? AND name IN "+
@@ -364,7 +364,7 @@ func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
 			if lateCells != len(testLinks) {
 				t.Fatalf("%d late link cells pending, want %d", lateCells, len(testLinks))
 			}
-			checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
+			checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 5))
 		})
 	}
 }

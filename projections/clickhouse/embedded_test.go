@@ -73,7 +73,7 @@ func TestLiveThenReplayFromEmbeddedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := start.AddDate(0, 0, 4)
-	checkAll(t, ctx, p, l.clicks(), start, end)
+	checkAll(t, ctx, p, l.events, start, end)
 	snapshot := func() []queries.DailyStats {
 		var out []queries.DailyStats
 		for _, ln := range testLinks {
@@ -93,7 +93,7 @@ func TestLiveThenReplayFromEmbeddedStore(t *testing.T) {
 	if got := snapshot(); !reflect.DeepEqual(got, live) {
 		t.Errorf("replay differs from live")
 	}
-	checkAll(t, ctx, p, l.clicks(), start, end)
+	checkAll(t, ctx, p, l.events, start, end)
 	if cp, err := p.Checkpoint(ctx); err != nil || cp != head {
 		t.Errorf("checkpoint after replay = %v, %v; want %v", cp, err, head)
 	}

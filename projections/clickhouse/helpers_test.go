@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
-	"github.com/linkd/linkd/queries"
 )
 
 // TestMain runs the tests on the ClickHouse server of chtest, or on current
@@ -132,94 +130,6 @@ func (s *memStore) ReadAll(_ context.Context, after eventstore.Position, max int
 }
 
 func (s *memStore) Close() error { return errors.New("not implemented") }
-
-// expectedDaily counts raw clicks exactly, the reference the read model must
-// equal. keep selects the clicks (one link, one workspace).
-func expectedDaily(clicks []click.Recorded, from, to string, keep func(c *click.Recorded) bool, linkID string) []queries.DailyStats {
-	byDay := map[string]*queries.DailyStats{}
-	visitors := map[string]map[string]bool{}
-	inc := func(m *map[string]int64, k string) {
-		if k == "" {
-			return
-		}
-		(*m)[k]++
-	}
-	for i := range clicks {
-		c := &clicks[i]
-		if !keep(c) {
-			continue
-		}
-		ts := c.Timestamp.UTC().Truncate(time.Second)
-		day := ts.Format(time.DateOnly)
-		if day < from || day > to {
-			continue
-		}
-		d := byDay[day]
-		if d == nil {
-			d = &queries.DailyStats{
-				Date: day, LinkID: linkID, WorkspaceID: c.WorkspaceID, FirstClick: ts, LastUpdated: ts,
-				OS: map[string]int64{}, OSVersion: map[string]int64{}, City: map[string]int64{},
-				Language: map[string]int64{}, Browser: map[string]int64{}, Country: map[string]int64{},
-				Continent: map[string]int64{}, DeviceAndOS: map[string]int64{}, App: map[string]int64{},
-				DeviceType: map[string]int64{}, FromApp: map[string]int64{}, Referrer: map[string]int64{},
-			}
-			byDay[day] = d
-			visitors[day] = map[string]bool{}
-		}
-		d.TotalClicks++
-		if c.Visitor != "" {
-			visitors[day][c.Visitor] = true
-		}
-		if c.QR {
-			d.QRScans++
-		} else {
-			d.DirectClicks++
-		}
-		if strings.EqualFold(c.Browser, "chrome") {
-			d.ChromeClicks++
-		}
-		switch strings.ToLower(c.OS) {
-		case "ios":
-			d.IOSClicks++
-		case "android":
-			d.AndroidClicks++
-		}
-		if ts.Before(d.FirstClick) {
-			d.FirstClick = ts
-		}
-		if ts.After(d.LastUpdated) {
-			d.LastUpdated = ts
-		}
-		inc(&d.OS, c.OS)
-		switch {
-		case c.OS != "" && c.OSVersion != "":
-			inc(&d.OSVersion, c.OS+" "+c.OSVersion)
-		default:
-			inc(&d.OSVersion, c.OSVersion)
-		}
-		inc(&d.City, c.City)
-		inc(&d.Language, c.Language)
-		inc(&d.Browser, c.Browser)
-		inc(&d.Country, c.Country)
-		inc(&d.Continent, c.Continent)
-		if c.DeviceType != "" && c.OS != "" {
-			inc(&d.DeviceAndOS, c.DeviceType+" "+c.OS)
-		}
-		if c.FromApp {
-			inc(&d.App, c.App)
-		}
-		inc(&d.DeviceType, c.DeviceType)
-		inc(&d.FromApp, fmt.Sprint(c.FromApp))
-		inc(&d.Referrer, c.Referrer)
-	}
-	var out []queries.DailyStats
-	for day, d := range byDay {
-		d.UniqueVisitors = int64(len(visitors[day]))
-		out = append(out, *d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Date < out[j].Date })
-	return out
-}
 
 func linkCreated(id, ws, code, name string, at time.Time) *link.Created {
 	return &link.Created{

@@ -16,6 +16,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/statstest"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -71,31 +72,16 @@ func genClicks(l *eventLog, n int, seed uint64, start time.Time, days int) {
 	}
 }
 
-func checkAll(t *testing.T, ctx context.Context, p queries.StatsReadModel, clicks []click.Recorded, from, to time.Time) {
+// checkAll fails unless p holds, over [from, to], the records of the events
+// that a statstest.Model fed the same events gives (the statistics contract,
+// contract_test.go, holds both to records counted by hand).
+func checkAll(t *testing.T, ctx context.Context, p statstest.Reader, events []eventstore.RecordedEvent, from, to time.Time) {
 	t.Helper()
-	f, tt := utcDate(from), utcDate(to)
-	workspaces := map[string]bool{}
-	for _, ln := range testLinks {
-		workspaces[ln.ws] = true
-		got, err := p.LinkDaily(ctx, ln.id, from, to)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := expectedDaily(clicks, f, tt, func(c *click.Recorded) bool { return c.LinkID == ln.id }, ln.id)
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("LinkDaily(%s):\n got %+v\nwant %+v", ln.id, got, want)
-		}
+	m := statstest.NewModel()
+	if err := m.Apply(ctx, events); err != nil {
+		t.Fatal(err)
 	}
-	for ws := range workspaces {
-		got, err := p.WorkspaceDaily(ctx, ws, from, to)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := expectedDaily(clicks, f, tt, func(c *click.Recorded) bool { return c.WorkspaceID == ws }, "")
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("WorkspaceDaily(%s):\n got %+v\nwant %+v", ws, got, want)
-		}
-	}
+	m.Check(t, ctx, p, from, to)
 }
 
 // rawConn opens a connection whose default database is the projection's,
@@ -333,85 +319,6 @@ func TestClickAppearsInClicksAndDaily(t *testing.T) {
 	}
 }
 
-func TestDailyStatsHandChecked(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, time.Minute)
-	p := openTest(t, ctx, chtest.DSN(t))
-	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
-	at := func(h int) time.Time { return day.Add(time.Duration(h) * time.Hour) }
-	l := newEventLog()
-	l.click(click.Recorded{ClickID: "1", LinkID: "x", WorkspaceID: "w", Timestamp: at(1), QR: true, Visitor: "v1",
-		Browser: "Safari", OS: "iOS", OSVersion: "17.4", DeviceType: "mobile", Country: "US", Continent: "NA", City: "Boston", Language: "en"})
-	l.click(click.Recorded{ClickID: "2", LinkID: "x", WorkspaceID: "w", Timestamp: at(2), Visitor: "v1",
-		Browser: "Chrome", OS: "iOS", OSVersion: "17.4", DeviceType: "mobile", Country: "US", Continent: "NA", Language: "en", Referrer: "google.com"})
-	l.click(click.Recorded{ClickID: "3", LinkID: "x", WorkspaceID: "w", Timestamp: at(3), Visitor: "v2",
-		Browser: "Instagram", OS: "Android", OSVersion: "14", DeviceType: "mobile", FromApp: true, App: "Instagram", Country: "BR", Continent: "SA"})
-	l.click(click.Recorded{ClickID: "4", LinkID: "x", WorkspaceID: "w", Timestamp: at(4), Visitor: "v3",
-		Browser: "Chrome", OS: "Windows", OSVersion: "10", DeviceType: "desktop", Country: "DE", Continent: "EU", City: "Berlin", Language: "de"})
-	l.click(click.Recorded{ClickID: "5", LinkID: "y", WorkspaceID: "w", Timestamp: at(5), Visitor: "v3", QR: true,
-		Browser: "Chrome", OS: "Android", DeviceType: "tablet", Country: "DE", Continent: "EU"})
-	// No OS but a version, an app without from_app, no visitor key, a
-	// lower-case browser name.
-	l.click(click.Recorded{ClickID: "6", LinkID: "x", WorkspaceID: "w", Timestamp: at(4).Add(30 * time.Minute),
-		Browser: "chrome", OSVersion: "5.1", App: "TikTok"})
-	if err := p.Apply(ctx, l.events); err != nil {
-		t.Fatal(err)
-	}
-	got, err := p.LinkDaily(ctx, "x", day, day)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []queries.DailyStats{{
-		Date: "2026-05-04", LinkID: "x", WorkspaceID: "w", FirstClick: at(1), LastUpdated: at(4).Add(30 * time.Minute),
-		TotalClicks: 5, UniqueVisitors: 3, QRScans: 1, DirectClicks: 4, ChromeClicks: 3, IOSClicks: 2, AndroidClicks: 1,
-		OS:          map[string]int64{"iOS": 2, "Android": 1, "Windows": 1},
-		OSVersion:   map[string]int64{"iOS 17.4": 2, "Android 14": 1, "Windows 10": 1, "5.1": 1},
-		City:        map[string]int64{"Boston": 1, "Berlin": 1},
-		Language:    map[string]int64{"en": 2, "de": 1},
-		Browser:     map[string]int64{"Safari": 1, "Chrome": 2, "Instagram": 1, "chrome": 1},
-		Country:     map[string]int64{"US": 2, "BR": 1, "DE": 1},
-		Continent:   map[string]int64{"NA": 2, "SA": 1, "EU": 1},
-		DeviceAndOS: map[string]int64{"mobile iOS": 2, "mobile Android": 1, "desktop Windows": 1},
-		App:         map[string]int64{"Instagram": 1},
-		DeviceType:  map[string]int64{"mobile": 3, "desktop": 1},
-		FromApp:     map[string]int64{"true": 1, "false": 4},
-		Referrer:    map[string]int64{"google.com": 1},
-	}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("LinkDaily:\n got %+v\nwant %+v", got, want)
-	}
-	ws, err := p.WorkspaceDaily(ctx, "w", day, day)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ws) != 1 || ws[0].TotalClicks != 6 || ws[0].UniqueVisitors != 3 || ws[0].QRScans != 2 ||
-		ws[0].AndroidClicks != 2 || ws[0].DeviceType["tablet"] != 1 || ws[0].LinkID != "" || ws[0].LastUpdated != at(5) {
-		t.Errorf("WorkspaceDaily: %+v", ws)
-	}
-	none, err := p.LinkDaily(ctx, "x", day.AddDate(0, 0, 1), day.AddDate(0, 0, 30))
-	if err != nil || len(none) != 0 {
-		t.Errorf("days without clicks: %+v, %v", none, err)
-	}
-}
-
-func TestDailyStatsAcrossDaysLinksWorkspaces(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
-	p := openTest(t, ctx, chtest.DSN(t))
-	l := newEventLog()
-	// Four days across the end of March: two partitions.
-	start := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
-	genClicks(l, 1500, 1, start, 4)
-	for i := 0; i < len(l.events); i += 97 { // uneven batches
-		if err := p.Apply(ctx, l.events[i:min(i+97, len(l.events))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 3))
-	// A sub-range.
-	checkAll(t, ctx, p, l.clicks(), start.AddDate(0, 0, 1), start.AddDate(0, 0, 2))
-}
-
 func TestDuplicatesAreNeverCounted(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
@@ -453,7 +360,7 @@ func TestDuplicatesAreNeverCounted(t *testing.T) {
 	if n := count(t, ctx, conn, "SELECT uniqExact(link_id, click_seq) FROM clicks"); n != uint64(len(ev)) {
 		t.Errorf("clicks has %d distinct (link_id, click_seq), want %d", n, len(ev))
 	}
-	checkAll(t, ctx, p2, l.clicks(), start, start.AddDate(0, 0, 2))
+	checkAll(t, ctx, p2, l.events, start, start.AddDate(0, 0, 2))
 	cp, err := p2.Checkpoint(ctx)
 	if err != nil || cp != ev[len(ev)-1].Position {
 		t.Errorf("Checkpoint = %v, %v; want %v", cp, err, ev[len(ev)-1].Position)
@@ -504,7 +411,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			if err := p2.Apply(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
-			checkAll(t, ctx, p2, l.clicks(), start, start.AddDate(0, 0, 2))
+			checkAll(t, ctx, p2, l.events, start, start.AddDate(0, 0, 2))
 		})
 	}
 }
@@ -531,7 +438,7 @@ func TestFailedApplyRecovers(t *testing.T) {
 	if err := p.Apply(ctx, l.events[100:]); err != nil {
 		t.Fatal(err)
 	}
-	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 1))
+	checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 1))
 }
 
 func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
@@ -572,7 +479,7 @@ func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
 		return out
 	}
 	live := snapshot()
-	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 5))
+	checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 5))
 	for i := range 2 {
 		n, err := projections.Replay(ctx, store, p, projections.ReplayOptions{PageSize: 333})
 		if err != nil {
@@ -673,7 +580,7 @@ func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
 	if err := p.Apply(ctx, l.events); err != nil {
 		t.Fatal(err)
 	}
-	checkAll(t, ctx, p, l.clicks(), start, start)
+	checkAll(t, ctx, p, l.events, start, start)
 }
 
 // TestKillPending: recovery first stops the INSERTs of a failed Apply that
@@ -799,7 +706,7 @@ func TestUnitIsOnePart(t *testing.T) {
 	if got := count(t, ctx, conn, "SELECT toUInt64(max(rows)) FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.db); got != uint64(n) {
 		t.Errorf("the part of the unit has %d rows, want %d", got, n)
 	}
-	checkAll(t, ctx, p, l.clicks(), start, start.AddDate(0, 0, 2))
+	checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 2))
 }
 
 // A background task that keeps failing (ClickHouse away, a dropped

@@ -57,8 +57,15 @@ type scope struct {
 	workspace                    string // the expression of the workspace id
 }
 
+// linkWorkspace is the workspace of a link's records: that of the day's last
+// click (a link may move to another workspace during a day), of the clicks
+// of the last second the greatest id, which the embedded analytics store
+// names too. Each row of link_clicks_daily has one workspace_id and the
+// last click of its own clicks.
+const linkWorkspace = "argMax(workspace_id, tuple(finalizeAggregation(last_click), workspace_id))"
+
 var (
-	linkScope      = scope{key: "link_id", daily: tLinkDaily, final: tLinkFinal, breakdown: tLinkBreakdown, workspace: "any(workspace_id)"}
+	linkScope      = scope{key: "link_id", daily: tLinkDaily, final: tLinkFinal, breakdown: tLinkBreakdown, workspace: linkWorkspace}
 	workspaceScope = scope{key: "workspace_id", daily: tWorkspaceDaily, final: tWorkspaceFinal, breakdown: tWorkspaceBreakdown, workspace: "workspace_id"}
 )
 

@@ -162,7 +162,7 @@ func (p *Projection) finalizeUpTo(ctx context.Context, horizon int32, lateLinks,
 func (p *Projection) finalize(ctx context.Context, s scope, cond string, args ...any) error {
 	ws, wsCol := "", ""
 	if s.key == "link_id" {
-		ws, wsCol = "any(workspace_id), ", "workspace_id, "
+		ws, wsCol = linkWorkspace+", ", "workspace_id, "
 	}
 	var counters, sums []string
 	for _, c := range dailyCounters {
