@@ -364,8 +364,7 @@ func testOtherEventsIgnored(t *testing.T, e *env) {
 		l.raw(x.Stream, x.Type, x.Data, x.Time)
 		switch i {
 		case 2:
-			l.add(conversion.Stream("click-1"), &conversion.LeadTracked{ClickID: "click-1", LinkID: link1, WorkspaceID: ws1,
-				Customer: conversion.Customer{ExternalID: "cust-1"}, At: x.Time}, x.Time)
+			l.add(conversion.CustomerStream(ws1, "cust-1"), &conversion.CustomerCreated{CustomerID: "cus-1", WorkspaceID: ws1, ExternalID: "cust-1", At: x.Time}, x.Time)
 		case 4:
 			// Another type in link-1's click stream, between its clicks.
 			l.raw(click.Stream(link1), "ClickRecordedV9", []byte(`{"link_id":"link-1","workspace_id":"ws-1","timestamp":"2026-03-30T11:00:00Z"}`), x.Time)
@@ -373,8 +372,8 @@ func testOtherEventsIgnored(t *testing.T, e *env) {
 			l.add(link.Stream(link1), &link.Archived{LinkID: link1, At: x.Time}, x.Time)
 		}
 	}
-	l.add(conversion.Stream("click-1"), &conversion.SaleTracked{ClickID: "click-1", LinkID: link1, WorkspaceID: ws1,
-		Customer: conversion.Customer{ExternalID: "cust-1"}, AmountMinor: 1999, Currency: "usd", At: at(day4, 20, 0, 0, 0)}, at(day4, 20, 0, 0, 0))
+	l.add(conversion.CustomerStream(ws1, "cust-1"), &conversion.CustomerUpdated{CustomerID: "cus-1", WorkspaceID: ws1, ExternalID: "cust-1",
+		Profile: conversion.Profile{Email: "c@example.com"}, At: at(day4, 20, 0, 0, 0)}, at(day4, 20, 0, 0, 0))
 	e.apply(l.events[:len(l.events)/2], l.events[len(l.events)/2:])
 	e.checkRecords(fixtureRecords())
 	e.checkpoint(l.last())
