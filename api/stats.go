@@ -98,8 +98,8 @@ func renderDaily(d queries.DailyStats) map[string]any {
 	m := map[string]any{
 		"id":                  uuid.NewSHA1(recordNamespace, []byte(scope+"/"+d.Date)).String(),
 		"click_date":          d.Date,
-		"last_updated":        formatTime(d.LastUpdated),
-		"created_at":          formatTime(d.FirstClick),
+		"last_updated":        formatTime(orDay(d.LastUpdated, d.Date)),
+		"created_at":          formatTime(orDay(d.FirstClick, d.Date)),
 		"total_clicks":        d.TotalClicks,
 		"unique_visitors":     d.UniqueVisitors,
 		"scans_only":          d.QRScans,
@@ -120,6 +120,9 @@ func renderDaily(d queries.DailyStats) map[string]any {
 		"device_stats":        devices,
 		"from_app_stats":      fromApp,
 		"referrer_stats":      counts(d.Referrer),
+		"leads":               d.Leads,
+		"sales":               d.Sales,
+		"revenue":             money(d.Revenue),
 		"workspace_id":        d.WorkspaceID,
 	}
 	if d.LinkID != "" {
@@ -149,6 +152,9 @@ func renderSummary(sum queries.Summary) map[string]any {
 		"top_devices":   renderTop(sum.TopDevices),
 		"top_browsers":  renderTop(sum.TopBrowsers),
 		"qr_code_usage": sum.QRScans,
+		"leads":         sum.Leads,
+		"sales":         sum.Sales,
+		"revenue":       money(sum.Revenue),
 		"date_range":    map[string]string{"start": sum.Days.From.Format(time.DateOnly), "end": sum.Days.To.Format(time.DateOnly)},
 	}
 }
@@ -243,4 +249,14 @@ func (s *Server) myWorkspaceDailyStats(w http.ResponseWriter, r *http.Request, p
 
 func (s *Server) myWorkspaceSummary(w http.ResponseWriter, r *http.Request, p principal) error {
 	return s.writeWorkspaceSummary(w, r, p, "")
+}
+
+// orDay is t, or the start of the record's day for a day without clicks
+// (only conversions).
+func orDay(t time.Time, date string) time.Time {
+	if !t.IsZero() {
+		return t
+	}
+	d, _ := time.Parse(time.DateOnly, date)
+	return d
 }

@@ -70,5 +70,10 @@ func linkStats(ctx context.Context, rm LinkStatsReadModel, linkID, userID string
 		return linkDays{}, domain.NotFound(msgNoStats)
 	}
 	records, err := rm.LinkDaily(ctx, linkID, days.From, days.To)
+	for i := range records {
+		if records[i].WorkspaceID == "" {
+			records[i].WorkspaceID = l.WorkspaceID // a day with conversions and no click
+		}
+	}
 	return linkDays{Days: days, Records: records}, err
 }

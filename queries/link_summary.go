@@ -18,6 +18,9 @@ type LinkSummary struct {
 type Summary struct {
 	TotalClicks  int64
 	QRScans      int64
+	Leads        int64
+	Sales        int64
+	Revenue      map[string]int64 // currency -> minor units
 	TopCountries []NameCount
 	TopDevices   []NameCount
 	TopBrowsers  []NameCount
@@ -50,11 +53,16 @@ func (h LinkSummaryHandler) Handle(ctx context.Context, q LinkSummary) (Summary,
 
 // summarize adds up daily records.
 func summarize(records []DailyStats, days Days) Summary {
-	s := Summary{Days: days}
+	s := Summary{Days: days, Revenue: map[string]int64{}}
 	countries, devices, browsers := map[string]int64{}, map[string]int64{}, map[string]int64{}
 	for _, d := range records {
 		s.TotalClicks += d.TotalClicks
 		s.QRScans += d.QRScans
+		s.Leads += d.Leads
+		s.Sales += d.Sales
+		for cur, n := range d.Revenue {
+			s.Revenue[cur] += n
+		}
 		for k, v := range d.Country {
 			countries[k] += v
 		}

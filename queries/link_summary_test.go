@@ -14,7 +14,7 @@ func TestSummarize(t *testing.T) {
 	}
 	got := summarize(records, days)
 	want := Summary{
-		TotalClicks: 9, QRScans: 3, Days: days,
+		TotalClicks: 9, QRScans: 3, Days: days, Revenue: map[string]int64{},
 		TopCountries: []NameCount{{"DE", 3}, {"FR", 3}, {"US", 3}}, // ties by name
 		TopDevices:   []NameCount{{"mobile", 5}, {"desktop", 4}},   // zero counts left out
 		TopBrowsers:  []NameCount{{"Chrome", 4}, {"Safari", 4}},    // empty names left out

@@ -141,6 +141,12 @@ type DailyStats struct {
 	DeviceType  map[string]int64 // device_type_stats and device_stats: mobile, desktop, tablet
 	FromApp     map[string]int64 // from_app_stats: "true", "false"
 	Referrer    map[string]int64 // referrer hosts (an extension)
+	// Conversions recorded that day for the link's clicks (an extension):
+	// leads, sales, and revenue per currency in minor units. A day with
+	// conversions and no click has a record with only these.
+	Leads   int64
+	Sales   int64
+	Revenue map[string]int64
 }
 
 // StatsReadModel is the whole statistics read model: what both statistics

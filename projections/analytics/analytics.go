@@ -17,7 +17,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
@@ -235,7 +237,7 @@ func (s *Store) Close() error {
 func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
-func (s *Store) Categories() []string { return []string{Category} }
+func (s *Store) Categories() []string { return []string{Category, conversion.CustomerCategory} }
 
 // Checkpoint is the highest global position of the events applied, stored
 // with them.
@@ -269,13 +271,15 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	// last applied version of its stream, committed or earlier in this batch.
 	next := make(map[string]uint64)
 	todo := make([]int, 0, len(events))
+	conv := convAgg{}
 	top := s.checkpoint
 	for i := range events {
 		ev := &events[i]
 		if top.Less(ev.Position) {
 			top = ev.Position
 		}
-		if eventstore.Category(ev.Stream) != Category {
+		cat := eventstore.Category(ev.Stream)
+		if cat != Category && cat != conversion.CustomerCategory {
 			continue
 		}
 		last, seen := next[ev.Stream]
@@ -290,8 +294,17 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 			continue
 		}
 		next[ev.Stream] = ev.Version
-		if ev.Type == click.EventRecorded {
+		switch ev.Type {
+		case click.EventRecorded:
 			todo = append(todo, i)
+		case conversion.EventLeadTracked, conversion.EventSaleTracked:
+			e, err := domain.DecodeEvent(ev.Type, ev.Data)
+			if err != nil {
+				s.undecodable.Add(1)
+				s.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)
+				continue
+			}
+			conv.addConversion(e)
 		}
 	}
 	if len(next) == 0 && top == s.checkpoint {
@@ -353,6 +366,11 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 			if err := b.Merge(o.key, o.value, nil); err != nil {
 				return fmt.Errorf("analytics: apply: %w", err)
 			}
+		}
+	}
+	for _, o := range conv.sorted() {
+		if err := b.Merge(o.key, o.value, nil); err != nil {
+			return fmt.Errorf("analytics: apply: %w", err)
 		}
 	}
 	if err := b.Commit(s.wopts); err != nil {
@@ -529,7 +547,34 @@ func (s *Store) daily(ctx context.Context, tag byte, id string, from, to time.Ti
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("analytics: query: %w", err)
 	}
-	return out, nil
+	convTag := tagConvLink
+	if tag == tagWS {
+		convTag = tagConvWS
+	}
+	cit, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: dayKey(nil, convTag, id, fd),
+		UpperBound: dayKey(nil, convTag, id, td+1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("analytics: query: %w", err)
+	}
+	defer cit.Close()
+	conv := map[string]*convRecord{}
+	for cit.First(); cit.Valid(); cit.Next() {
+		v, err := cit.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("analytics: query: %w", err)
+		}
+		c, err := decodeConv(v)
+		if err != nil {
+			return nil, fmt.Errorf("analytics: query %s day %s: %w", id, dayString(dayOfKey(cit.Key())), err)
+		}
+		conv[dayString(dayOfKey(cit.Key()))] = c
+	}
+	if err := cit.Error(); err != nil {
+		return nil, fmt.Errorf("analytics: query: %w", err)
+	}
+	return withConversions(out, conv, linkID, wsID), nil
 }
 
 // LinkClicked implements queries.StatsReadModel.

@@ -14,6 +14,7 @@ import (
 //	tagStream <stream>                        -> last applied version (uint64 BE)
 //	tagLink   <uvarint len><link id><day>     -> record (merge operands)
 //	tagWS     <uvarint len><workspace id><day> -> record (merge operands)
+//	tagConvLink, tagConvWS: the same keys     -> conversion record (conversions.go)
 //
 // <day> is the UTC day (days since 1970-01-01) as a big-endian uint32 offset
 // by 2³¹, so that a scope's days sort in date order and a date range is one
@@ -26,7 +27,10 @@ const (
 	tagStream byte = 0x02
 	tagLink   byte = 0x03
 	tagWS     byte = 0x04
-	tagEnd    byte = 0x05 // above every key: the upper bound of Reset
+	// Conversions (conversions.go).
+	tagConvLink byte = 0x05
+	tagConvWS   byte = 0x06
+	tagEnd      byte = 0x07 // above every key: the upper bound of Reset
 )
 
 var (

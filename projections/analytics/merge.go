@@ -15,11 +15,30 @@ import (
 var merger = &pebble.Merger{
 	Name: "linkd.analytics.record.v1",
 	Merge: func(key, value []byte) (pebble.ValueMerger, error) {
+		if len(key) > 0 && (key[0] == tagConvLink || key[0] == tagConvWS) {
+			return &convMerger{acc: append([]byte(nil), value...)}, nil
+		}
 		m := &recordMerger{}
 		m.acc = append(m.acc, value...)
 		return m, nil
 	},
 }
+
+// convMerger adds up conversion records (small: decoded and re-encoded).
+type convMerger struct{ acc []byte }
+
+func (m *convMerger) add(value []byte) error {
+	out, err := mergeConv(nil, m.acc, value)
+	if err != nil {
+		return err
+	}
+	m.acc = out
+	return nil
+}
+
+func (m *convMerger) MergeNewer(value []byte) error          { return m.add(value) }
+func (m *convMerger) MergeOlder(value []byte) error          { return m.add(value) }
+func (m *convMerger) Finish(bool) ([]byte, io.Closer, error) { return m.acc, nil, nil }
 
 // recordMerger folds operands into acc with mergeEncoded, working on the
 // encoded bytes: no record is decoded, no string allocated.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 )
@@ -47,6 +48,7 @@ func (p *Projection) applyLocked(ctx context.Context, events []eventstore.Record
 	var (
 		clickEvents = make([]eventstore.RecordedEvent, 0, len(events))
 		linkEvents  []eventstore.RecordedEvent
+		convEvents  []eventstore.RecordedEvent
 		last        = p.checkpoint
 	)
 	for _, ev := range events {
@@ -58,7 +60,12 @@ func (p *Projection) applyLocked(ctx context.Context, events []eventstore.Record
 			clickEvents = append(clickEvents, ev)
 		case strings.HasPrefix(ev.Stream, link.StreamPrefix):
 			linkEvents = append(linkEvents, ev)
+		case strings.HasPrefix(ev.Stream, conversion.CustomerStreamPrefix):
+			convEvents = append(convEvents, ev)
 		}
+	}
+	if err := p.applyConversions(ctx, convEvents); err != nil {
+		return err
 	}
 	if err := p.applyClicks(ctx, clickEvents); err != nil {
 		return err

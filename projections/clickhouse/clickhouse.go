@@ -58,6 +58,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
@@ -348,7 +349,9 @@ func (p *Projection) Name() string { return ProjectionName }
 func (p *Projection) MaxBatch() int { return 32768 }
 
 // Categories are the click streams and the link streams.
-func (p *Projection) Categories() []string { return []string{"clicks", "link"} }
+func (p *Projection) Categories() []string {
+	return []string{"clicks", "link", conversion.CustomerCategory}
+}
 
 // Checkpoint is the global position of the last event applied. It is
 // stored in projection_checkpoint after the data (see

@@ -130,6 +130,9 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 		days, err := p.breakdownsOf(ctx, s, key, cond, args)
 		bdCh <- bdResult{days, err}
 	}()
+	convCh := make(chan error, 1)
+	conv := map[string]*dayRecord{}
+	go func() { convCh <- p.conversionsOf(ctx, s, key, utcDate(dayTime(first)), utcDate(dayTime(last)), conv) }()
 	days := map[string]*dayRecord{}
 	var errs []error
 	var invalid []string
@@ -145,7 +148,7 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 		invalid = append(invalid, r.invalid...)
 	}
 	bd := <-bdCh
-	if err := errors.Join(append(errs, bd.err)...); err != nil {
+	if err := errors.Join(append(errs, bd.err, <-convCh)...); err != nil {
 		return nil, err
 	}
 	if len(invalid) > 0 {
@@ -166,6 +169,14 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 	for d, rec := range days {
 		rec.bd = bd.days[d]
 	}
+	for d, c := range conv {
+		rec := days[d]
+		if rec == nil || rec.stats.TotalClicks == 0 {
+			days[d] = c // conversions and no click
+			continue
+		}
+		rec.stats.Leads, rec.stats.Sales, rec.stats.Revenue = c.stats.Leads, c.stats.Sales, c.stats.Revenue
+	}
 
 	var keys []uint64
 	seen := map[uint64]bool{}
@@ -183,10 +194,13 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 	}
 	out := make([]queries.DailyStats, 0, len(days))
 	for _, rec := range days {
-		if rec.stats.TotalClicks == 0 {
+		if rec.stats.TotalClicks == 0 && rec.stats.Leads == 0 && rec.stats.Sales == 0 {
 			continue
 		}
 		d := rec.stats
+		if d.Revenue == nil {
+			d.Revenue = map[string]int64{}
+		}
 		sizes := make([]int, len(dimensions))
 		for k := range rec.bd {
 			if e, ok := names[k]; ok {

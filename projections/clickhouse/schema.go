@@ -12,12 +12,13 @@ import (
 // schemaVersion is recorded in schema_migrations once ensureSchema has
 // brought every table to the shape below. Raise it with every change, and
 // describe the change in schemaChanges.
-const schemaVersion = 3
+const schemaVersion = 4
 
 var schemaChanges = map[uint32]string{
 	1: "clicks, link_clicks_daily, workspace_clicks_daily, link_clicks_daily_breakdown, workspace_clicks_daily_breakdown, links, projection_checkpoint",
 	2: "daily tables filled from clicks_daily_input (aggregates written at most every FlushInterval); breakdowns as maps in link_clicks_daily_breakdown_v2, workspace_clicks_daily_breakdown_v2 with breakdown_values; final records of past days in link_clicks_daily_final, workspace_clicks_daily_final; link_clicks_daily_breakdown and workspace_clicks_daily_breakdown no longer written",
 	3: "final records (link_clicks_daily_final, workspace_clicks_daily_final) no longer hold breakdown maps: breakdowns are read from the breakdown tables for every day",
+	4: "leads and sales: one row per recorded conversion (ReplacingMergeTree by conversion_id)",
 }
 
 // col is a column of a table: its name and ClickHouse type.
@@ -242,7 +243,7 @@ func tables() []table {
 			},
 			engine: "ENGINE = ReplacingMergeTree(commit_position) ORDER BY projection",
 		},
-	}, breakdownTables(tLinkBreakdown, "link_id", 32), breakdownTables(tWorkspaceBreakdown, "workspace_id", 8))
+	}, breakdownTables(tLinkBreakdown, "link_id", 32), breakdownTables(tWorkspaceBreakdown, "workspace_id", 8), conversionTables())
 }
 
 func views() []view {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/queries"
 )
@@ -30,6 +31,16 @@ type Model struct {
 	checkpoint eventstore.Position
 	versions   map[string]uint64 // stream -> last version applied
 	clicks     []modelClick
+	convs      []modelConversion
+}
+
+// modelConversion is a lead (currency "") or a sale.
+type modelConversion struct {
+	linkID, workspaceID string
+	day                 string
+	sale                bool
+	minor               int64
+	currency            string
 }
 
 type modelClick struct {
@@ -52,13 +63,30 @@ func (m *Model) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if m.checkpoint.Less(ev.Position) {
 			m.checkpoint = ev.Position
 		}
-		if !strings.HasPrefix(ev.Stream, click.StreamPrefix) {
+		conv := strings.HasPrefix(ev.Stream, conversion.CustomerStreamPrefix)
+		if !strings.HasPrefix(ev.Stream, click.StreamPrefix) && !conv {
 			continue
 		}
 		if last, ok := m.versions[ev.Stream]; ok && ev.Version <= last {
 			continue
 		}
 		m.versions[ev.Stream] = ev.Version
+		if conv {
+			switch ev.Type {
+			case conversion.EventLeadTracked:
+				var e conversion.LeadTracked
+				if json.Unmarshal(ev.Data, &e) == nil {
+					m.convs = append(m.convs, modelConversion{linkID: e.LinkID, workspaceID: e.WorkspaceID, day: e.Timestamp.UTC().Format(time.DateOnly)})
+				}
+			case conversion.EventSaleTracked:
+				var e conversion.SaleTracked
+				if json.Unmarshal(ev.Data, &e) == nil {
+					m.convs = append(m.convs, modelConversion{linkID: e.LinkID, workspaceID: e.WorkspaceID, day: e.Timestamp.UTC().Format(time.DateOnly),
+						sale: true, minor: e.AmountMinor, currency: e.Currency})
+				}
+			}
+			continue
+		}
 		if ev.Type != click.EventRecorded {
 			continue
 		}
@@ -90,18 +118,20 @@ func (m *Model) Checkpoint(context.Context) (eventstore.Position, error) {
 func (m *Model) Reset(context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.checkpoint, m.versions, m.clicks = eventstore.Start, map[string]uint64{}, nil
+	m.checkpoint, m.versions, m.clicks, m.convs = eventstore.Start, map[string]uint64{}, nil, nil
 	return nil
 }
 
 // LinkDaily counts the link's records.
 func (m *Model) LinkDaily(_ context.Context, linkID string, from, to time.Time) ([]queries.DailyStats, error) {
-	return m.daily(from, to, linkID, func(c *modelClick) bool { return linkID != "" && c.linkID == linkID }), nil
+	return m.daily(from, to, linkID, func(c *modelClick) bool { return linkID != "" && c.linkID == linkID },
+		func(c *modelConversion) bool { return linkID != "" && c.linkID == linkID }), nil
 }
 
 // WorkspaceDaily counts the workspace's records.
 func (m *Model) WorkspaceDaily(_ context.Context, workspaceID string, from, to time.Time) ([]queries.DailyStats, error) {
-	return m.daily(from, to, "", func(c *modelClick) bool { return workspaceID != "" && c.c.WorkspaceID == workspaceID }), nil
+	return m.daily(from, to, "", func(c *modelClick) bool { return workspaceID != "" && c.c.WorkspaceID == workspaceID },
+		func(c *modelConversion) bool { return workspaceID != "" && c.workspaceID == workspaceID }), nil
 }
 
 // LinkClicked reports whether the link has a click.
@@ -164,7 +194,11 @@ func (m *Model) Check(t testing.TB, ctx context.Context, s Reader, from, to time
 
 // daily counts the records of [from, to] of the clicks keep selects.
 // linkID is the LinkID of the records ("" for workspace records).
-func (m *Model) daily(from, to time.Time, linkID string, keep func(c *modelClick) bool) []queries.DailyStats {
+//
+// Conversions keepConv selects count on the day they were recorded; a day
+// with conversions and no click has a record with only them (and, for a
+// link, no workspace: the query names the link's).
+func (m *Model) daily(from, to time.Time, linkID string, keep func(c *modelClick) bool, keepConv func(c *modelConversion) bool) []queries.DailyStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	first, last := from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly)
@@ -242,6 +276,29 @@ func (m *Model) daily(from, to time.Time, linkID string, keep func(c *modelClick
 		count(d.DeviceType, c.DeviceType)
 		count(d.FromApp, strconv.FormatBool(c.FromApp))
 		count(d.Referrer, c.Referrer)
+	}
+	for i := range m.convs {
+		cv := &m.convs[i]
+		if !keepConv(cv) || cv.day < first || cv.day > last {
+			continue
+		}
+		d := byDay[cv.day]
+		if d == nil {
+			d = &queries.DailyStats{Date: cv.day, LinkID: linkID}
+			if linkID == "" {
+				d.WorkspaceID = cv.workspaceID
+			}
+			byDay[cv.day] = d
+		}
+		if d.Revenue == nil {
+			d.Revenue = map[string]int64{}
+		}
+		if cv.sale {
+			d.Sales++
+			d.Revenue[cv.currency] += cv.minor
+		} else {
+			d.Leads++
+		}
 	}
 	out := []queries.DailyStats{}
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {

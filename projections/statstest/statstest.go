@@ -90,6 +90,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Reset", testReset, false},
 		{"UniqueVisitorsExact", testUniqueVisitorsExact, false},
 		{"UniqueVisitorsMany", testUniqueVisitorsMany, false},
+		{"Conversions", testConversions, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -478,3 +478,96 @@ func summarize(rs []queries.DailyStats) []string {
 	}
 	return out
 }
+
+// testConversions: leads and sales count on the day they were recorded,
+// for the link of their click and its workspace; revenue adds up per
+// currency in minor units, never converted; a day with conversions and no
+// click has a record of them alone (a link's names no workspace: the query
+// names the link's); customer events without a conversion count nowhere;
+// delivering everything twice, or in other batches, changes nothing.
+func testConversions(t *testing.T, e *env) {
+	const (
+		lA, lB, lC = "link-a", "link-b", "link-c"
+		wA, wB     = "ws-a", "ws-b"
+	)
+	l := newLog()
+	l.click(click.Recorded{LinkID: lA, WorkspaceID: wA, Code: "a", Timestamp: at(day1, 9, 0, 0, 0), Visitor: visitor(1), Country: "DE"})
+	l.click(click.Recorded{LinkID: lA, WorkspaceID: wA, Code: "a", Timestamp: at(day1, 10, 0, 0, 0), Visitor: visitor(2)})
+	cust := conversion.CustomerStream(wA, "cus-1")
+	clickA := conversion.Click{ClickID: "click-a", LinkID: lA, WorkspaceID: wA, ClickedAt: at(day1, 9, 0, 0, 0)}
+	clickB := conversion.Click{ClickID: "click-b", LinkID: lB, WorkspaceID: wA, ClickedAt: at(day1, 8, 0, 0, 0)}
+	clickC := conversion.Click{ClickID: "click-c", LinkID: lC, WorkspaceID: wB, ClickedAt: at(day1, 8, 0, 0, 0)}
+	l.add(cust, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: wA, ExternalID: "cus-1", At: at(day1, 11, 0, 0, 0)}, at(day1, 11, 0, 0, 0))
+	l.add(cust, &conversion.LeadTracked{ConversionID: "v1", EventName: "Sign up", Click: clickA, CustomerID: "c1", First: true, Timestamp: at(day1, 11, 0, 0, 0)}, at(day1, 11, 0, 0, 0))
+	l.add(cust, &conversion.SaleTracked{ConversionID: "v2", EventName: "Purchase", Click: clickA, CustomerID: "c1", AmountMinor: 2999, Currency: "usd", First: true, Timestamp: at(day1, 12, 0, 0, 0)}, at(day1, 12, 0, 0, 0))
+	l.add(cust, &conversion.SaleTracked{ConversionID: "v3", EventName: "Purchase", Click: clickA, CustomerID: "c1", AmountMinor: 1, Currency: "usd", Timestamp: at(day1, 23, 59, 59, 999)}, at(day1, 23, 59, 59, 999))
+	l.add(cust, &conversion.CustomerUpdated{CustomerID: "c1", WorkspaceID: wA, ExternalID: "cus-1", Profile: conversion.Profile{Email: "a@example.com"}, At: at(day2, 1, 0, 0, 0)}, at(day2, 1, 0, 0, 0))
+	// The next day: a sale in yen, and none of link-a's clicks.
+	l.add(cust, &conversion.SaleTracked{ConversionID: "v4", EventName: "Purchase", Click: clickA, CustomerID: "c1", AmountMinor: 2999, Currency: "jpy", Timestamp: at(day2, 0, 0, 0, 0)}, at(day2, 0, 0, 0, 0))
+	cust2 := conversion.CustomerStream(wA, "cus-2")
+	l.add(cust2, &conversion.CustomerCreated{CustomerID: "c2", WorkspaceID: wA, ExternalID: "cus-2", At: at(day1, 13, 0, 0, 0)}, at(day1, 13, 0, 0, 0))
+	l.add(cust2, &conversion.SaleTracked{ConversionID: "v5", EventName: "Renewal", Click: clickB, CustomerID: "c2", AmountMinor: 1000, Currency: "eur", First: true, Timestamp: at(day1, 13, 0, 0, 0)}, at(day1, 13, 0, 0, 0))
+	cust3 := conversion.CustomerStream(wB, "cus-3")
+	l.add(cust3, &conversion.CustomerCreated{CustomerID: "c3", WorkspaceID: wB, ExternalID: "cus-3", At: at(day4, 7, 0, 0, 0)}, at(day4, 7, 0, 0, 0))
+	l.add(cust3, &conversion.LeadTracked{ConversionID: "v6", EventName: "Sign up", Click: clickC, CustomerID: "c3", First: true, Timestamp: at(day4, 7, 0, 0, 0)}, at(day4, 7, 0, 0, 0))
+
+	half := len(l.events) / 2
+	e.apply(l.events[:half], l.events[half-2:], l.events) // overlapping and repeated deliveries
+	d1, d2, d4 := day1.Format(time.DateOnly), day2.Format(time.DateOnly), day4.Format(time.DateOnly)
+	m := func(kv ...any) map[string]int64 {
+		out := map[string]int64{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i].(string)] = int64(kv[i+1].(int))
+		}
+		return out
+	}
+	aDay1 := e.linkDaily(lA, allFrom, allTo)
+	if len(aDay1) != 2 {
+		t.Fatalf("link-a: %d records, want 2 (%+v)", len(aDay1), aDay1)
+	}
+	// Day 1 of link-a: its clicks, plus one lead and two sales.
+	if got := aDay1[0]; got.Date != d1 || got.TotalClicks != 2 || got.Leads != 1 || got.Sales != 2 || !sameMap(got.Revenue, m("usd", 3000)) {
+		t.Errorf("link-a %s: clicks %d leads %d sales %d revenue %v; want 2, 1, 2, {usd:3000}", got.Date, got.TotalClicks, got.Leads, got.Sales, got.Revenue)
+	}
+	want := []queries.DailyStats{{Date: d2, LinkID: lA, Sales: 1, Revenue: m("jpy", 2999)}}
+	if d := Diff(aDay1[1:], want); d != "" {
+		t.Errorf("link-a, a day of conversions only: %s", d)
+	}
+	if d := Diff(e.linkDaily(lB, allFrom, allTo), []queries.DailyStats{{Date: d1, LinkID: lB, Sales: 1, Revenue: m("eur", 1000)}}); d != "" {
+		t.Errorf("link-b (never clicked here, one sale): %s", d)
+	}
+	if d := Diff(e.linkDaily(lC, allFrom, allTo), []queries.DailyStats{{Date: d4, LinkID: lC, Leads: 1}}); d != "" {
+		t.Errorf("link-c: %s", d)
+	}
+	ws := e.workspaceDaily(wA, allFrom, allTo)
+	if len(ws) != 2 || ws[0].Date != d1 || ws[0].TotalClicks != 2 || ws[0].Leads != 1 || ws[0].Sales != 3 || !sameMap(ws[0].Revenue, m("usd", 3000, "eur", 1000)) {
+		t.Errorf("ws-a: %+v", ws)
+	} else if d := Diff(ws[1:], []queries.DailyStats{{Date: d2, WorkspaceID: wA, Sales: 1, Revenue: m("jpy", 2999)}}); d != "" {
+		t.Errorf("ws-a, a day of conversions only: %s", d)
+	}
+	if d := Diff(e.workspaceDaily(wB, allFrom, allTo), []queries.DailyStats{{Date: d4, WorkspaceID: wB, Leads: 1}}); d != "" {
+		t.Errorf("ws-b: %s", d)
+	}
+	// A range holds the conversions of its days only.
+	if got := e.linkDaily(lA, day2, day4); len(got) != 1 || got[0].Date != d2 {
+		t.Errorf("link-a from day 2: %+v", got)
+	}
+	// Conversions are no clicks: a link with sales and no click was never
+	// clicked.
+	if e.linkClicked(lB) {
+		t.Errorf("LinkClicked(link-b) with sales and no click")
+	}
+	e.checkpoint(l.last())
+}
+
+func sameMap(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
