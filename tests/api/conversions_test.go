@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -326,5 +327,54 @@ func TestCustomers(t *testing.T) {
 	wantError(t, s.Do("GET", "/v1/customers/nope", alice, nil), http.StatusNotFound, "Customer not found")
 	if n := len(envelope(t, s.Do("GET", "/v1/customers", alice, nil)).Items); n != 2 {
 		t.Errorf("alice sees %d customers, want 2", n)
+	}
+}
+
+// Leads, sales and revenue show on the link's and the workspace's daily
+// records and summaries, per currency, unconverted.
+func TestConversionStatistics(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.NewKey("alice", "full", nil)
+	tid := trackingID(t, s, alice)
+	for _, b := range []string{
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c1"}}`,
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c2"}}`,
+	} {
+		okEvent(t, s.Do("POST", "/api/events/lead", alice, b))
+	}
+	for _, b := range []string{
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c1"},"amount":29.99,"currency":"usd"}`,
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c1"},"amount":0.02,"currency":"usd"}`,
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c2"},"amount":2999,"currency":"jpy"}`,
+		`{"trackingId":"` + tid + `","customer":{"externalId":"c2"},"amount":1.234,"currency":"kwd"}`,
+	} {
+		okEvent(t, s.Do("POST", "/api/events/sale", alice, b))
+	}
+	links := envelope(t, s.Do("GET", "/v1/links", alice, nil)).Items
+	id := str(links[0].(map[string]any), "id")
+	days := list(t, s.Do("GET", "/v1/stats/links/"+id, alice, nil), http.StatusOK)
+	if len(days) != 1 {
+		t.Fatalf("daily records: %v", days)
+	}
+	want := `{"jpy":2999,"kwd":1.234,"usd":30.01}`
+	check := func(what string, m map[string]any) {
+		t.Helper()
+		rev, _ := json.Marshal(m["revenue"])
+		if m["leads"] != 2.0 || m["sales"] != 4.0 || string(rev) != want {
+			t.Errorf("%s: leads %v sales %v revenue %s; want 2, 4, %s", what, m["leads"], m["sales"], rev, want)
+		}
+	}
+	check("link daily record", days[0].(map[string]any))
+	check("link summary", obj(t, s.Do("GET", "/v1/stats/links/"+id+"/summary", alice, nil), http.StatusOK))
+	check("workspace summary", obj(t, s.Do("GET", "/v1/stats/workspaces/summary", alice, nil), http.StatusOK))
+	ws := list(t, s.Do("GET", "/v1/stats/workspaces", alice, nil), http.StatusOK)
+	check("workspace daily record", ws[len(ws)-1].(map[string]any))
+	// Without conversions: zeros and an empty object.
+	plain := createLink(s, alice, map[string]any{"original_url": "https://plain.example"})
+	s.Do("GET", "/"+str(plain, "code"), "", nil, "User-Agent", "curl/8.5.0")
+	pd := list(t, s.Do("GET", "/v1/stats/links/"+str(plain, "id"), alice, nil), http.StatusOK)
+	if m := pd[0].(map[string]any); m["leads"] != 0.0 || m["sales"] != 0.0 || fmt.Sprint(m["revenue"]) != "map[]" {
+		t.Errorf("a link without conversions: %v %v %v", m["leads"], m["sales"], m["revenue"])
 	}
 }
