@@ -52,6 +52,12 @@ func snapshot(t *testing.T, url string) map[string]any {
 	snap["projects"] = get("/v1/projects?page_size=100")
 	snap["domains"] = get("/v1/domains?page_size=100")
 	snap["keys"] = get("/v1/api-keys")
+	customers := get("/v1/customers?page_size=100").(map[string]any)
+	snap["customers"] = customers
+	for _, c := range customers["items"].([]any) {
+		id := c.(map[string]any)["id"].(string)
+		snap["customer-"+id] = get("/v1/customers/" + id)
+	}
 	return snap
 }
 
@@ -125,9 +131,28 @@ func replayScenario(t *testing.T, extra ...string) {
 			t.Fatal(err)
 		}
 	}
+	// Leads and sales on tracked clicks (with and without eventIds, one
+	// repeated), attributed through the click index.
+	for i := 0; i < 3; i++ {
+		tid := trackedClick(t, p.url)
+		for n := 0; n < 4; n++ {
+			cust := map[string]any{"externalId": fmt.Sprintf("cust-%d", n%2), "email": fmt.Sprintf("c%d@example.com", n)}
+			st, b, _, err = do("POST", p.url+"/api/events/lead", operatorKey, map[string]any{"trackingId": tid, "customer": cust})
+			mustOK(st, b, err, "lead")
+			sale := map[string]any{"trackingId": tid, "customer": cust, "amount": 19.99 + float64(n), "currency": []string{"usd", "eur"}[n%2],
+				"eventId": fmt.Sprintf("order-%d-%d", i, n), "metadata": map[string]any{"n": n}}
+			for range 2 {
+				st, b, _, err = do("POST", p.url+"/api/events/sale", operatorKey, sale)
+				mustOK(st, b, err, "sale")
+			}
+		}
+	}
 	st, b, _, err = do("DELETE", p.url+"/v1/projects/"+pr.ID, operatorKey, nil)
 	mustOK(st, b, err, "delete project")
 	before := snapshot(t, p.url)
+	if n := len(before["customers"].(map[string]any)["items"].([]any)); n != 2 {
+		t.Fatalf("%d customers before the replay, want 2", n)
+	}
 	p.stop()
 
 	for _, args := range [][]string{{"replay"}, {"replay", "--projection", "core"}} {
