@@ -3,9 +3,11 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,7 +16,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
@@ -96,7 +100,50 @@ func TestDocumentedQueries(t *testing.T) {
 		}
 	}
 	l.add(link.Stream("lnk_gone"), &link.Deleted{LinkID: "lnk_gone", WorkspaceID: "ws_demo", Code: "gone", At: today})
+
+	// Leads and sales: customers of ws_demo on lnk_demo and lnk_b, one of
+	// ws_other; one sale 40 days ago (out of every range).
+	type conv struct {
+		id, link, ws, cur, country string
+		sale, first                bool
+		amount                     int64
+		at                         time.Time
+	}
+	var convs []conv
+	addConv := func(c conv) {
+		convs = append(convs, c)
+		ext := "cust-" + c.id[:2]
+		ck := conversion.Click{ClickID: "clk-" + c.id, LinkID: c.link, WorkspaceID: c.ws, ClickedAt: c.at.Add(-time.Hour), Country: c.country, DeviceType: "mobile"}
+		stream := conversion.CustomerStream(c.ws, ext)
+		if c.sale {
+			l.add(stream, &conversion.SaleTracked{ConversionID: c.id, EventName: "Purchase", Click: ck, CustomerID: "cus-" + c.id[:2], CustomerExternalID: ext,
+				AmountMinor: c.amount, Currency: c.cur, First: c.first, Timestamp: c.at})
+		} else {
+			l.add(stream, &conversion.LeadTracked{ConversionID: c.id, EventName: "Sign up", Click: ck, CustomerID: "cus-" + c.id[:2], CustomerExternalID: ext,
+				First: c.first, Timestamp: c.at})
+		}
+	}
+	addConv(conv{id: "a1-lead", link: "lnk_demo", ws: "ws_demo", country: "US", first: true, at: today.AddDate(0, 0, -5)})
+	addConv(conv{id: "a1-s1", link: "lnk_demo", ws: "ws_demo", country: "US", sale: true, first: true, amount: 2999, cur: "usd", at: today.AddDate(0, 0, -5).Add(time.Hour)})
+	addConv(conv{id: "a1-s2", link: "lnk_demo", ws: "ws_demo", country: "US", sale: true, amount: 2999, cur: "usd", at: today.AddDate(0, 0, -2)})
+	addConv(conv{id: "b2-lead", link: "lnk_demo", ws: "ws_demo", country: "DE", first: true, at: today.AddDate(0, 0, -3)})
+	addConv(conv{id: "b2-s1", link: "lnk_demo", ws: "ws_demo", country: "DE", sale: true, first: true, amount: 4900, cur: "eur", at: today.AddDate(0, 0, -3)})
+	addConv(conv{id: "c3-lead", link: "lnk_b", ws: "ws_demo", country: "BR", first: true, at: today.AddDate(0, 0, -1)})
+	addConv(conv{id: "c3-s1", link: "lnk_b", ws: "ws_demo", country: "BR", sale: true, first: true, amount: 1500, cur: "usd", at: today.AddDate(0, 0, -1)})
+	addConv(conv{id: "d4-lead", link: "lnk_c", ws: "ws_demo", country: "FR", first: true, at: today.AddDate(0, 0, -1)})
+	addConv(conv{id: "e5-s1", link: "lnk_demo", ws: "ws_demo", country: "US", sale: true, first: true, amount: 100000, cur: "jpy", at: today.AddDate(0, 0, -40)})
+	addConv(conv{id: "x9-s1", link: "lnk_x", ws: "ws_other", country: "US", sale: true, first: true, amount: 777, cur: "usd", at: today.AddDate(0, 0, -1)})
 	if err := p.Apply(ctx, l.events); err != nil {
+		t.Fatal(err)
+	}
+	// At least once: the conversions delivered a second time count once.
+	var again []eventstore.RecordedEvent
+	for _, ev := range l.events {
+		if ev.Type == conversion.EventSaleTracked || ev.Type == conversion.EventLeadTracked {
+			again = append(again, ev)
+		}
+	}
+	if err := p.Apply(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(ctx); err != nil { // what analysts see at most FlushInterval later
@@ -223,6 +270,83 @@ func TestDocumentedQueries(t *testing.T) {
 		"clicks_of_deleted_links": rowsByCount(byKey(func(c click.Recorded) bool { return c.LinkID == "lnk_gone" },
 			func(c click.Recorded) string { return c.LinkID }), 0),
 	}
+	recent := func(c conv) bool { return c.ws == "ws_demo" && !c.at.Before(today.AddDate(0, 0, -30)) }
+	type agg struct{ n, sum int64 }
+	group := func(keep func(c conv) bool, key func(c conv) [2]string) map[[2]string]*agg {
+		m := map[[2]string]*agg{}
+		for _, c := range convs {
+			if keep(c) {
+				k := key(c)
+				if m[k] == nil {
+					m[k] = &agg{}
+				}
+				m[k].n++
+				m[k].sum += c.amount
+			}
+		}
+		return m
+	}
+	sales := func(c conv) bool { return c.sale && recent(c) }
+	want["revenue_by_link"] = func() [][]string {
+		var rows [][]string
+		for k, a := range group(sales, func(c conv) [2]string { return [2]string{c.link, c.cur} }) {
+			rows = append(rows, []string{k[0], k[1], fmt.Sprint(a.n), fmt.Sprint(a.sum)})
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i][0]+" "+rows[i][1] < rows[j][0]+" "+rows[j][1] })
+		return rows
+	}()
+	want["new_vs_recurring_revenue"] = func() [][]string {
+		var rows [][]string
+		for k, a := range group(sales, func(c conv) [2]string {
+			if c.first {
+				return [2]string{"new", c.cur}
+			}
+			return [2]string{"recurring", c.cur}
+		}) {
+			rows = append(rows, []string{k[0], k[1], fmt.Sprint(a.n), fmt.Sprint(a.sum)})
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i][0]+" "+rows[i][1] < rows[j][0]+" "+rows[j][1] })
+		return rows
+	}()
+	want["revenue_by_country"] = func() [][]string {
+		type row struct {
+			country, cur string
+			sum          int64
+		}
+		var rs []row
+		for k, a := range group(sales, func(c conv) [2]string { return [2]string{c.country, c.cur} }) {
+			rs = append(rs, row{k[0], k[1], a.sum})
+		}
+		sort.Slice(rs, func(i, j int) bool {
+			if rs[i].sum != rs[j].sum {
+				return rs[i].sum > rs[j].sum
+			}
+			return rs[i].country+" "+rs[i].cur < rs[j].country+" "+rs[j].cur
+		})
+		var rows [][]string
+		for _, r := range rs {
+			rows = append(rows, []string{r.country, r.cur, fmt.Sprint(r.sum)})
+		}
+		return rows
+	}()
+	want["conversion_funnel"] = func() [][]string {
+		clicksOf := byKey(func(c click.Recorded) bool { return inWS(c) && last30(c) }, func(c click.Recorded) string { return c.LinkID })
+		var rows [][]string
+		for _, id := range slices.Sorted(maps.Keys(clicksOf)) {
+			var leads, sales int
+			for _, c := range convs {
+				if c.link == id && recent(c) {
+					if c.sale {
+						sales++
+					} else {
+						leads++
+					}
+				}
+			}
+			rows = append(rows, []string{id, fmt.Sprint(clicksOf[id]), fmt.Sprint(leads), fmt.Sprint(sales)})
+		}
+		return rows
+	}()
 
 	queries := documentedQueries(t)
 	if len(queries) < 5 {
