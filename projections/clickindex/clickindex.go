@@ -45,6 +45,9 @@ type Options struct {
 	// CacheSize is Pebble's block cache in bytes (default 32 MiB). It holds
 	// data, index and bloom filter blocks; with more ids than fit, lookups
 	// read the rest from the operating system's page cache or the disk.
+	// (Pebble charges its memtables to the same cache, which would leave no
+	// room for blocks once they are full: the cache is made CacheSize + 2 x
+	// MemTableSize.)
 	CacheSize int64
 	// MemTableSize is the size of one Pebble memtable in bytes (default
 	// 16 MiB; Pebble keeps up to two while flushing).
@@ -159,7 +162,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("clickindex: %w", err)
 	}
-	cache := pebble.NewCache(opts.CacheSize)
+	cache := pebble.NewCache(opts.CacheSize + 2*int64(opts.MemTableSize))
 	popts := &pebble.Options{
 		Cache:              cache,
 		MemTableSize:       opts.MemTableSize,
