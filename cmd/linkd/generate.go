@@ -33,5 +33,7 @@ func generateCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Days, "days", 30, "spread clicks over this many past days")
 	cmd.Flags().IntVar(&o.Workers, "workers", 64, "concurrent writers")
 	cmd.Flags().Int64Var(&o.Seed, "seed", 1, "random seed")
+	cmd.Flags().BoolVar(&o.Tracking, "tracking", false, "give every click a tracking id (svc_tid), as links with conversion tracking do")
+	cmd.Flags().StringVar(&o.TrackingIDsOut, "tracking-ids-out", "", "write a sample of the tracking ids (at most 100,000, one per line) to this file")
 	return cmd
 }

@@ -42,11 +42,15 @@ const (
 
 // pebbleOptions are the index's Pebble options.
 func pebbleOptions(log *slog.Logger) *pebble.Options {
+	const memTable = 64 << 20
 	o := &pebble.Options{
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       64 << 20,
-		CacheSize:          32 << 20,
+		MemTableSize:       memTable,
+		// Pebble reserves its memtables (up to two) in the block cache:
+		// without room for them, full memtables leave no block cached and
+		// every index read is a system call. 32 MiB of blocks on top.
+		CacheSize: 32<<20 + 2*memTable,
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -25,6 +26,16 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	// Load committed before opening the iterator: every event before it
 	// is already in the index.
 	limit := s.committed.Load()
+	// A stream that was never written has no version key: one point read
+	// (bloom filters) says so, where an iterator would read every level.
+	var kb [64]byte
+	if _, closer, err := s.db.Get(versionKey(kb[:0], stream)); errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
+	} else if err != nil {
+		return nil, fmt.Errorf("embedded: read index: %w", err)
+	} else {
+		closer.Close()
+	}
 	lower, upper := streamBounds(stream)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {

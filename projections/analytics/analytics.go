@@ -156,7 +156,9 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("analytics: %w", err)
 		}
 	}
-	s.cache = pebble.NewCache(opts.CacheSize)
+	// Pebble reserves its memtables (up to two) in the block cache: the
+	// cache holds them and CacheSize of blocks besides.
+	s.cache = pebble.NewCache(opts.CacheSize + 2*int64(opts.MemTableSize))
 	popts := &pebble.Options{
 		Cache:              s.cache,
 		MemTableSize:       opts.MemTableSize,

@@ -29,7 +29,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{ctx: ctx, tx: tx, versions: map[string]int64{}}
+	a := &applier{ctx: ctx, tx: tx, versions: map[string]int64{}, stmts: map[string]*sql.Stmt{}}
 	maxPos := eventstore.Start
 	clicks := map[string]clickAgg{}
 	for _, re := range events {
@@ -77,6 +77,7 @@ type clickAgg struct{ count, last int64 }
 type applier struct {
 	ctx      context.Context
 	tx       *sql.Tx
+	stmts    map[string]*sql.Stmt // prepared in tx, for the batch: SQLite parses every unprepared statement
 	versions map[string]int64 // stream -> version applied, within this batch
 	changes  []Change
 }
@@ -84,7 +85,7 @@ type applier struct {
 // rowVersion returns the version a table's row reflects, -1 when absent.
 func (a *applier) rowVersion(table, id string) (int64, error) {
 	var v int64
-	err := a.tx.QueryRowContext(a.ctx, "SELECT version FROM "+table+" WHERE id = ?", id).Scan(&v)
+	err := a.queryRow("SELECT version FROM "+table+" WHERE id = ?", id).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return -1, nil
 	}
@@ -92,8 +93,34 @@ func (a *applier) rowVersion(table, id string) (int64, error) {
 }
 
 func (a *applier) exec(q string, args ...any) error {
-	_, err := a.tx.ExecContext(a.ctx, q, args...)
+	st, err := a.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(a.ctx, args...)
 	return err
+}
+
+// stmt is q prepared in the batch's transaction (closed with it).
+func (a *applier) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := a.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := a.tx.PrepareContext(a.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	a.stmts[q] = st
+	return st, nil
+}
+
+// queryRow runs a prepared query in the batch's transaction.
+func (a *applier) queryRow(q string, args ...any) *sql.Row {
+	st, err := a.stmt(q)
+	if err != nil {
+		return a.tx.QueryRowContext(a.ctx, q, args...) // reports the error
+	}
+	return st.QueryRowContext(a.ctx, args...)
 }
 
 func (a *applier) apply(re eventstore.RecordedEvent) error {
@@ -220,7 +247,7 @@ func (a *applier) linkCreated(e *link.Created, version uint64) error {
 
 func (a *applier) linkUpdated(e *link.Updated, version uint64) error {
 	var docText, code string
-	err := a.tx.QueryRowContext(a.ctx, `SELECT doc, code FROM links WHERE id = ?`, e.LinkID).Scan(&docText, &code)
+	err := a.queryRow(`SELECT doc, code FROM links WHERE id = ?`, e.LinkID).Scan(&docText, &code)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

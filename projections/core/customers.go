@@ -62,7 +62,7 @@ var customerSchema = []string{
 // the stream version it reflects.
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	var v int64 = -1
-	err := a.tx.QueryRowContext(a.ctx, `SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
+	err := a.queryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

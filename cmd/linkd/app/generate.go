@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,10 @@ type GenerateOptions struct {
 	Days       int // clicks are spread over the last Days days
 	Workers    int
 	Seed       int64
+	// Tracking gives every click a tracking id, as a link with conversion
+	// tracking does; TrackingIDsOut receives a sample of them.
+	Tracking       bool
+	TrackingIDsOut string
 }
 
 // Generate writes synthetic links and clicks through the real write path
@@ -82,6 +87,15 @@ func Generate(ctx context.Context, cfg Config, log *slog.Logger, o GenerateOptio
 	span := time.Duration(o.Days) * 24 * time.Hour
 	start = time.Now()
 	rec := commands.RecordClickHandler{Deps: deps}
+	var sample *os.File
+	var sampleMu sync.Mutex
+	every := int64(max(o.Clicks/100_000, 1))
+	if o.Tracking && o.TrackingIDsOut != "" {
+		if sample, err = os.Create(o.TrackingIDsOut); err != nil {
+			return err
+		}
+		defer sample.Close()
+	}
 	for w := 0; w < o.Workers; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -105,9 +119,18 @@ func Generate(ctx context.Context, cfg Config, log *slog.Logger, o GenerateOptio
 					Referrer: referrers[rng.Intn(len(referrers))], Country: countries[rng.Intn(len(countries))][0],
 					Continent: countries[rng.Intn(len(countries))][1], City: cities[rng.Intn(len(cities))],
 				}
+				if o.Tracking {
+					c.ClickID = commands.NewUUID()
+					c.TrackingID = c.ClickID
+				}
 				if _, _, err := rec.Handle(ctx, commands.RecordClick{Click: c}); err != nil {
 					errc <- err
 					return
+				}
+				if sample != nil && n%every == 0 {
+					sampleMu.Lock()
+					fmt.Fprintln(sample, c.TrackingID)
+					sampleMu.Unlock()
 				}
 			}
 		}(w)
