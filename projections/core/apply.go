@@ -78,7 +78,7 @@ type applier struct {
 	ctx      context.Context
 	tx       *sql.Tx
 	stmts    map[string]*sql.Stmt // prepared in tx, for the batch: SQLite parses every unprepared statement
-	versions map[string]int64 // stream -> version applied, within this batch
+	versions map[string]int64     // stream -> version applied, within this batch
 	changes  []Change
 }
 
