@@ -21,6 +21,7 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
@@ -104,7 +105,7 @@ type Store struct {
 	// applyMu serialises Apply and Reset; it guards the fields below.
 	applyMu    sync.Mutex
 	checkpoint eventstore.Position
-	versions   *versionCache
+	versions   *versioncache.Cache
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
 	interners      []*interner // one per decoding goroutine
@@ -144,7 +145,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts:     opts,
 		log:      opts.Logger.With("component", "projections/analytics"),
 		wopts:    pebble.Sync,
-		versions: newVersionCache(opts.StreamCacheSize),
+		versions: versioncache.New(opts.StreamCacheSize),
 		aggLink:  newBatchAgg(),
 		aggWS:    newBatchAgg(),
 	}
@@ -381,7 +382,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 	// 5. Only now that the batch is committed, remember it.
 	for stream, ver := range next {
-		s.versions.put(stream, ver)
+		s.versions.Put(stream, ver)
 	}
 	s.setCheckpoint(top)
 	return nil
@@ -389,14 +390,14 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 // lastVersion is the last applied version of stream. Callers hold applyMu.
 func (s *Store) lastVersion(stream string) (uint64, bool, error) {
-	if v, ok := s.versions.get(stream); ok {
+	if v, ok := s.versions.Get(stream); ok {
 		return v, true, nil
 	}
 	v, ok, err := getUint64(s.db, streamKey(nil, stream))
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	s.versions.put(stream, v)
+	s.versions.Put(stream, v)
 	return v, true, nil
 }
 
@@ -491,7 +492,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
-	s.versions.reset()
+	s.versions.Reset()
 	s.interners = nil
 	s.setCheckpoint(eventstore.Start)
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
 )
 
@@ -108,7 +109,7 @@ type Store struct {
 	// applyMu serialises Apply and Reset; it guards the fields below.
 	applyMu    sync.Mutex
 	checkpoint eventstore.Position
-	versions   *versionCache
+	versions   *versioncache.Cache
 	key, val   []byte // Apply's scratch space
 
 	// checkpointView is checkpoint for readers that do not take applyMu.
@@ -154,7 +155,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts:     opts,
 		log:      opts.Logger.With("component", "projections/clickindex"),
 		wopts:    pebble.Sync,
-		versions: newVersionCache(opts.StreamCacheSize),
+		versions: versioncache.New(opts.StreamCacheSize),
 	}
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
@@ -373,7 +374,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 	// 3. Only now that the batch is committed, remember it.
 	for stream, ver := range next {
-		s.versions.put(stream, ver)
+		s.versions.Put(stream, ver)
 	}
 	s.setCheckpoint(top)
 	return nil
@@ -400,14 +401,14 @@ func (s *Store) put(b *pebble.Batch, f *fields, ts, exp time.Time) error {
 
 // lastVersion is the last applied version of stream. Callers hold applyMu.
 func (s *Store) lastVersion(stream string) (uint64, bool, error) {
-	if v, ok := s.versions.get(stream); ok {
+	if v, ok := s.versions.Get(stream); ok {
 		return v, true, nil
 	}
 	v, ok, err := getUint64(s.db, streamKey(nil, stream))
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	s.versions.put(stream, v)
+	s.versions.Put(stream, v)
 	return v, true, nil
 }
 
@@ -497,7 +498,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("clickindex: reset: %w", err)
 	}
-	s.versions.reset()
+	s.versions.Reset()
 	s.setCheckpoint(eventstore.Start)
 	return nil
 }
