@@ -38,7 +38,7 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		// form, or this read would be an unthrottled way to guess.
 		q.Password, q.Client = &pw, rd.enricher.AddressKey(r, now)
 	}
-	a, err := s.q.LinkAccess.Handle(ctx, q)
+	a, limitKey, err := rd.decide(ctx, &q, info.Network, now)
 	if err != nil {
 		return err
 	}
@@ -59,17 +59,20 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return fmt.Errorf("public read: unexpected access outcome %d", a.Outcome)
 	}
-	c := clickOf(a.Link, &info, r, click.SourceAPI, "", now)
-	// This answer hands no svc_tid to anyone (there is no redirect to carry
-	// it, nor a cookie): the click gets no tracking id, which would only be
-	// a conversion id nobody can ever send.
-	c.ClickID, c.TrackingID = "", ""
-	_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: c, Limit: a.Link.ExpirationClickCount})
-	if err != nil {
-		return err
-	}
 	v := *a.Link
-	v.Clicks = int64(res.Version) + 1
+	if q.Counted {
+		c := clickOf(a.Link, &info, r, click.SourceAPI, "", now)
+		// This answer hands no svc_tid to anyone (there is no redirect to
+		// carry it, nor a cookie): the click gets no tracking id, which
+		// would only be a conversion id nobody can ever send.
+		c.ClickID, c.TrackingID = "", ""
+		_, res, err := rd.rec.Handle(ctx, commands.RecordClick{Click: c, Limit: a.Link.ExpirationClickCount})
+		if err != nil {
+			return err
+		}
+		rd.cfg.ClickLimit.Add(limitKey, now)
+		v.Clicks = int64(res.Version) + 1
+	}
 	body, err := s.renderLink(ctx, v, false, map[string]string{})
 	if err != nil {
 		return err

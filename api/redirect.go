@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/internal/clicklimit"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/queries"
 )
@@ -27,6 +29,10 @@ type ClickRecorder interface {
 type RedirectConfig struct {
 	// SecureCookies marks the svc_tid cookie Secure (https short URLs).
 	SecureCookies bool
+	// ClickLimit bounds the clicks one visitor (client network) makes
+	// count on one link per hour; beyond it accesses are still answered,
+	// and not counted. Nil: no limit.
+	ClickLimit *clicklimit.Limiter
 }
 
 // Redirector answers short links: /{code} on the default domain and on
@@ -71,7 +77,7 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pw := r.PostFormValue("password")
 		q.Password, q.Client = &pw, rd.enricher.AddressKey(r, now)
 	}
-	a, err := rd.access.Handle(ctx, q)
+	a, limitKey, err := rd.decide(ctx, &q, info.Network, now)
 	if err != nil {
 		rd.fail(w, err)
 		return
@@ -113,6 +119,7 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		trackingID = ev.TrackingID
+		rd.cfg.ClickLimit.Add(limitKey, now)
 	}
 	target := a.Target
 	if trackingID != "" {
@@ -127,6 +134,27 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer-when-downgrade")
 	w.WriteHeader(http.StatusFound)
+}
+
+// decide asks LinkAccess, then applies the click limit: a counted access
+// by a visitor over the limit on this link is answered without being
+// counted (asking again for a click-limited link, since an access that is
+// not counted learns its expiry from the count). The key is what Add takes
+// once the click is recorded.
+func (rd *Redirector) decide(ctx context.Context, q *queries.LinkAccess, network netip.Addr, now time.Time) (queries.Access, clicklimit.Key, error) {
+	a, err := rd.access.Handle(ctx, *q)
+	if err != nil || a.Outcome != queries.Granted || !q.Counted || rd.cfg.ClickLimit == nil {
+		return a, clicklimit.Key{}, err
+	}
+	key := rd.cfg.ClickLimit.KeyOf(network, a.Link.ID)
+	if !rd.cfg.ClickLimit.Over(key, now) {
+		return a, key, nil
+	}
+	q.Counted = false
+	if a.Link.ExpirationClickCount != nil {
+		a, err = rd.access.Handle(ctx, *q)
+	}
+	return a, key, err
 }
 
 // retryAfter is a Retry-After value: a duration in whole seconds, rounded

@@ -2,11 +2,13 @@ package redirect_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
 
@@ -244,4 +246,55 @@ func TestExpiryByDateUnderConcurrency(t *testing.T) {
 	// through, bots and HEAD included.
 	wantPage(t, "after the date", s.get("/soon", uaGooglebot), http.StatusGone)
 	s.wantClicks(t, str(soon, "id"), answered)
+}
+
+// Click inflation: one visitor's accesses to one link beyond
+// LINKD_CLICK_LIMIT in an hour are still redirected, and not counted (no
+// event, no click, no tracking id); other visitors and links are not
+// affected; /metrics counts the accesses left uncounted. The limit is per
+// client network: the addresses of one IPv6 /64 share it.
+func TestClickLimitPerVisitor(t *testing.T) {
+	t.Parallel()
+	clk := apptest.NewClock()
+	s := start(t, trustLocal, apptest.WithClock(clk), func(c *app.Config) { c.ClickLimit = 5 })
+	a := s.newLink(t, map[string]any{"original_url": "https://a.example", "custom_code": "lim-a", "enable_conversion_tracking": true})
+	b := s.newLink(t, map[string]any{"original_url": "https://b.example", "custom_code": "lim-b"})
+	get := func(code, ip string) apptest.Response {
+		return s.Do("GET", "/"+code, "", nil, "User-Agent", browserUA, "X-Forwarded-For", ip)
+	}
+	for i := 0; i < 9; i++ {
+		r := get("lim-a", "2001:db8:5:5::"+strconv.Itoa(i+1)) // one /64
+		if r.Status != http.StatusFound {
+			t.Fatalf("access %d: %d", i, r.Status)
+		}
+		tracked := strings.Contains(r.Header.Get("Location"), "svc_tid=")
+		if tracked != (i < 5) {
+			t.Errorf("access %d: tracking id handed out = %v", i, tracked)
+		}
+	}
+	if r := s.Do("GET", "/v1/links/code/lim-a", "", nil, "User-Agent", browserUA, "X-Forwarded-For", "2001:db8:5:5::99"); r.Status != http.StatusOK {
+		t.Errorf("public read over the limit: %d", r.Status)
+	}
+	get("lim-a", ipGB)
+	get("lim-b", "2001:db8:5:5::1")
+	s.wantClicks(t, str(a, "id"), 6) // five from the /64, one from elsewhere
+	s.wantClicks(t, str(b, "id"), 1)
+	m := s.Do("GET", "/metrics", "", nil)
+	if !strings.Contains(string(m.Body), "linkd_clicks_uncounted_total 5") {
+		t.Errorf("metrics do not count 5 uncounted accesses:\n%s", grepLines(string(m.Body), "uncounted"))
+	}
+	// The next hour counts again.
+	clk.Advance(time.Hour)
+	get("lim-a", "2001:db8:5:5::1")
+	s.wantClicks(t, str(a, "id"), 7)
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

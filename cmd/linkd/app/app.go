@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/eventstore/esdb"
+	"github.com/linkd/linkd/internal/clicklimit"
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/internal/httperr"
@@ -41,6 +42,7 @@ type App struct {
 	core   *core.Store
 	stats  statsProjection
 	clicks *clickindex.Store
+	limit  *clicklimit.Limiter
 	secret *secrets.Secret
 
 	runner  runner
@@ -149,7 +151,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks},
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
-	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https"}, q.LinkAccess, recorder, en, clk, log)
+	a.limit = clicklimit.New(cfg.ClickLimit)
+	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https", ClickLimit: a.limit}, q.LinkAccess, recorder, en, clk, log)
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
 	}, api.Deps{

@@ -74,6 +74,10 @@ func (m *metrics) handler(a *App) http.Handler {
 			return float64(h.Commit)
 		})
 	m.reg.MustRegister(lag)
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "linkd_clicks_uncounted_total",
+		Help: "Accesses answered but not counted: a visitor over LINKD_CLICK_LIMIT clicks on one link in the hour.",
+	}, func() float64 { return float64(a.limit.Uncounted()) }))
 	for _, name := range []string{"core", a.stats.Name(), clickindex.Name} {
 		wm := a.runner.Watermark(name)
 		if wm == nil {

@@ -1,0 +1,123 @@
+// Package clicklimit bounds the clicks one visitor can make count on one
+// link in an hour, in fixed memory: a count-min sketch per clock hour.
+//
+// A visitor is a client network (an IPv4 address, an IPv6 /64), never a
+// user agent, which a script can change at will. The sketch keeps only
+// counters, no key: no address is stored, even in memory. It may
+// overestimate a count (collisions), never underestimate it: with 4 rows
+// of 2^19 counters, 100 million clicks in an hour add about 190 to a
+// counter, far below the default limit of 1,000, which no person reaches.
+package clicklimit
+
+import (
+	"hash/maphash"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	rows    = 4
+	columns = 1 << 19 // per row; 4 rows x 2^19 x 4 bytes = 8 MiB per hour
+)
+
+// Limiter counts clicks per (visitor, link) in the current clock hour.
+type Limiter struct {
+	limit uint32
+	seed  maphash.Seed
+
+	mu     sync.Mutex // serialises the start of a new hour
+	cur    atomic.Pointer[sketch]
+	denied atomic.Uint64
+}
+
+// sketch is one hour's counters.
+type sketch struct {
+	hour int64
+	c    [rows][]uint32
+}
+
+// New returns a limiter of limit counted clicks per visitor, link and hour;
+// nil for a limit of 0 (no limit).
+func New(limit int) *Limiter {
+	if limit <= 0 {
+		return nil
+	}
+	return &Limiter{limit: uint32(min(limit, 1<<31)), seed: maphash.MakeSeed()}
+}
+
+// Key identifies a visitor on a link.
+type Key [rows]uint32
+
+// KeyOf is the key of a client network on a link.
+func (l *Limiter) KeyOf(network netip.Addr, linkID string) Key {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	b := network.As16()
+	h.Write(b[:])
+	h.WriteString(linkID)
+	x := h.Sum64()
+	y := x>>32 | x<<32
+	var k Key
+	for i := range k {
+		// Double hashing: row i uses x + i*y.
+		k[i] = uint32((x + uint64(i)*y) % columns)
+	}
+	return k
+}
+
+// counters returns the sketch of now's hour, starting a new one when the
+// hour changed.
+func (l *Limiter) counters(now time.Time) *[rows][]uint32 {
+	hour := now.Unix() / 3600
+	if s := l.cur.Load(); s != nil && s.hour == hour {
+		return &s.c
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.cur.Load()
+	if s == nil || s.hour != hour {
+		s = &sketch{hour: hour}
+		for i := range s.c {
+			s.c[i] = make([]uint32, columns)
+		}
+		l.cur.Store(s)
+	}
+	return &s.c
+}
+
+// Over reports whether the visitor has made limit clicks on the link count
+// this hour: the next is not to be counted.
+func (l *Limiter) Over(k Key, now time.Time) bool {
+	if l == nil {
+		return false
+	}
+	c := l.counters(now)
+	for i := range k {
+		if atomic.LoadUint32(&c[i][k[i]]) < l.limit {
+			return false
+		}
+	}
+	l.denied.Add(1)
+	return true
+}
+
+// Add counts a click of the visitor on the link.
+func (l *Limiter) Add(k Key, now time.Time) {
+	if l == nil {
+		return
+	}
+	c := l.counters(now)
+	for i := range k {
+		atomic.AddUint32(&c[i][k[i]], 1)
+	}
+}
+
+// Uncounted is how many accesses Over has refused to count so far.
+func (l *Limiter) Uncounted() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.denied.Load()
+}

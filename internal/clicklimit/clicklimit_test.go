@@ -1,0 +1,76 @@
+package clicklimit
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestLimitPerVisitorLinkAndHour(t *testing.T) {
+	l := New(3)
+	now := time.Date(2026, 11, 24, 12, 10, 0, 0, time.UTC)
+	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "link-1")
+	counted := 0
+	for i := 0; i < 10; i++ {
+		if !l.Over(a, now) {
+			l.Add(a, now)
+			counted++
+		}
+	}
+	if counted != 3 || l.Uncounted() != 7 {
+		t.Fatalf("counted %d, uncounted %d; want 3 and 7", counted, l.Uncounted())
+	}
+	for name, k := range map[string]Key{
+		"another link":    l.KeyOf(netip.MustParseAddr("203.0.113.7"), "link-2"),
+		"another visitor": l.KeyOf(netip.MustParseAddr("203.0.113.8"), "link-1"),
+	} {
+		if l.Over(k, now) {
+			t.Errorf("%s is over the limit", name)
+		}
+	}
+	if l.Over(a, now.Add(50*time.Minute)) {
+		t.Errorf("still over the limit in the next hour")
+	}
+	if New(0) != nil || New(0).Over(a, now) {
+		t.Errorf("a zero limit limits")
+	}
+}
+
+// Many other visitors on many links do not push one visitor over the
+// limit (collisions overestimate, but little).
+func TestManyVisitorsStayUnderTheirOwnLimit(t *testing.T) {
+	l := New(1000)
+	now := time.Now()
+	for i := 0; i < 2_000_000; i++ {
+		ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		l.Add(l.KeyOf(ip, "link-x"), now)
+	}
+	me := l.KeyOf(netip.MustParseAddr("198.51.100.1"), "link-x")
+	// 2 M clicks spread over 2^19 counters add about 4 to each: the
+	// smallest of a key's 4 counters overestimates by a few at most.
+	for i := 0; i < 990; i++ {
+		l.Add(me, now)
+	}
+	if l.Over(me, now) {
+		t.Fatalf("990 clicks are over a limit of 1,000 after 2 M others")
+	}
+	for i := 0; i < 10; i++ {
+		l.Add(me, now)
+	}
+	if !l.Over(me, now) {
+		t.Fatalf("1,000 clicks are not over the limit")
+	}
+}
+
+func BenchmarkOverAndAdd(b *testing.B) {
+	l := New(1000)
+	now := time.Now()
+	ip := netip.MustParseAddr("2001:db8::1")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		k := l.KeyOf(ip, "0190a1b2-0000-7000-8000-000000000001")
+		if !l.Over(k, now) {
+			l.Add(k, now)
+		}
+	}
+}
