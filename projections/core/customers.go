@@ -61,14 +61,20 @@ var customerSchema = []string{
 // applyCustomer applies an event of a customer stream, once: the row keeps
 // the stream version it reflects.
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
-	var v int64 = -1
-	err := a.queryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	v, seen := a.versions[re.Stream]
+	if !seen {
+		v = -1
+		err := a.queryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 	}
 	if int64(re.Version) <= v {
 		return nil
 	}
+	// Every event below updates the row's version to re.Version (or
+	// creates it): later events of the stream in this batch need not ask.
+	a.versions[re.Stream] = int64(re.Version)
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return a.exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
