@@ -7,7 +7,8 @@
 # Usage: bench/sale.sh [seconds] [connections]
 #   CLICKS=10000000 (default) click ids in the store; CUSTOMERS=100000
 #   distinct customers the sales name (random), each sale with its own
-#   eventId; a tracking id is picked at random from a sample of 100,000.
+#   eventId (EVENT_ID=0: without one); a tracking id is picked at random
+#   from a sample of 100,000.
 # It reports wrk's rps and latency, the answers that were not 200, and the
 # server's resident memory (VmRSS, VmHWM) after the load: run it with
 # CLICKS=10000 and CLICKS=10000000 to compare memory.
@@ -18,6 +19,7 @@ CONNS=${2:-64}
 THREADS=${THREADS:-2}
 CLICKS=${CLICKS:-10000000}
 CUSTOMERS=${CUSTOMERS:-100000}
+EVENT_ID=${EVENT_ID:-1}
 export GOMAXPROCS=${GOMAXPROCS:-2}
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 tmp=${BENCH_DIR:-$(mktemp -d)}
@@ -45,6 +47,7 @@ cat >"$tmp/sale.lua" <<LUA
 local tids = {}
 for line in io.lines("$tmp/tids") do tids[#tids + 1] = line end
 local customers = $CUSTOMERS
+local with_event_id = $EVENT_ID == 1
 local n = 0
 wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer $KEY"
@@ -52,8 +55,14 @@ wrk.headers["Content-Type"] = "application/json"
 function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)) end
 request = function()
   n = n + 1
-  local body = string.format('{"trackingId":"%s","customer":{"externalId":"cus_%d"},"amount":%d.%02d,"currency":"usd","eventId":"%s-%d"}',
-    tids[math.random(#tids)], math.random(customers), math.random(1, 500), math.random(0, 99), tostring({}):sub(8), n)
+  local body
+  if with_event_id then
+    body = string.format('{"trackingId":"%s","customer":{"externalId":"cus_%d"},"amount":%d.%02d,"currency":"usd","eventId":"%s-%d"}',
+      tids[math.random(#tids)], math.random(customers), math.random(1, 500), math.random(0, 99), tostring({}):sub(8), n)
+  else
+    body = string.format('{"trackingId":"%s","customer":{"externalId":"cus_%d"},"amount":%d.%02d,"currency":"usd"}',
+      tids[math.random(#tids)], math.random(customers), math.random(1, 500), math.random(0, 99))
+  end
   return wrk.format(nil, "/api/events/sale", nil, body)
 end
 local non200 = 0
