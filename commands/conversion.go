@@ -48,14 +48,23 @@ func checkClick(ctx context.Context, d *Deps, a Actor, click conversion.Click, e
 	if !expiresAt.IsZero() && !now.Before(expiresAt) {
 		return domain.NotFound(conversion.MsgClickNotFound)
 	}
-	w, err := loadWorkspace(ctx, d.Store, click.WorkspaceID)
-	if err != nil {
-		return err
+	var exists, member bool
+	if d.Members != nil {
+		var err error
+		if exists, member, err = d.Members.Membership(ctx, click.WorkspaceID, a.UserID); err != nil {
+			return err
+		}
+	} else {
+		w, err := loadWorkspace(ctx, d.Store, click.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		exists, member = w.Exists(), w.IsMember(a.UserID)
 	}
-	if !w.Exists() {
+	if !exists {
 		return domain.NotFound(conversion.MsgClickNotFound)
 	}
-	if !w.IsMember(a.UserID) {
+	if !member {
 		return domain.Forbidden(conversion.MsgClickNotYours)
 	}
 	return nil
