@@ -44,16 +44,6 @@ type Deps struct {
 	DefaultPlan string
 	// CodeLength is the length of generated short codes (default 7).
 	CodeLength int
-	// Members, when set, answers whether a user belongs to a workspace for
-	// the commands that only check it (conversions), instead of loading
-	// the workspace's stream: a read of the core projection, which the API
-	// has waited for after every membership change it answered.
-	Members Membership
-}
-
-// Membership tells whether a workspace exists and a user is its member.
-type Membership interface {
-	Membership(ctx context.Context, workspaceID, userID string) (exists, member bool, err error)
 }
 
 // NewUUID returns a time-ordered UUID (v7) string.

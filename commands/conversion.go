@@ -48,23 +48,14 @@ func checkClick(ctx context.Context, d *Deps, a Actor, click conversion.Click, e
 	if !expiresAt.IsZero() && !now.Before(expiresAt) {
 		return domain.NotFound(conversion.MsgClickNotFound)
 	}
-	var exists, member bool
-	if d.Members != nil {
-		var err error
-		if exists, member, err = d.Members.Membership(ctx, click.WorkspaceID, a.UserID); err != nil {
-			return err
-		}
-	} else {
-		w, err := loadWorkspace(ctx, d.Store, click.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		exists, member = w.Exists(), w.IsMember(a.UserID)
+	w, err := loadWorkspace(ctx, d.Store, click.WorkspaceID)
+	if err != nil {
+		return err
 	}
-	if !exists {
+	if !w.Exists() {
 		return domain.NotFound(conversion.MsgClickNotFound)
 	}
-	if !member {
+	if !w.IsMember(a.UserID) {
 		return domain.Forbidden(conversion.MsgClickNotYours)
 	}
 	return nil

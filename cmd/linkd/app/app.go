@@ -144,7 +144,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 
 	clk := a.clock()
 	deps := a.commandDeps()
-	deps.Members = coreMembership{a.core}
 	cipher := a.secret.Cipher()
 	recorder := commands.RecordClickHandler{Deps: deps}
 	links := api.NewLinkCache(a.core, 0)

@@ -17,7 +17,6 @@ import (
 	"github.com/linkd/linkd/projections/analytics"
 	"github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/projections/clickindex"
-	"github.com/linkd/linkd/projections/core"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -95,15 +94,4 @@ func (r clickIndexReader) TrackedClick(ctx context.Context, id string) (queries.
 		ClickedAt: c.Timestamp, Country: c.Country, DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS,
 		Referrer: c.Referrer, QR: c.QR,
 	}, true, nil
-}
-
-// coreMembership answers commands.Membership from the core projection.
-type coreMembership struct{ s *core.Store }
-
-func (m coreMembership) Membership(ctx context.Context, workspaceID, userID string) (bool, bool, error) {
-	if _, ok, err := m.s.Workspace(ctx, workspaceID); err != nil || !ok {
-		return false, false, err
-	}
-	role, err := m.s.Role(ctx, workspaceID, userID)
-	return true, role != "", err
 }
