@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Load test of short-link redirects: linkd's /{code} against a bare net/http
 # redirect server, measured in the same run with the same load generator
-# (wrk from Debian), then the clicks linkd counted against the redirects it
-# answered. Usage: bench/redirect.sh [seconds] [connections]
-# UA= sets the load's User-Agent (default a desktop Chrome); UA= (empty)
-# sends none, as wrk does by default (such requests are counted too).
+# (wrk from Debian) and the same wrk script, then the clicks linkd counted
+# against the redirects it answered. Usage: bench/redirect.sh [seconds] [connections]
+#
+# By default the load is what users make: LINKS=1000 links (10000 as an
+# option) with conversion tracking on, each request to a random one of
+# them, user agents mixed (desktop Chrome, iPhone Safari, Android Chrome,
+# Instagram's in-app browser), one request in ten a QR scan (?qr=1).
+# LINKS=1 is the single-code run of earlier measurements: one link without
+# tracking, UA= sets its User-Agent (default a desktop Chrome; UA= empty
+# sends none, as wrk does by default: such requests are counted too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
 CONNS=${2:-64}
 THREADS=${THREADS:-2}
+LINKS=${LINKS:-1000}
 export GOMAXPROCS=${GOMAXPROCS:-2}
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -17,7 +24,7 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkd" ./cmd/linkd
 go build -o "$tmp/bare" ./bench/bare
 UA=${UA-'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36'}
-UAH=(); [ -n "$UA" ] && UAH=(-H "User-Agent: $UA")
+UAH=(); [ -n "$UA" ] && [ "$LINKS" -le 1 ] && UAH=(-H "User-Agent: $UA")
 KEY=svc_sk_bench_operator_key_0123456789
 LINKD=127.0.0.1:18180
 BARE=127.0.0.1:18181
@@ -36,11 +43,34 @@ TCK=$(getconf CLK_TCK)
 for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && curl -sf -o /dev/null http://$BARE/x -w '' 2>/dev/null; [ $? -eq 0 ] && break; sleep 0.1; done
 curl -sf http://$LINKD/healthz >/dev/null
 
-LINK=$(curl -sf -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
-  -d '{"original_url":"https://example.com/landing","custom_code":"bench","utm_source":"bench","enable_conversion_tracking":false}')
-ID=$(echo "$LINK" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+if [ "$LINKS" -le 1 ]; then
+  curl -sf -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -d '{"original_url":"https://example.com/landing","custom_code":"b0","utm_source":"bench","enable_conversion_tracking":false}' >/dev/null
+else
+  echo "creating $LINKS links..."
+  for i in $(seq 0 $((LINKS - 1))); do
+    curl -sf -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+      -d '{"original_url":"https://example.com/landing/'"$i"'","custom_code":"b'"$i"'","utm_source":"bench","enable_conversion_tracking":true}' >/dev/null
+  done
+fi
+counted() { curl -sf http://$LINKD/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
 
-cat >"$tmp/report.lua" <<'LUA'
+# One script for both servers: the same paths, headers and mix.
+cat >"$tmp/load.lua" <<LUA
+local links = $LINKS
+local agents = {
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 330.0.0.33.111 (iPhone15,2; iOS 17_4; en_US; en; scale=3.00; 1179x2556; 600392290)",
+}
+function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)) end
+request = function()
+  if links <= 1 then return wrk.format("GET", "/b0") end
+  local path = "/b" .. math.random(0, links - 1)
+  if math.random(10) == 1 then path = path .. "?qr=1" end
+  return wrk.format("GET", path, { ["User-Agent"] = agents[math.random(#agents)] })
+end
 done = function(summary, latency, requests)
   local errs = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout
   io.write(string.format("RESULT requests=%d rps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d non3xx=%d\n",
@@ -49,16 +79,17 @@ done = function(summary, latency, requests)
 end
 LUA
 
-run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/report.lua" "$1" | grep RESULT; }
-echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" http://$BARE/bench >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" http://$LINKD/bench >/dev/null
-BEFORE=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
-C0=$(cpu $BARE_PID); B=$(run http://$BARE/bench); C1=$(cpu $BARE_PID)
+run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/load.lua" "$1" | grep RESULT; }
+echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$BARE >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$LINKD >/dev/null
+BEFORE=$(counted)
+C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
 BCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$B" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
 echo "bare net/http: $B cpu_us_per_req=$BCPU"
-C0=$(cpu $LINKD_PID); L=$(run http://$LINKD/bench); C1=$(cpu $LINKD_PID)
+C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
 LCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$L" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
 echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
-AFTER=$(curl -sf http://$LINKD/v1/links/$ID -H "Authorization: Bearer $KEY" | sed -E 's/.*"clicks":([0-9]+).*/\1/')
+sleep 1 # the statistics projection applies the last clicks
+AFTER=$(counted)
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
 BR=$(num "$B" rps); LR=$(num "$L" rps); LREQ=$(num "$L" requests); LERR=$(num "$L" non3xx)
 COUNTED=$((AFTER - BEFORE))
