@@ -29,8 +29,8 @@ type ClickRecorder interface {
 type RedirectConfig struct {
 	// SecureCookies marks the svc_tid cookie Secure (https short URLs).
 	SecureCookies bool
-	// ClickLimit bounds the clicks one visitor (client network) makes
-	// count on one link per hour; beyond it accesses are still answered,
+	// ClickLimit bounds the clicks one visitor (client network and user
+	// agent) makes count on one link per hour; beyond it accesses are still answered,
 	// and not counted. Nil: no limit.
 	ClickLimit *clicklimit.Limiter
 }
@@ -77,7 +77,7 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pw := r.PostFormValue("password")
 		q.Password, q.Client = &pw, rd.enricher.AddressKey(r, now)
 	}
-	a, limitKey, err := rd.decide(ctx, &q, info.Network, now)
+	a, limitKey, err := rd.decide(ctx, &q, info.Network, r.UserAgent(), now)
 	if err != nil {
 		rd.fail(w, err)
 		return
@@ -141,12 +141,12 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // counted (asking again for a click-limited link, since an access that is
 // not counted learns its expiry from the count). The key is what Add takes
 // once the click is recorded.
-func (rd *Redirector) decide(ctx context.Context, q *queries.LinkAccess, network netip.Addr, now time.Time) (queries.Access, clicklimit.Key, error) {
+func (rd *Redirector) decide(ctx context.Context, q *queries.LinkAccess, network netip.Addr, userAgent string, now time.Time) (queries.Access, clicklimit.Key, error) {
 	a, err := rd.access.Handle(ctx, *q)
 	if err != nil || a.Outcome != queries.Granted || !q.Counted || rd.cfg.ClickLimit == nil {
 		return a, clicklimit.Key{}, err
 	}
-	key := rd.cfg.ClickLimit.KeyOf(network, a.Link.ID)
+	key := rd.cfg.ClickLimit.KeyOf(network, userAgent, a.Link.ID)
 	if !rd.cfg.ClickLimit.Over(key, now) {
 		return a, key, nil
 	}

@@ -1,9 +1,12 @@
 // Package clicklimit bounds the clicks one visitor can make count on one
 // link in an hour, in fixed memory: a count-min sketch per clock hour.
 //
-// A visitor is a client network (an IPv4 address, an IPv6 /64), never a
-// user agent, which a script can change at will. The sketch keeps only
-// counters, no key: no address is stored, even in memory. It may
+// A visitor is a client network (an IPv4 address, an IPv6 /64: rotating
+// addresses within it changes nothing) with its user agent, as linkd's
+// visitor hash is an address with its user agent: people behind one NAT
+// with different browsers, and a load test that mixes user agents, are
+// several visitors. The sketch keeps only counters, no key: no address is
+// stored, even in memory. It may
 // overestimate a count (collisions), never underestimate it: with 4 rows
 // of 2^19 counters, 100 million clicks in an hour add about 190 to a
 // counter, far below the default limit of 1,000, which no person reaches.
@@ -50,12 +53,14 @@ func New(limit int) *Limiter {
 // Key identifies a visitor on a link.
 type Key [rows]uint32
 
-// KeyOf is the key of a client network on a link.
-func (l *Limiter) KeyOf(network netip.Addr, linkID string) Key {
+// KeyOf is the key of a visitor (client network and user agent) on a link.
+func (l *Limiter) KeyOf(network netip.Addr, userAgent, linkID string) Key {
 	var h maphash.Hash
 	h.SetSeed(l.seed)
 	b := network.As16()
 	h.Write(b[:])
+	h.WriteString(userAgent)
+	h.WriteByte(0)
 	h.WriteString(linkID)
 	x := h.Sum64()
 	y := x>>32 | x<<32

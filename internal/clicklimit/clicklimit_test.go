@@ -9,7 +9,7 @@ import (
 func TestLimitPerVisitorLinkAndHour(t *testing.T) {
 	l := New(3)
 	now := time.Date(2026, 11, 24, 12, 10, 0, 0, time.UTC)
-	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "link-1")
+	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-1")
 	counted := 0
 	for i := 0; i < 10; i++ {
 		if !l.Over(a, now) {
@@ -21,8 +21,9 @@ func TestLimitPerVisitorLinkAndHour(t *testing.T) {
 		t.Fatalf("counted %d, uncounted %d; want 3 and 7", counted, l.Uncounted())
 	}
 	for name, k := range map[string]Key{
-		"another link":    l.KeyOf(netip.MustParseAddr("203.0.113.7"), "link-2"),
-		"another visitor": l.KeyOf(netip.MustParseAddr("203.0.113.8"), "link-1"),
+		"another link":       l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-2"),
+		"another address":    l.KeyOf(netip.MustParseAddr("203.0.113.8"), "ua", "link-1"),
+		"another user agent": l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua2", "link-1"),
 	} {
 		if l.Over(k, now) {
 			t.Errorf("%s is over the limit", name)
@@ -43,9 +44,9 @@ func TestManyVisitorsStayUnderTheirOwnLimit(t *testing.T) {
 	now := time.Now()
 	for i := 0; i < 2_000_000; i++ {
 		ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		l.Add(l.KeyOf(ip, "link-x"), now)
+		l.Add(l.KeyOf(ip, "ua", "link-x"), now)
 	}
-	me := l.KeyOf(netip.MustParseAddr("198.51.100.1"), "link-x")
+	me := l.KeyOf(netip.MustParseAddr("198.51.100.1"), "ua", "link-x")
 	// 2 M clicks spread over 2^19 counters add about 4 to each: the
 	// smallest of a key's 4 counters overestimates by a few at most.
 	for i := 0; i < 990; i++ {
@@ -68,7 +69,7 @@ func BenchmarkOverAndAdd(b *testing.B) {
 	ip := netip.MustParseAddr("2001:db8::1")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		k := l.KeyOf(ip, "0190a1b2-0000-7000-8000-000000000001")
+		k := l.KeyOf(ip, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)", "0190a1b2-0000-7000-8000-000000000001")
 		if !l.Over(k, now) {
 			l.Add(k, now)
 		}

@@ -251,8 +251,9 @@ func TestExpiryByDateUnderConcurrency(t *testing.T) {
 // Click inflation: one visitor's accesses to one link beyond
 // LINKD_CLICK_LIMIT in an hour are still redirected, and not counted (no
 // event, no click, no tracking id); other visitors and links are not
-// affected; /metrics counts the accesses left uncounted. The limit is per
-// client network: the addresses of one IPv6 /64 share it.
+// affected; /metrics counts the accesses left uncounted. A visitor is a
+// client network with its user agent: the addresses of one IPv6 /64 share
+// a limit, another browser on them has its own.
 func TestClickLimitPerVisitor(t *testing.T) {
 	t.Parallel()
 	clk := apptest.NewClock()
@@ -277,7 +278,12 @@ func TestClickLimitPerVisitor(t *testing.T) {
 	}
 	get("lim-a", ipGB)
 	get("lim-b", "2001:db8:5:5::1")
-	s.wantClicks(t, str(a, "id"), 6) // five from the /64, one from elsewhere
+	// Another browser on the same network is another visitor.
+	if r := s.Do("GET", "/lim-a", "", nil, "User-Agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+		"X-Forwarded-For", "2001:db8:5:5::7"); r.Status != http.StatusFound {
+		t.Fatalf("another browser: %d", r.Status)
+	}
+	s.wantClicks(t, str(a, "id"), 7) // five from the /64's browser, one from elsewhere, one from another browser
 	s.wantClicks(t, str(b, "id"), 1)
 	m := s.Do("GET", "/metrics", "", nil)
 	if !strings.Contains(string(m.Body), "linkd_clicks_uncounted_total 5") {
@@ -286,7 +292,7 @@ func TestClickLimitPerVisitor(t *testing.T) {
 	// The next hour counts again.
 	clk.Advance(time.Hour)
 	get("lim-a", "2001:db8:5:5::1")
-	s.wantClicks(t, str(a, "id"), 7)
+	s.wantClicks(t, str(a, "id"), 8)
 }
 
 func grepLines(s, sub string) string {
