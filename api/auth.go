@@ -49,24 +49,32 @@ func bearer(r *http.Request) string {
 
 // authenticate finds the active key of a request.
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (queries.APIKey, error) {
-	key := bearer(r)
-	if key == "" || len(key) > 256 {
-		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
-	}
-	hash := s.hasher.Hash(key)
-	if v, ok := s.keyCache.Load(hash); ok {
-		k := v.(queries.APIKey)
-		if k.IsActive {
-			return k, nil
-		}
-		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
-	}
-	k, ok, err := s.q.APIKeyByHash.Handle(ctx, queries.APIKeyByHash{Hash: hash})
+	k, err := s.keyByValue(ctx, bearer(r))
 	if err != nil {
 		return queries.APIKey{}, err
 	}
-	if !ok {
+	if k.ID == "" {
 		return queries.APIKey{}, &domain.Error{Kind: domain.KindUnauthorized, Message: domain.MsgInvalidAPIKey}
+	}
+	return k, nil
+}
+
+// keyByValue finds the active key of a key's value (ID empty when none),
+// through the cache of keys already seen.
+func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, error) {
+	if value == "" || len(value) > 256 {
+		return queries.APIKey{}, nil
+	}
+	hash := s.hasher.Hash(value)
+	if v, ok := s.keyCache.Load(hash); ok {
+		if k := v.(queries.APIKey); k.IsActive {
+			return k, nil
+		}
+		return queries.APIKey{}, nil
+	}
+	k, ok, err := s.q.APIKeyByHash.Handle(ctx, queries.APIKeyByHash{Hash: hash})
+	if err != nil || !ok {
+		return queries.APIKey{}, err
 	}
 	s.keyCache.Store(hash, k)
 	return k, nil

@@ -52,21 +52,29 @@ func writeDetail(w http.ResponseWriter, status int, msg string) {
 // writeError answers an error in the spec's shape. Unknown errors are
 // logged and answered with a generic 500: never a stack trace.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := s.errorBody(r, err, "detail")
+	writeJSON(w, status, body)
+}
+
+// errorBody maps an error to its status and body, the message under key
+// ("detail" for v1, "error" for the conversion interface). Unknown errors
+// are logged and become a generic 500.
+func (s *Server) errorBody(r *http.Request, err error, key string) (int, map[string]any) {
 	var de *domain.Error
 	switch {
 	case errors.As(err, &de):
-		body := map[string]any{"detail": de.Message}
+		body := map[string]any{key: de.Message}
 		for k, v := range de.Extra {
 			body[k] = v
 		}
-		writeJSON(w, statusOf(de.Kind), body)
+		return statusOf(de.Kind), body
 	case errors.Is(err, commands.ErrConcurrency):
-		writeDetail(w, http.StatusConflict, "The resource was changed concurrently; try again")
+		return http.StatusConflict, map[string]any{key: "The resource was changed concurrently; try again"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		writeDetail(w, http.StatusServiceUnavailable, "The request timed out")
+		return http.StatusServiceUnavailable, map[string]any{key: "The request timed out"}
 	default:
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeDetail(w, http.StatusInternalServerError, "Internal server error")
+		return http.StatusInternalServerError, map[string]any{key: "Internal server error"}
 	}
 }
 

@@ -36,7 +36,6 @@ const (
 type eventError struct {
 	status  int
 	message string
-	details []conversion.Issue
 }
 
 func (e *eventError) Error() string { return e.message }
@@ -134,26 +133,6 @@ func (s *Server) eventKey(ctx context.Context, w http.ResponseWriter, r *http.Re
 	return k, nil
 }
 
-// keyByValue finds the active key of a key's value (ID empty when none).
-func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, error) {
-	if value == "" || len(value) > 256 {
-		return queries.APIKey{}, nil
-	}
-	hash := s.hasher.Hash(value)
-	if v, ok := s.keyCache.Load(hash); ok {
-		if k := v.(queries.APIKey); k.IsActive {
-			return k, nil
-		}
-		return queries.APIKey{}, nil
-	}
-	k, ok, err := s.q.APIKeyByHash.Handle(ctx, queries.APIKeyByHash{Hash: hash})
-	if err != nil || !ok {
-		return queries.APIKey{}, err
-	}
-	s.keyCache.Store(hash, k)
-	return k, nil
-}
-
 // eventPreflight answers a browser's CORS preflight for the client-side
 // interfaces: allowed (204, echoing the origin) when some active
 // publishable key allows the origin's host; else 403 without CORS headers,
@@ -183,32 +162,22 @@ func allowOrigin(w http.ResponseWriter, origin string) {
 	h.Add("Vary", "Origin")
 }
 
-// writeEventError answers an error in the conversion interface's shape.
+// writeEventError answers an error in the conversion interface's shape:
+// {"error": ...}, with "details" for an invalid payload.
 func (s *Server) writeEventError(w http.ResponseWriter, r *http.Request, err error) {
 	var ee *eventError
 	var pe *conversion.PayloadError
-	var de *domain.Error
 	switch {
 	case errors.As(err, &ee):
-		body := map[string]any{"error": ee.message}
-		if ee.details != nil {
-			body["details"] = ee.details
-		}
-		writeJSON(w, ee.status, body)
+		writeJSON(w, ee.status, map[string]any{"error": ee.message})
 	case errors.As(err, &pe):
 		body := map[string]any{"error": pe.Message}
 		if len(pe.Details) > 0 {
 			body["details"] = pe.Details
 		}
 		writeJSON(w, http.StatusBadRequest, body)
-	case errors.As(err, &de):
-		writeJSON(w, statusOf(de.Kind), map[string]any{"error": de.Message})
-	case errors.Is(err, commands.ErrConcurrency):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": "The resource was changed concurrently; try again"})
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "The request timed out"})
 	default:
-		s.log.Error("conversion event failed", "path", r.URL.Path, "err", err)
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "Internal server error"})
+		status, body := s.errorBody(r, err, "error")
+		writeJSON(w, status, body)
 	}
 }
