@@ -31,7 +31,7 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 	info := rd.enricher.Enrich(r, now)
 	q := queries.LinkAccess{
 		Host: r.Host, Code: mux.Vars(r)["code"], Channel: queries.PublicRead,
-		Counted: true, Country: info.Country, Platform: info.Platform,
+		Counted: true, Country: info.Country, Platform: info.Platform, At: now,
 	}
 	if pw := r.Header.Get("X-Link-Password"); pw != "" {
 		// Wrong passwords count against the same limit as the short URL's

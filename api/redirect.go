@@ -67,7 +67,7 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Known crawlers and preview fetchers are not counted; scripts are
 		// (docs/decisions.md, "Short links").
 		Counted: r.Method != http.MethodHead && (!info.Bot || info.Script),
-		Country: info.Country, Platform: info.Platform,
+		Country: info.Country, Platform: info.Platform, At: now,
 	}
 	if r.Method == http.MethodPost {
 		// The password form posts here. Wrong attempts are counted per

@@ -27,6 +27,9 @@ type LinkAccess struct {
 	Platform string  // the visitor's platform (link.PlatformIOS, ...)
 	Password *string // the password given; nil when none was
 	Client   string  // who guesses passwords: a keyed hash of the address
+	// At is the time of the access: the one its click is recorded at, so
+	// that expiry and the click agree.
+	At time.Time
 }
 
 // Channel is how a link is accessed.
@@ -115,7 +118,6 @@ type LinkAccessHandler struct {
 	Clicks    ClickCounter // nil: the read model's count is trusted
 	Throttle  PasswordThrottle
 	Cipher    Decrypter
-	Clock     interface{ Now() time.Time }
 	// DefaultHost is the host of the default short domain, as HostOnly
 	// gives it: lower case, no port.
 	DefaultHost string
@@ -135,7 +137,7 @@ func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, er
 	if err != nil || l == nil {
 		return Access{Outcome: NotFound}, err
 	}
-	now := h.Clock.Now()
+	now := q.At
 	a := Access{Link: l}
 	if l.ExpirationDate != nil && !now.Before(*l.ExpirationDate) {
 		a.Outcome = Expired

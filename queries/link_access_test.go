@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/link"
-	"github.com/linkd/linkd/internal/clock"
 )
 
 type fakeLinks struct {
@@ -78,7 +77,7 @@ func TestLinkAccessDecides(t *testing.T) {
 	links.links["/used"].Clicks = 2 // the read model already knows
 	h := LinkAccessHandler{
 		ReadModel: links, Clicks: clicks, Throttle: fakeThrottle{}, Cipher: rot{},
-		Clock: clock.NewManual(now), DefaultHost: "short.example",
+		DefaultHost: "short.example",
 	}
 	pw := func(s string) *string { return &s }
 	cases := []struct {
@@ -117,6 +116,7 @@ func TestLinkAccessDecides(t *testing.T) {
 		{"another client is not", LinkAccess{Code: "pw", Counted: true, Password: pw("s3cret"), Client: "c"}, Granted, "https://target.example/p"},
 	}
 	for _, c := range cases {
+		c.q.At = now
 		a, err := h.Handle(context.Background(), c.q)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)

@@ -78,7 +78,7 @@ func New(s Sources) Queries {
 	return Queries{
 		LinkByID:      LinkByIDHandler{ReadModel: s.Core},
 		LinksPage:     LinksPageHandler{ReadModel: s.Core},
-		LinkAccess:    LinkAccessHandler{ReadModel: s.Links, Clicks: s.Clicks, Throttle: s.Throttle, Cipher: s.Cipher, Clock: s.Clock, DefaultHost: HostOnly(s.DefaultHost)},
+		LinkAccess:    LinkAccessHandler{ReadModel: s.Links, Clicks: s.Clicks, Throttle: s.Throttle, Cipher: s.Cipher, DefaultHost: HostOnly(s.DefaultHost)},
 		ShortLinkHost: ShortLinkHostHandler{ReadModel: s.Core, DefaultHost: s.DefaultHost},
 
 		WorkspaceByID:    WorkspaceByIDHandler{ReadModel: s.Core},
