@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/linkd/linkd/commands"
@@ -78,6 +77,3 @@ func (s *Server) errorBody(r *http.Request, err error, key string) (int, map[str
 	}
 }
 
-func logAttrs(r *http.Request) []any {
-	return []any{slog.String("method", r.Method), slog.String("path", r.URL.Path)}
-}
