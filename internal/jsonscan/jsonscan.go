@@ -148,6 +148,23 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
+// NullableString reads a string or null. ok is false for null, which
+// leaves a destination unchanged, as encoding/json does; b is as String
+// gives it.
+func (s *Scanner) NullableString() (b []byte, escaped, ok bool, err error) {
+	if s.Literal("null") {
+		return nil, false, false, nil
+	}
+	b, escaped, err = s.String()
+	return b, escaped, err == nil, err
+}
+
+// SkipString checks a string or null whose value is not needed.
+func (s *Scanner) SkipString() error {
+	_, _, _, err := s.NullableString()
+	return err
+}
+
 // Bool reads true, false or null into *dst (null leaves it unchanged, as
 // encoding/json does).
 func (s *Scanner) Bool(dst *bool) error {

@@ -92,23 +92,10 @@ type scanner struct {
 // str reads a string or null into *dst (null leaves it unchanged, as
 // encoding/json does).
 func (s *scanner) str(dst *string) error {
-	if s.Literal("null") {
-		return nil
+	b, _, ok, err := s.NullableString()
+	if ok {
+		*dst = s.in.get(b)
 	}
-	b, _, err := s.String()
-	if err != nil {
-		return err
-	}
-	*dst = s.in.get(b)
-	return nil
-}
-
-// skipString checks a string or null that is not counted.
-func (s *scanner) skipString() error {
-	if s.Literal("null") {
-		return nil
-	}
-	_, _, err := s.String()
 	return err
 }
 
@@ -179,7 +166,7 @@ func (s *scanner) field(key []byte, c *clickFields) error {
 		return s.str(&c.City)
 	case "click_id", "project_id", "domain_id", "code", "source", "browser_version",
 		"device", "referrer_url", "region", "destination", "tracking_id":
-		return s.skipString()
+		return s.SkipString()
 	case "tracking_expires_at":
 		var t time.Time
 		return s.Time(&t) // checked, as encoding/json would

@@ -38,19 +38,15 @@ type scanner struct {
 // string reads a string or null into *dst (null leaves it unchanged, as
 // encoding/json does). Without escapes the value is a substring of s.s.
 func (s *scanner) string(dst *string) error {
-	if s.Literal("null") {
-		return nil
-	}
-	v, escaped, err := s.String()
-	if err != nil {
-		return err
-	}
-	if escaped {
+	v, escaped, ok, err := s.NullableString()
+	switch {
+	case !ok:
+	case escaped:
 		*dst = string(v)
-	} else {
+	default:
 		*dst = s.s[s.I-1-len(v) : s.I-1]
 	}
-	return nil
+	return err
 }
 
 func fastDecodeClick(data []byte, c *click.Recorded) error {

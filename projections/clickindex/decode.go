@@ -77,23 +77,10 @@ type scanner struct{ jsonscan.Scanner }
 // str reads a string or null into *dst (null leaves it unchanged, as
 // encoding/json does).
 func (s *scanner) str(dst *[]byte) error {
-	if s.Literal("null") {
-		return nil
+	b, _, ok, err := s.NullableString()
+	if ok {
+		*dst = b
 	}
-	b, _, err := s.String()
-	if err != nil {
-		return err
-	}
-	*dst = b
-	return nil
-}
-
-// skipString checks a string or null that is not indexed.
-func (s *scanner) skipString() error {
-	if s.Literal("null") {
-		return nil
-	}
-	_, _, err := s.String()
 	return err
 }
 
@@ -140,7 +127,7 @@ func (s *scanner) field(key []byte, f *fields) error {
 		return s.str(&f.Referrer)
 	case "code", "source", "visitor", "browser_version", "os_version", "device", "app",
 		"language", "referrer_url", "continent", "city", "region", "destination":
-		return s.skipString()
+		return s.SkipString()
 	case "from_app":
 		var b bool
 		return s.Bool(&b) // checked, as encoding/json would
