@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/linkd/linkd/internal/pebblelog"
 )
 
 // The index is a Pebble database beside the log. It can always be rebuilt
@@ -44,7 +46,7 @@ const (
 func pebbleOptions(log *slog.Logger) *pebble.Options {
 	const memTable = 64 << 20
 	o := &pebble.Options{
-		Logger:             pebbleLogger{log},
+		Logger:             pebblelog.New(log, "embedded event store"),
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       memTable,
 		// Pebble reserves its memtables (up to two) in the block cache:
@@ -271,21 +273,4 @@ func rewrite(db *pebble.DB, tag byte, f func(b *pebble.Batch, k, v []byte) error
 		return err
 	}
 	return b.Commit(pebble.NoSync)
-}
-
-// pebbleLogger routes Pebble's messages to slog.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := "pebble: " + fmt.Sprintf(format, args...)
-	p.l.Error(msg)
-	panic(msg)
 }

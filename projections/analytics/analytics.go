@@ -21,6 +21,7 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/pebblelog"
 	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
@@ -165,7 +166,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		MemTableSize:       opts.MemTableSize,
 		Merger:             merger,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{s.log},
+		Logger:             pebblelog.New(s.log, "analytics"),
 		FS:                 opts.fs,
 	}
 	db, err := pebble.Open(dir, popts)
@@ -611,22 +612,4 @@ func (s *Store) LinkClicked(ctx context.Context, linkID string) (bool, error) {
 func clampDay(d int64) int64 {
 	const lo, hi = -1 << 31, 1<<31 - 2
 	return max(lo, min(hi, d))
-}
-
-// pebbleLogger sends Pebble's messages to slog: informational ones at debug
-// level.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error(msg)
-	panic("analytics: pebble: " + msg)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/pebblelog"
 	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
 )
@@ -168,7 +169,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		Cache:              cache,
 		MemTableSize:       opts.MemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{s.log},
+		Logger:             pebblelog.New(s.log, "clickindex"),
 	}
 	// Lookups are point reads, half of them (wrong or expired ids) misses:
 	// bloom filters on every level answer most misses without reading data
@@ -501,22 +502,4 @@ func (s *Store) Reset(ctx context.Context) error {
 	s.versions.Reset()
 	s.setCheckpoint(eventstore.Start)
 	return nil
-}
-
-// pebbleLogger sends Pebble's messages to slog: informational ones at debug
-// level.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error(msg)
-	panic("clickindex: pebble: " + msg)
 }
