@@ -76,4 +76,3 @@ func (s *Server) errorBody(r *http.Request, err error, key string) (int, map[str
 		return http.StatusInternalServerError, map[string]any{key: "Internal server error"}
 	}
 }
-
