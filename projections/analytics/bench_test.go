@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/cpu"
 )
 
 // Benchmarks (docs/benchmarks-analytics.md has the figures):
@@ -155,13 +156,13 @@ func BenchmarkApply(b *testing.B) {
 			s := openTest(b, b.TempDir(), Options{})
 			g := newBenchGen(b.N*benchBatch, ordered, 1)
 			var genCPU time.Duration
-			cpu0 := processCPU()
+			cpu0 := cpu.Process()
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				t0 := threadCPUStart()
+				t0 := cpu.ThreadStart()
 				batch := g.batch(benchBatch)
-				genCPU += threadCPUStop(t0)
+				genCPU += cpu.ThreadStop(t0)
 				b.StartTimer()
 				if err := s.Apply(ctx, batch); err != nil {
 					b.Fatal(err)
@@ -170,8 +171,8 @@ func BenchmarkApply(b *testing.B) {
 			b.StopTimer()
 			clicks := float64(b.N * benchBatch)
 			b.ReportMetric(clicks/b.Elapsed().Seconds(), "clicks/s")
-			b.ReportMetric(float64((processCPU()-cpu0-genCPU).Microseconds())/clicks, "cpu-us/click")
-			b.ReportMetric(loadAverage(), "loadavg")
+			b.ReportMetric(float64((cpu.Process()-cpu0-genCPU).Microseconds())/clicks, "cpu-us/click")
+			b.ReportMetric(cpu.LoadAverage(), "loadavg")
 		})
 	}
 }
@@ -204,22 +205,22 @@ func load(b *testing.B, n int) *Store {
 	g := newBenchGen(n, true, 2)
 	var applying, genCPU time.Duration
 	wall := time.Now()
-	cpu0 := processCPU()
+	cpu0 := cpu.Process()
 	for done := 0; done < n; done += benchBatch {
-		c0 := threadCPUStart()
+		c0 := cpu.ThreadStart()
 		batch := g.batch(min(benchBatch, n-done))
-		genCPU += threadCPUStop(c0)
+		genCPU += cpu.ThreadStop(c0)
 		t0 := time.Now()
 		if err := s.Apply(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 		applying += time.Since(t0)
 	}
-	cpu := processCPU() - cpu0 - genCPU
+	used := cpu.Process() - cpu0 - genCPU
 	m := s.db.Metrics()
 	fmt.Fprintf(os.Stderr, "loaded %d clicks: %.0f clicks/s applied (Apply time %v, wall %v incl. generation), %.1f cpu-us/click, load average %.1f; disk %.1f MiB; peak RSS %.0f MiB\n",
 		n, float64(n)/applying.Seconds(), applying.Round(time.Millisecond), time.Since(wall).Round(time.Millisecond),
-		float64(cpu.Microseconds())/float64(n), loadAverage(), float64(m.DiskSpaceUsage())/(1<<20), float64(maxRSS())/(1<<20))
+		float64(used.Microseconds())/float64(n), cpu.LoadAverage(), float64(m.DiskSpaceUsage())/(1<<20), float64(cpu.MaxRSS())/(1<<20))
 	loaded[n] = s
 	return s
 }
@@ -268,7 +269,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(records)/float64(b.N), "days/query")
-				b.ReportMetric(loadAverage(), "loadavg")
+				b.ReportMetric(cpu.LoadAverage(), "loadavg")
 			})
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/cpu"
 )
 
 // Benchmarks (docs/clickindex.md has the figures):
@@ -142,11 +143,11 @@ func BenchmarkApply(b *testing.B) {
 			s := openTest(b, b.TempDir(), Options{Now: benchNow})
 			g := newBenchGen(b.N*size, 1)
 			var applying, genCPU time.Duration
-			cpu0 := processCPU()
+			cpu0 := cpu.Process()
 			for range b.N {
-				c0 := threadCPUStart()
+				c0 := cpu.ThreadStart()
 				batch := g.batch(size)
-				genCPU += threadCPUStop(c0)
+				genCPU += cpu.ThreadStop(c0)
 				t0 := time.Now()
 				if err := s.Apply(ctx, batch); err != nil {
 					b.Fatal(err)
@@ -155,8 +156,8 @@ func BenchmarkApply(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*size)/applying.Seconds(), "clicks/s")
 			b.ReportMetric(float64(applying.Microseconds())/float64(b.N), "us/apply")
-			b.ReportMetric(float64((processCPU()-cpu0-genCPU).Microseconds())/float64(b.N*size), "cpu-us/click")
-			b.ReportMetric(loadAverage(), "loadavg")
+			b.ReportMetric(float64((cpu.Process()-cpu0-genCPU).Microseconds())/float64(b.N*size), "cpu-us/click")
+			b.ReportMetric(cpu.LoadAverage(), "loadavg")
 		})
 	}
 }
@@ -253,7 +254,7 @@ func BenchmarkClick(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1000, "p50-us")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1000, "p99-us")
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
-				b.ReportMetric(loadAverage(), "loadavg")
+				b.ReportMetric(cpu.LoadAverage(), "loadavg")
 			})
 		}
 		b.Run(fmt.Sprintf("%s/hit-parallel", label(n)), func(b *testing.B) {

@@ -218,13 +218,3 @@ func procStatus(field string) int64 {
 	}
 	return 0
 }
-
-// loadAverage is the one-minute load average (0 where there is no /proc).
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
-	return f
-}

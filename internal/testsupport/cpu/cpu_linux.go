@@ -1,4 +1,6 @@
-package analytics
+// Package cpu measures CPU time, load and memory for benchmarks (test
+// support only).
+package cpu
 
 import (
 	"os"
@@ -17,26 +19,26 @@ func rusage(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processCPU is the CPU time of the whole process so far.
-func processCPU() time.Duration { return rusage(syscall.RUSAGE_SELF) }
+// Process is the CPU time of the whole process so far.
+func Process() time.Duration { return rusage(syscall.RUSAGE_SELF) }
 
 const rusageThread = 1 // RUSAGE_THREAD
 
-// threadCPUStart pins the goroutine to its thread and returns the thread's
-// CPU time; threadCPUStop returns the CPU time the thread used since.
-func threadCPUStart() time.Duration {
+// ThreadStart pins the goroutine to its thread and returns the thread's
+// CPU time; ThreadStop returns the CPU time the thread used since.
+func ThreadStart() time.Duration {
 	runtime.LockOSThread()
 	return rusage(rusageThread)
 }
 
-func threadCPUStop(start time.Duration) time.Duration {
+func ThreadStop(start time.Duration) time.Duration {
 	d := rusage(rusageThread) - start
 	runtime.UnlockOSThread()
 	return d
 }
 
-// loadAverage is the one-minute load average.
-func loadAverage() float64 {
+// LoadAverage is the one-minute load average.
+func LoadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
@@ -45,8 +47,8 @@ func loadAverage() float64 {
 	return f
 }
 
-// maxRSS is the peak resident memory of the process in bytes.
-func maxRSS() int64 {
+// MaxRSS is the peak resident memory of the process in bytes.
+func MaxRSS() int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
