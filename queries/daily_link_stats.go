@@ -39,35 +39,36 @@ func (h DailyLinkStatsHandler) Handle(ctx context.Context, q DailyLinkStats) ([]
 	return days.Records, err
 }
 
-// linkDays are the records of a link over the days a query resolved to.
-type linkDays struct {
+// rangeRecords are the records of a link or workspace over the days a query
+// resolved to.
+type rangeRecords struct {
 	Days    Days
 	Records []DailyStats
 }
 
-func linkStats(ctx context.Context, rm LinkStatsReadModel, linkID, userID string, r DateRange, now time.Time) (linkDays, error) {
+func linkStats(ctx context.Context, rm LinkStatsReadModel, linkID, userID string, r DateRange, now time.Time) (rangeRecords, error) {
 	days, err := r.Resolve(now)
 	if err != nil {
-		return linkDays{}, err
+		return rangeRecords{}, err
 	}
 	l, ok, err := rm.Link(ctx, linkID)
 	if err != nil {
-		return linkDays{}, err
+		return rangeRecords{}, err
 	}
 	if !ok {
-		return linkDays{}, domain.NotFound(msgLinkNotFound)
+		return rangeRecords{}, domain.NotFound(msgLinkNotFound)
 	}
 	if !l.HasPublicStat {
 		if _, err := requireMember(ctx, rm, l.WorkspaceID, userID, domain.Forbidden(msgAccessDeniedLink)); err != nil {
-			return linkDays{}, err
+			return rangeRecords{}, err
 		}
 	}
 	clicked, err := rm.LinkClicked(ctx, linkID)
 	if err != nil {
-		return linkDays{}, err
+		return rangeRecords{}, err
 	}
 	if !clicked {
-		return linkDays{}, domain.NotFound(msgNoStats)
+		return rangeRecords{}, domain.NotFound(msgNoStats)
 	}
 	records, err := rm.LinkDaily(ctx, linkID, days.From, days.To)
 	for i := range records {
@@ -75,5 +76,5 @@ func linkStats(ctx context.Context, rm LinkStatsReadModel, linkID, userID string
 			records[i].WorkspaceID = l.WorkspaceID // a day with conversions and no click
 		}
 	}
-	return linkDays{Days: days, Records: records}, err
+	return rangeRecords{Days: days, Records: records}, err
 }

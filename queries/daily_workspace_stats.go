@@ -36,20 +36,20 @@ func (h DailyWorkspaceStatsHandler) Handle(ctx context.Context, q DailyWorkspace
 	return d.Records, err
 }
 
-func workspaceStats(ctx context.Context, rm WorkspaceStatsReadModel, workspaceID, userID string, r DateRange, now time.Time) (linkDays, error) {
+func workspaceStats(ctx context.Context, rm WorkspaceStatsReadModel, workspaceID, userID string, r DateRange, now time.Time) (rangeRecords, error) {
 	days, err := r.Resolve(now)
 	if err != nil {
-		return linkDays{}, err
+		return rangeRecords{}, err
 	}
 	if workspaceID == "" {
 		ws, ok, err := rm.DefaultWorkspace(ctx, userID)
 		if err != nil || !ok {
-			return linkDays{Days: days}, err
+			return rangeRecords{Days: days}, err
 		}
 		workspaceID = ws.ID
 	} else if _, _, err := memberWorkspace(ctx, rm, rm, workspaceID, userID); err != nil {
-		return linkDays{}, err
+		return rangeRecords{}, err
 	}
 	records, err := rm.WorkspaceDaily(ctx, workspaceID, days.From, days.To)
-	return linkDays{Days: days, Records: records}, err
+	return rangeRecords{Days: days, Records: records}, err
 }
