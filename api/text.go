@@ -48,10 +48,6 @@ func hasControl(b []byte) bool {
 	return bytes.Contains(b, []byte{0xc2}) // C1 controls are U+0080..U+009F: 0xc2 0x80..0x9f
 }
 
-func controlRune(r rune) bool {
-	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
-}
-
 func findControl(v any, path string) (string, bool) {
 	join := func(k string) string {
 		if path == "" {
@@ -62,7 +58,7 @@ func findControl(v any, path string) (string, bool) {
 	switch t := v.(type) {
 	case string:
 		for _, r := range t {
-			if controlRune(r) {
+			if domain.IsControl(r, true) {
 				return path, true
 			}
 		}

@@ -13,9 +13,16 @@ func CheckText(field, s string, max int, multiline bool) error {
 		return Invalid("%s is not valid UTF-8", field)
 	}
 	for _, r := range s {
-		if r < 0x20 && !(multiline && (r == '\t' || r == '\n' || r == '\r')) || r >= 0x7f && r <= 0x9f {
+		if IsControl(r, multiline) {
 			return Invalid("Control characters are not allowed in '%s'", field)
 		}
 	}
 	return nil
+}
+
+// IsControl reports whether r is a control character no stored text may
+// hold: C0, DEL and C1, but tab, line feed and carriage return in
+// multiline text.
+func IsControl(r rune, multiline bool) bool {
+	return r < 0x20 && !(multiline && (r == '\t' || r == '\n' || r == '\r')) || r >= 0x7f && r <= 0x9f
 }
