@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,28 +95,10 @@ var ErrConcurrency = errors.New("commands: concurrent modification, try again")
 
 // readAll reads the whole history of a stream; an absent stream is empty.
 func readAll(ctx context.Context, s EventStore, stream string) ([]domain.Event, error) {
-	var out []domain.Event
-	var from uint64
-	for {
-		page, err := s.ReadStream(ctx, stream, from, 1024)
-		if errors.Is(err, eventstore.ErrStreamNotFound) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", stream, err)
-		}
-		for _, re := range page {
-			e, err := domain.DecodeEvent(re.Type, re.Data)
-			if err != nil {
-				return nil, fmt.Errorf("read %s@%d: %w", stream, re.Version, err)
-			}
-			out = append(out, e)
-		}
-		if len(page) < 1024 {
-			return out, nil
-		}
-		from = page[len(page)-1].Version + 1
+	if h, ok := s.(*historyStore); ok {
+		return h.readAll(ctx, stream)
 	}
+	return readStream(ctx, s, stream, 0, nil)
 }
 
 // pending is what an aggregate offers to be saved.

@@ -15,6 +15,7 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 )
@@ -41,7 +42,9 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	e := &env{store: store, now: t0}
-	e.deps = &commands.Deps{Store: store, DefaultPlan: "pro", Now: func() time.Time {
+	// Through the history cache, as linkd serve runs them.
+	cached := commands.WithHistories(store, 64, workspace.StreamPrefix, conversion.CustomerStreamPrefix)
+	e.deps = &commands.Deps{Store: cached, DefaultPlan: "pro", Now: func() time.Time {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.now

@@ -16,6 +16,10 @@ import (
 // The customers of conversion tracking: one row per customer (a
 // workspace's externalId), their revenue per currency, and their journey
 // (every lead and sale, each with its click), from the customer streams.
+//
+// The tables are WITHOUT ROWID: a sale writes a row of each, and a table
+// clustered on its key is one B-tree to write instead of two (the rowid
+// table and the key's index).
 
 var customerSchema = []string{
 	`CREATE TABLE IF NOT EXISTS customers (
@@ -34,13 +38,13 @@ var customerSchema = []string{
 		sales INTEGER NOT NULL DEFAULT 0,
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL,
-		version INTEGER NOT NULL)`,
+		version INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS customers_ws ON customers (workspace_id, created_at, id)`,
 	`CREATE TABLE IF NOT EXISTS customer_revenue (
 		customer_id TEXT NOT NULL,
 		currency TEXT NOT NULL,
 		amount_minor INTEGER NOT NULL,
-		PRIMARY KEY (customer_id, currency))`,
+		PRIMARY KEY (customer_id, currency)) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS customer_events (
 		customer_id TEXT NOT NULL,
 		seq INTEGER NOT NULL,
@@ -55,7 +59,7 @@ var customerSchema = []string{
 		first INTEGER NOT NULL DEFAULT 0,
 		metadata TEXT NOT NULL DEFAULT '',
 		at INTEGER NOT NULL,
-		PRIMARY KEY (customer_id, seq))`,
+		PRIMARY KEY (customer_id, seq)) WITHOUT ROWID`,
 }
 
 // applyCustomer applies an event of a customer stream, once: the row keeps

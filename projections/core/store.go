@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -44,7 +45,7 @@ type Store struct {
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*Store, error) {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(OFF)", "cache_size(-65536)"} {
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(OFF)", "cache_size(-65536)", "wal_autocheckpoint(8192)"} {
 		q.Add("_pragma", p)
 	}
 	dsn := "file:" + path + "?" + q.Encode()
@@ -160,7 +161,7 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS link_clicks (
 		link_id TEXT PRIMARY KEY,
 		clicks INTEGER NOT NULL,
-		last_click INTEGER NOT NULL)`,
+		last_click INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS api_keys (
 		id TEXT PRIMARY KEY,
 		user_id TEXT NOT NULL,
@@ -183,13 +184,89 @@ var schema = []string{
 var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys",
 	"customers", "customer_revenue", "customer_events"}
 
+// schemaVersion is the version of the tables above, kept in SQLite's
+// user_version (0: written before versions were kept).
+//
+//   - 2: link_clicks and the customer tables are WITHOUT ROWID.
+const schemaVersion = 2
+
+// withoutRowID are the tables that version 2 made WITHOUT ROWID.
+var withoutRowID = []string{"link_clicks", "customers", "customer_revenue", "customer_events"}
+
+// migrate creates what is missing and brings an older database to
+// schemaVersion in place, keeping its rows and its checkpoint: the read
+// model need not be rebuilt from the log (which, with Kafka, would not
+// feed it again).
 func (s *Store) migrate(ctx context.Context) error {
-	for _, stmt := range append(schema[:len(schema):len(schema)], customerSchema...) {
-		if _, err := s.w.ExecContext(ctx, stmt); err != nil {
+	var v int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("the read model has schema version %d, newer than this linkd's %d", v, schemaVersion)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	create := func() error {
+		for _, stmt := range append(schema[:len(schema):len(schema)], customerSchema...) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := create(); err != nil {
+		return err
+	}
+	rebuilt := false
+	for _, t := range withoutRowID {
+		var ddl string
+		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&ddl); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if strings.Contains(ddl, "WITHOUT ROWID") {
+			continue
+		}
+		// Rename, create anew (create() below), copy, drop: the old table's
+		// indexes go with it and are created again.
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t+` RENAME TO `+t+`_v1`); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS customers_ws`); err != nil {
 			return err
 		}
+		rebuilt = true
 	}
-	return nil
+	if rebuilt {
+		if err := create(); err != nil {
+			return err
+		}
+		for _, t := range withoutRowID {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, t+"_v1").Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` SELECT * FROM `+t+`_v1`); err != nil {
+				return fmt.Errorf("%s: %w", t, err)
+			}
+			if _, err := tx.ExecContext(ctx, `DROP TABLE `+t+`_v1`); err != nil {
+				return fmt.Errorf("%s: %w", t, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Name implements projections.Projector.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,4 +239,65 @@ func TestUnknownEventsAreSkipped(t *testing.T) {
 	if v, ok, _ := s.AppliedVersion(context.Background(), workspace.Stream("w1")); !ok || v != 2 {
 		t.Errorf("applied version %d %v, want 2", v, ok)
 	}
+}
+
+// A database written before schema version 2 (rowid tables) is migrated
+// in place when opened: its rows and checkpoint stay (with Kafka, nothing
+// would feed a rebuilt model again), and its tables take the new shape.
+func TestMigrateFromV1KeepsRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	var l log
+	l.workspace(t, "w1", "alice")
+	l.link(t, "l1", "w1", t0)
+	for i := range 3 {
+		l.add(t, click.Stream("l1"), &click.Recorded{ClickID: fmt.Sprint(i), LinkID: "l1", Timestamp: t0})
+	}
+	s, err := core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, l.events)
+	want, _, _ := s.Link(context.Background(), "l1")
+	if err := core.DowngradeToV1(s); err != nil {
+		t.Fatal(err)
+	}
+	old, err := core.Tables(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if strings.Contains(old["link_clicks"], "WITHOUT ROWID") {
+		t.Fatalf("the downgrade left %s", old["link_clicks"])
+	}
+
+	s, err = core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cp, _ := s.Checkpoint(context.Background()); cp.Commit != l.pos {
+		t.Errorf("checkpoint %v after the migration, want %d", cp, l.pos)
+	}
+	got, ok, err := s.Link(context.Background(), "l1")
+	if err != nil || !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("after the migration l1 is %+v (%v %v), want %+v", got, ok, err, want)
+	}
+	tables, err := core.Tables(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"link_clicks", "customers", "customer_revenue", "customer_events"} {
+		if !strings.Contains(tables[name], "WITHOUT ROWID") {
+			t.Errorf("%s is %s", name, tables[name])
+		}
+	}
+	if tables["customers_ws"] == "" {
+		t.Error("the customers_ws index is gone")
+	}
+	for name := range tables {
+		if strings.HasSuffix(name, "_v1") {
+			t.Errorf("%s left behind", name)
+		}
+	}
+	apply(t, s, l.events) // and it goes on applying
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/eventstore/esdb"
@@ -240,9 +242,15 @@ func (a *App) clock() clock.Clock {
 	return clock.System{}
 }
 
+// historyStreams is how many decoded stream histories commands keep.
+const historyStreams = 1 << 16
+
 // commandDeps are what every command handler is given.
 func (a *App) commandDeps() *commands.Deps {
-	return &commands.Deps{Store: a.store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now}
+	// Conversions load their workspace and customer on every request:
+	// keep those histories decoded (commands.WithHistories).
+	store := commands.WithHistories(a.store, historyStreams, workspace.StreamPrefix, conversion.CustomerStreamPrefix)
+	return &commands.Deps{Store: store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now}
 }
 
 func (a *App) ensureOperatorKey(ctx context.Context) error {
