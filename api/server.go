@@ -75,6 +75,8 @@ type Server struct {
 	core     *projections.Watermark
 	statsWM  *projections.Watermark
 	clicksWM *projections.Watermark
+	radarWM  *projections.Watermark
+	tracker  http.Handler
 	hasher   Hasher
 	cipher   queries.Decrypter
 	dns      commands.DNSChecker
@@ -105,6 +107,11 @@ type Deps struct {
 	// ClickIndexWatermark tells how far the click-id index has applied the
 	// log (conversions wait for it).
 	ClickIndexWatermark *projections.Watermark
+	// RadarWatermark tells how far the Radar projection has applied the
+	// log.
+	RadarWatermark *projections.Watermark
+	// Tracker serves GET /radar.js; nil serves nothing there.
+	Tracker http.Handler
 	Hasher              Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
@@ -141,7 +148,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	return &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
-		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, hasher: d.Hasher, cipher: d.Cipher,
+		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: d.Tracker, hasher: d.Hasher, cipher: d.Cipher,
 		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
@@ -177,6 +184,18 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	r.HandleFunc("/api/events/sale", s.trackSale).Methods(http.MethodPost)
 	r.HandleFunc("/api/events/lead", s.eventPreflight).Methods(http.MethodOptions)
 	r.HandleFunc("/api/events/sale", s.eventPreflight).Methods(http.MethodOptions)
+
+	// Radar (at {app_url}): collection, the tracker, the reports.
+	r.HandleFunc("/api/v1/radar/collect", s.collectRadar).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/radar/collect", s.eventPreflight).Methods(http.MethodOptions)
+	if s.tracker != nil {
+		r.Handle("/radar.js", s.tracker).Methods(http.MethodGet, http.MethodHead)
+	}
+	r.HandleFunc("/api/v1/radar/overview", s.serveRadar(s.radarOverview)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/radar/breakdowns", s.serveRadar(s.radarBreakdowns)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/radar/custom-events", s.serveRadar(s.radarCustomEvents)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/radar/people", s.serveRadar(s.radarPeople)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/radar/people/details", s.serveRadar(s.radarPersonDetails)).Methods(http.MethodGet)
 
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.NotFoundHandler = http.HandlerFunc(s.notFound)

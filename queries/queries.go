@@ -27,6 +27,7 @@ type Queries struct {
 	CustomerByID      CustomerByIDHandler
 	ClickByTrackingID ClickByTrackingIDHandler
 	OriginAllowed     OriginAllowedHandler
+	Radar             RadarHandler
 
 	DailyLinkStats      DailyLinkStatsHandler
 	LinkSummary         LinkSummaryHandler
@@ -62,9 +63,11 @@ type Sources struct {
 	Clicks ClickCounter
 	// ClickIndex finds the clicks that conversions name.
 	ClickIndex ClickIndex
-	Throttle   PasswordThrottle
-	Cipher     Decrypter
-	Clock      interface{ Now() time.Time }
+	// Radar serves the Radar reports.
+	Radar    RadarReadModel
+	Throttle PasswordThrottle
+	Cipher   Decrypter
+	Clock    interface{ Now() time.Time }
 	// DefaultHost is the host (and port) of the default short domain.
 	DefaultHost string
 }
@@ -95,6 +98,7 @@ func New(s Sources) Queries {
 		CustomerByID:      CustomerByIDHandler{ReadModel: s.Core},
 		ClickByTrackingID: ClickByTrackingIDHandler{ReadModel: s.ClickIndex, Clock: s.Clock},
 		OriginAllowed:     OriginAllowedHandler{ReadModel: s.Core},
+		Radar:             RadarHandler{ReadModel: s.Radar},
 
 		DailyLinkStats:      DailyLinkStatsHandler{ReadModel: stats, Clock: s.Clock},
 		LinkSummary:         LinkSummaryHandler{ReadModel: stats, Clock: s.Clock},

@@ -1,6 +1,13 @@
-// Package radar holds the events of web analytics ("Radar"): page views,
-// custom events and identifications collected for a project. Each visitor
-// of a project has a stream, "radar-<project id>_<visitor id>".
+// Package radar holds Radar, the web analytics of a project: page views,
+// custom events and identifications sent by the tracker (radar.js) or any
+// client to the collect endpoint, each one a domain event in the project's
+// Radar stream.
+//
+// A visitor is a project's visitorId (the tracker's first-party id, or a
+// daily-rotating hash of address and user agent when a client sends none).
+// Sessions are not recorded: projections cut a visitor's activity into
+// visits (SessionTimeout without activity ends one), so that the rule can
+// change and a replay applies it to all history.
 package radar
 
 import (
@@ -9,58 +16,79 @@ import (
 	"github.com/linkd/linkd/domain"
 )
 
+// Wire names.
 const (
-	EventPageviewRecorded = "RadarPageviewRecorded"
-	EventCustomRecorded   = "RadarEventRecorded"
-	EventVisitorIdentify  = "RadarVisitorIdentified"
+	EventPageViewed        = "RadarPageViewed"
+	EventCustomEvent       = "RadarEventTracked"
+	EventVisitorIdentified = "RadarVisitorIdentified"
 )
 
-// StreamPrefix is the category of Radar streams.
-const StreamPrefix = "radar-"
+// StreamPrefix starts the name of every Radar stream; Category is the
+// topic projections consume.
+const (
+	StreamPrefix = "radar-"
+	Category     = "radar"
+)
 
-// Stream names the stream of a visitor of a project.
-func Stream(projectID, visitorID string) string { return StreamPrefix + projectID + "_" + visitorID }
+// Stream names the Radar stream of a project.
+func Stream(projectID string) string { return StreamPrefix + projectID }
 
-// Hit is what every Radar event knows of the visitor.
+// SessionTimeout ends a visit: the next activity of the visitor starts a
+// new one.
+const SessionTimeout = 30 * time.Minute
+
+// Hit is what a page view and a custom event share: where, who, and what
+// the request said about the visitor's browser and place.
 type Hit struct {
-	ProjectID string    `json:"project_id"`
-	VisitorID string    `json:"visitor_id"`
-	URL       string    `json:"url,omitempty"`
-	Hostname  string    `json:"hostname,omitempty"`
-	Pathname  string    `json:"pathname,omitempty"`
-	Referrer  string    `json:"referrer,omitempty"`
-	Browser   string    `json:"browser,omitempty"`
-	OS        string    `json:"os,omitempty"`
-	Device    string    `json:"device,omitempty"`
-	Country   string    `json:"country,omitempty"`
-	At        time.Time `json:"at"`
+	ProjectID   string `json:"project_id"`
+	WorkspaceID string `json:"workspace_id"`
+	VisitorID   string `json:"visitor_id"`
+	URL         string `json:"url"`
+	Hostname    string `json:"hostname"`
+	Pathname    string `json:"pathname"`
+	Referrer    string `json:"referrer,omitempty"`
+	// Source is where the visit came from: the short link of ClickID, a
+	// utm_source, the referrer's host, or "" for direct.
+	Source  string `json:"source,omitempty"`
+	Country string `json:"country,omitempty"`
+	Browser string `json:"browser,omitempty"`
+	OS      string `json:"os,omitempty"`
+	Device  string `json:"device,omitempty"`
+	// ClickID and LinkID are the short-link click the visitor came through
+	// (its svc_tid), when it is known and of the project's workspace.
+	ClickID   string    `json:"click_id,omitempty"`
+	LinkID    string    `json:"link_id,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
-// PageviewRecorded: a page was viewed.
-type PageviewRecorded struct {
+// PageViewed is a page view.
+type PageViewed struct {
 	Hit
 }
 
-// EventRecorded: a custom event happened.
-type EventRecorded struct {
+// CustomEvent is a custom event (radar.track) with its properties.
+type CustomEvent struct {
 	Hit
 	Name  string            `json:"name"`
 	Props map[string]string `json:"props,omitempty"`
 }
 
-// VisitorIdentified: a visitor told who they are.
+// VisitorIdentified names a visitor (radar.identify).
 type VisitorIdentified struct {
-	Hit
-	Name  string `json:"name,omitempty"`
-	Email string `json:"email,omitempty"`
+	ProjectID string    `json:"project_id"`
+	VisitorID string    `json:"visitor_id"`
+	Name      string    `json:"name,omitempty"`
+	Email     string    `json:"email,omitempty"`
+	ClickID   string    `json:"click_id,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
-func (PageviewRecorded) EventType() string  { return EventPageviewRecorded }
-func (EventRecorded) EventType() string     { return EventCustomRecorded }
-func (VisitorIdentified) EventType() string { return EventVisitorIdentify }
+func (*PageViewed) EventType() string        { return EventPageViewed }
+func (*CustomEvent) EventType() string       { return EventCustomEvent }
+func (*VisitorIdentified) EventType() string { return EventVisitorIdentified }
 
 func init() {
-	domain.Register(func() domain.Event { return &PageviewRecorded{} })
-	domain.Register(func() domain.Event { return &EventRecorded{} })
+	domain.Register(func() domain.Event { return &PageViewed{} })
+	domain.Register(func() domain.Event { return &CustomEvent{} })
 	domain.Register(func() domain.Event { return &VisitorIdentified{} })
 }

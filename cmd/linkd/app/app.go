@@ -32,6 +32,7 @@ import (
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
+	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -44,6 +45,7 @@ type App struct {
 	core   *core.Store
 	stats  statsProjection
 	clicks *clickindex.Store
+	radar  *radarstore.Store
 	limit  *clicklimit.Limiter
 	secret *secrets.Secret
 
@@ -133,7 +135,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("click index: %w", err)
 	}
 	a.closers = append(a.closers, a.clicks.Close)
-	projs := []projections.Projector{a.core, a.stats, a.clicks}
+	if a.radar, err = openRadar(cfg); err != nil {
+		return nil, fmt.Errorf("radar: %w", err)
+	}
+	a.closers = append(a.closers, a.radar.Close)
+	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar}
 	if a.runner, err = newRunner(cfg, a.store, projs, log, a.metrics); err != nil {
 		return nil, err
 	}
@@ -150,7 +156,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	recorder := commands.RecordClickHandler{Deps: deps}
 	links := api.NewLinkCache(a.core, 0)
 	q := queries.New(queries.Sources{
-		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks},
+		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: a.radar,
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
 	a.limit = clicklimit.New(cfg.ClickLimit)
@@ -161,6 +167,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Commands: deps, Queries: q, Contents: a.core, LinkCache: links, Head: a.store,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
+		RadarWatermark:      a.runner.Watermark(radarstore.Name),
 		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
@@ -226,7 +233,7 @@ func (a *App) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{core.Name, a.stats.Name(), clickindex.Name} {
+	for _, name := range []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name} {
 		if err := a.runner.Watermark(name).Wait(ctx, head); err != nil {
 			return fmt.Errorf("projection %s did not catch up: %w", name, err)
 		}

@@ -46,7 +46,12 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		return err
 	}
 	defer clicks.Close()
-	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks}
+	rs, err := openRadar(cfg)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks, rs.Name(): rs}
 	if len(names) == 0 {
 		for n := range all {
 			names = append(names, n)

@@ -17,6 +17,7 @@ import (
 	"github.com/linkd/linkd/projections/analytics"
 	"github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/projections/clickindex"
+	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -78,6 +79,11 @@ func openClickIndex(cfg Config, clk clock.Clock, log *slog.Logger) (*clickindex.
 	return clickindex.Open(filepath.Join(cfg.DataDir, "clickindex"), clickindex.Options{
 		NoSync: cfg.KafkaBrokers == "", Now: clk.Now, Logger: log,
 	})
+}
+
+// openRadar opens the embedded Radar projection.
+func openRadar(cfg Config) (*radarstore.Store, error) {
+	return radarstore.Open(filepath.Join(cfg.DataDir, "radar.db"))
 }
 
 // clickIndexReader serves the ClickByTrackingID query from the click

@@ -1,0 +1,459 @@
+package radar
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/biter777/countries"
+
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/queries"
+)
+
+// DirectSource names visits without a source.
+const DirectSource = "Direct / None"
+
+// bounds returns the range in milliseconds; a zero end is open.
+func bounds(r queries.RadarRange) (int64, int64) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !r.Start.IsZero() {
+		lo = r.Start.UnixMilli()
+	}
+	if !r.End.IsZero() {
+		hi = r.End.UnixMilli()
+	}
+	return lo, hi
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+func percent(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return round2(float64(part) * 100 / float64(whole))
+}
+
+// units converts minor units of currency to currency units.
+func units(minor int64, currency string) float64 {
+	d, ok := conversion.MinorDigits(currency)
+	if !ok {
+		d = 2
+	}
+	return float64(minor) / math.Pow10(d)
+}
+
+// salesOf is the sales (kind 'sale') of the clicks of the project's
+// visitors, recorded in the range: one row per sale with its visitor.
+const salesOf = `SELECT c.conversion_id, c.amount_minor, c.currency, v.visitor_id, v.country
+	FROM conversions c JOIN visitors v ON v.click_id = c.click_id AND v.click_id <> ''
+	WHERE v.project_id = ? AND c.kind = 'sale' AND c.at BETWEEN ? AND ?`
+
+type sale struct {
+	id, currency, visitor, country string
+	amount                         int64
+}
+
+func (s *Store) sales(ctx context.Context, r queries.RadarRange) ([]sale, string, error) {
+	lo, hi := bounds(r)
+	rows, err := s.r.QueryContext(ctx, salesOf, r.ProjectID, lo, hi)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	var out []sale
+	seen := map[string]bool{}
+	count := map[string]int{}
+	for rows.Next() {
+		var x sale
+		if err := rows.Scan(&x.id, &x.amount, &x.currency, &x.visitor, &x.country); err != nil {
+			return nil, "", err
+		}
+		if seen[x.id] { // a click two visitors share counts its sale once
+			continue
+		}
+		seen[x.id] = true
+		out = append(out, x)
+		count[x.currency]++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	cur := r.Currency
+	if cur == "" {
+		for c, n := range count {
+			if cur == "" || n > count[cur] || n == count[cur] && c < cur {
+				cur = c
+			}
+		}
+	}
+	return out, cur, nil
+}
+
+// RadarOverview implements queries.RadarReadModel.
+func (s *Store) RadarOverview(ctx context.Context, r queries.RadarRange) (queries.RadarOverview, error) {
+	lo, hi := bounds(r)
+	var o queries.RadarOverview
+	if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT visitor_id), coalesce(sum(kind = 0), 0), coalesce(sum(kind = 1), 0)
+		FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?`, r.ProjectID, lo, hi).Scan(&o.People, &o.Pageviews, &o.Events); err != nil {
+		return o, err
+	}
+	var bounces, duration int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(pageviews = 1 AND events = 0), 0),
+		coalesce(sum(CASE WHEN pageviews = 1 AND events = 0 THEN 0 ELSE end - start END), 0)
+		FROM sessions WHERE project_id = ? AND start BETWEEN ? AND ?`, r.ProjectID, lo, hi).Scan(&o.Visits, &bounces, &duration); err != nil {
+		return o, err
+	}
+	o.BounceRate = percent(bounces, o.Visits)
+	if o.Visits > 0 {
+		o.AvgDurationS = int64(math.Round(float64(duration) / 1000 / float64(o.Visits)))
+	}
+	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
+	sales, cur, err := s.sales(ctx, r)
+	if err != nil {
+		return o, err
+	}
+	o.RevenueCurrency = cur
+	if o.RevenueCurrency == "" {
+		o.RevenueCurrency = "usd"
+	}
+	buyers := map[string]bool{}
+	var minor int64
+	for _, x := range sales {
+		o.Sales++
+		buyers[x.visitor] = true
+		if x.currency == cur {
+			minor += x.amount
+		}
+	}
+	o.Revenue = units(minor, o.RevenueCurrency)
+	o.ConversionRate = percent(int64(len(buyers)), o.People)
+	if o.People > 0 {
+		o.RevenuePerVisitor = round2(o.Revenue / float64(o.People))
+	}
+	return o, nil
+}
+
+func (s *Store) counts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queries.RadarCount
+	for rows.Next() {
+		var c queries.RadarCount
+		if err := rows.Scan(&c.Name, &c.People); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RadarBreakdowns implements queries.RadarReadModel.
+func (s *Store) RadarBreakdowns(ctx context.Context, r queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+	lo, hi := bounds(r)
+	var b queries.RadarBreakdowns
+	pages, err := s.counts(ctx, `SELECT pathname, count(DISTINCT visitor_id) AS people FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? AND kind = 0 GROUP BY pathname ORDER BY people DESC, pathname LIMIT ?`, r.ProjectID, lo, hi, limit)
+	if err != nil {
+		return b, err
+	}
+	for _, p := range pages {
+		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
+	}
+	if b.Sources, err = s.counts(ctx, `SELECT CASE WHEN source = '' THEN ? ELSE source END AS name, count(DISTINCT visitor_id) AS people FROM sessions
+		WHERE project_id = ? AND start BETWEEN ? AND ? GROUP BY name ORDER BY people DESC, name LIMIT ?`, DirectSource, r.ProjectID, lo, hi, limit); err != nil {
+		return b, err
+	}
+	countries, err := s.counts(ctx, `SELECT country, count(DISTINCT visitor_id) AS people FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? AND country <> '' GROUP BY country ORDER BY people DESC, country LIMIT ?`, r.ProjectID, lo, hi, limit)
+	if err != nil {
+		return b, err
+	}
+	if len(countries) > 0 {
+		sales, cur, err := s.sales(ctx, r)
+		if err != nil {
+			return b, err
+		}
+		revenue := map[string]int64{}
+		for _, x := range sales {
+			if x.currency == cur {
+				revenue[x.country] += x.amount
+			}
+		}
+		for _, c := range countries {
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.Name), People: c.People, CountryCode: c.Name, Revenue: units(revenue[c.Name], cur)})
+		}
+	}
+	if b.Browsers, err = s.counts(ctx, `SELECT browser, count(DISTINCT visitor_id) AS people FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? AND browser <> '' GROUP BY browser ORDER BY people DESC, browser LIMIT ?`, r.ProjectID, lo, hi, limit); err != nil {
+		return b, err
+	}
+	if b.OS, err = s.counts(ctx, `SELECT os, count(DISTINCT visitor_id) AS people FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? AND os <> '' GROUP BY os ORDER BY people DESC, os LIMIT ?`, r.ProjectID, lo, hi, limit); err != nil {
+		return b, err
+	}
+	if b.Events, err = s.RadarEvents(ctx, r, limit); err != nil {
+		return b, err
+	}
+	hosts, err := s.counts(ctx, `SELECT hostname, count(*) AS n FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? GROUP BY hostname ORDER BY n DESC, hostname LIMIT ?`, r.ProjectID, lo, hi, limit)
+	if err != nil {
+		return b, err
+	}
+	for _, h := range hosts {
+		b.Hostnames = append(b.Hostnames, h.Name)
+	}
+	return b, nil
+}
+
+// RadarEvents implements queries.RadarReadModel.
+func (s *Store) RadarEvents(ctx context.Context, r queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	lo, hi := bounds(r)
+	var people int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT visitor_id) FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?`,
+		r.ProjectID, lo, hi).Scan(&people); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT name, count(DISTINCT visitor_id), count(*) AS events FROM hits
+		WHERE project_id = ? AND ts BETWEEN ? AND ? AND kind = 1 GROUP BY name ORDER BY events DESC, name LIMIT ?`, r.ProjectID, lo, hi, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queries.RadarEventStat
+	for rows.Next() {
+		var e queries.RadarEventStat
+		if err := rows.Scan(&e.EventName, &e.People, &e.Events); err != nil {
+			return nil, err
+		}
+		e.CompletionRate = percent(e.People, people)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// CountryName is the English name of an ISO 3166-1 alpha-2 code.
+func CountryName(code string) string {
+	c := countries.ByName(code)
+	if c == countries.Unknown {
+		return code
+	}
+	return c.String()
+}
+
+const visitorCols = `v.visitor_id, v.name, v.email, v.country, v.source, v.browser, v.device, v.click_id, v.sessions, v.first_seen, v.last_seen,
+	coalesce((SELECT name FROM customers cu JOIN conversions c ON c.customer = cu.stream WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead' ORDER BY c.at LIMIT 1), ''),
+	coalesce((SELECT email FROM customers cu JOIN conversions c ON c.customer = cu.stream WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead' ORDER BY c.at LIMIT 1), ''),
+	EXISTS (SELECT 1 FROM conversions c WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead')`
+
+func (s *Store) scanVisitor(ctx context.Context, sc interface{ Scan(...any) error }, currency string) (queries.RadarVisitor, error) {
+	var v queries.RadarVisitor
+	var clickID, leadName, leadEmail string
+	var first, last int64
+	var lead bool
+	if err := sc.Scan(&v.VisitorID, &v.Name, &v.Email, &v.CountryCode, &v.Source, &v.Browser, &v.Device, &clickID, &v.Sessions, &first, &last,
+		&leadName, &leadEmail, &lead); err != nil {
+		return v, err
+	}
+	// A lead's customer identifies the visitor, unless identify said more.
+	if v.Name == "" {
+		v.Name = leadName
+	}
+	if v.Email == "" {
+		v.Email = leadEmail
+	}
+	v.Status = "anonymous"
+	if v.Name != "" || v.Email != "" || lead {
+		v.Status = "identified"
+	}
+	if v.Source == "" {
+		v.Source = DirectSource
+	}
+	if v.CountryCode != "" {
+		v.CountryName = CountryName(v.CountryCode)
+	}
+	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+	if clickID != "" {
+		rev, err := s.clickRevenue(ctx, clickID, currency)
+		if err != nil {
+			return v, err
+		}
+		v.Revenue = rev
+	}
+	return v, nil
+}
+
+// clickRevenue is the revenue of a click's sales in currency ("" for the
+// currency with the most of its sales).
+func (s *Store) clickRevenue(ctx context.Context, clickID, currency string) (float64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT currency, count(*), sum(amount_minor) FROM conversions WHERE click_id = ? AND kind = 'sale' GROUP BY currency`, clickID)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	type cur struct {
+		code  string
+		n     int
+		minor int64
+	}
+	var all []cur
+	for rows.Next() {
+		var c cur
+		if err := rows.Scan(&c.code, &c.n, &c.minor); err != nil {
+			return 0, err
+		}
+		all = append(all, c)
+	}
+	if err := rows.Err(); err != nil || len(all) == 0 {
+		return 0, err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].code < all[j].code })
+	for _, c := range all {
+		if currency == "" || c.code == currency {
+			return units(c.minor, c.code), nil
+		}
+	}
+	return 0, nil
+}
+
+// RadarPeople implements queries.RadarReadModel: the visitors active in
+// the range, most recent activity first. The cursor is the last row's
+// (activity, visitor).
+func (s *Store) RadarPeople(ctx context.Context, r queries.RadarRange, limit int, cursor string) (queries.RadarPeoplePage, error) {
+	lo, hi := bounds(r)
+	afterMS, afterID := int64(math.MaxInt64), ""
+	if cursor != "" {
+		ms, id, ok := decodeCursor(cursor)
+		if !ok {
+			return queries.RadarPeoplePage{}, ErrBadCursor
+		}
+		afterMS, afterID = ms, id
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, max(ts) AS last FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?
+		GROUP BY visitor_id HAVING last < ? OR (last = ? AND visitor_id > ?) ORDER BY last DESC, visitor_id LIMIT ?`,
+		r.ProjectID, lo, hi, afterMS, afterMS, afterID, limit+1)
+	if err != nil {
+		return queries.RadarPeoplePage{}, err
+	}
+	type ref struct {
+		id   string
+		last int64
+	}
+	var refs []ref
+	for rows.Next() {
+		var x ref
+		if err := rows.Scan(&x.id, &x.last); err != nil {
+			rows.Close()
+			return queries.RadarPeoplePage{}, err
+		}
+		refs = append(refs, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return queries.RadarPeoplePage{}, err
+	}
+	page := queries.RadarPeoplePage{Data: []queries.RadarVisitor{}}
+	if len(refs) > limit {
+		refs = refs[:limit]
+		last := refs[len(refs)-1]
+		page.NextCursor = encodeCursor(last.last, last.id)
+	}
+	for _, x := range refs {
+		v, err := s.scanVisitor(ctx, s.r.QueryRowContext(ctx, `SELECT `+visitorCols+` FROM visitors v WHERE v.project_id = ? AND v.visitor_id = ?`, r.ProjectID, x.id), r.Currency)
+		if err != nil {
+			return page, err
+		}
+		page.Data = append(page.Data, v)
+	}
+	return page, nil
+}
+
+// ErrBadCursor is a people cursor this store did not hand out.
+var ErrBadCursor = errors.New("Invalid cursor")
+
+func encodeCursor(ms int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms, 10) + "|" + id))
+}
+
+func decodeCursor(c string) (int64, string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", false
+	}
+	ms, id, ok := strings.Cut(string(b), "|")
+	if !ok {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	return n, id, err == nil
+}
+
+// RadarVisitor implements queries.RadarReadModel.
+func (s *Store) RadarVisitor(ctx context.Context, r queries.RadarRange, visitorID string) (queries.RadarVisitorDetails, bool, error) {
+	var d queries.RadarVisitorDetails
+	v, err := s.scanVisitor(ctx, s.r.QueryRowContext(ctx, `SELECT `+visitorCols+` FROM visitors v WHERE v.project_id = ? AND v.visitor_id = ?`, r.ProjectID, visitorID), r.Currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, err
+	}
+	d.Visitor = v
+	lo, hi := bounds(r)
+	rows, err := s.r.QueryContext(ctx, `SELECT session_id, start, end, pageviews, events, source, device, browser, os FROM sessions
+		WHERE project_id = ? AND visitor_id = ? AND start BETWEEN ? AND ? ORDER BY start DESC`, r.ProjectID, visitorID, lo, hi)
+	if err != nil {
+		return d, false, err
+	}
+	d.Sessions = []queries.RadarSession{}
+	for rows.Next() {
+		var x queries.RadarSession
+		var start, end, pv, ev int64
+		if err := rows.Scan(&x.SessionID, &start, &end, &pv, &ev, &x.Referrer, &x.Device, &x.Browser, &x.OS); err != nil {
+			rows.Close()
+			return d, false, err
+		}
+		x.StartTime, x.EndTime = time.UnixMilli(start).UTC(), time.UnixMilli(end).UTC()
+		if !(pv == 1 && ev == 0) {
+			x.DurationSeconds = math.Round(float64(end-start)/10) / 100
+		}
+		if x.Referrer == "" {
+			x.Referrer = DirectSource
+		}
+		d.Sessions = append(d.Sessions, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return d, false, err
+	}
+	rows, err = s.r.QueryContext(ctx, `SELECT ts FROM hits WHERE project_id = ? AND visitor_id = ? AND ts BETWEEN ? AND ? ORDER BY ts`, r.ProjectID, visitorID, lo, hi)
+	if err != nil {
+		return d, false, err
+	}
+	defer rows.Close()
+	d.Heatmap = []queries.RadarHeatmapEntry{}
+	for rows.Next() {
+		var ms int64
+		if err := rows.Scan(&ms); err != nil {
+			return d, false, err
+		}
+		day := time.UnixMilli(ms).UTC().Format(time.DateOnly)
+		if n := len(d.Heatmap); n > 0 && d.Heatmap[n-1].Date == day {
+			d.Heatmap[n-1].Events++
+		} else {
+			d.Heatmap = append(d.Heatmap, queries.RadarHeatmapEntry{Date: day, Events: 1})
+		}
+	}
+	return d, true, rows.Err()
+}

@@ -1,0 +1,419 @@
+// Package radar is the embedded projection of Radar (domain/radar) into
+// SQLite (modernc.org/sqlite, WAL): one row per page view or custom event
+// (hits), the visits cut from them (sessions: SessionTimeout without
+// activity ends one), one row per visitor, and the leads and sales of the
+// clicks that visitors came through (conversions), from the customer
+// streams. Queries join a visitor to its click's conversions when they
+// run, so a sale recorded before or after the visit counts alike.
+//
+// Idempotence: the last applied version of every stream is kept with the
+// data (applied), in the same transaction as the checkpoint.
+package radar
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Name is the projection's name.
+const Name = "radar"
+
+// Store is the Radar read model.
+type Store struct {
+	w *sql.DB // the projector's one connection
+	r *sql.DB // readers
+}
+
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS checkpoint (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		commit_pos INTEGER NOT NULL,
+		prepare_pos INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS applied (
+		stream TEXT PRIMARY KEY,
+		version INTEGER NOT NULL) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS hits (
+		project_id TEXT NOT NULL,
+		ts INTEGER NOT NULL,
+		seq INTEGER NOT NULL,
+		visitor_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		kind INTEGER NOT NULL,
+		name TEXT NOT NULL,
+		pathname TEXT NOT NULL,
+		hostname TEXT NOT NULL,
+		source TEXT NOT NULL,
+		country TEXT NOT NULL,
+		browser TEXT NOT NULL,
+		os TEXT NOT NULL,
+		device TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		props TEXT NOT NULL,
+		PRIMARY KEY (project_id, ts, seq)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS hits_visitor ON hits (project_id, visitor_id, ts)`,
+	`CREATE TABLE IF NOT EXISTS sessions (
+		project_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		visitor_id TEXT NOT NULL,
+		start INTEGER NOT NULL,
+		end INTEGER NOT NULL,
+		pageviews INTEGER NOT NULL,
+		events INTEGER NOT NULL,
+		source TEXT NOT NULL,
+		referrer TEXT NOT NULL,
+		device TEXT NOT NULL,
+		browser TEXT NOT NULL,
+		os TEXT NOT NULL,
+		country TEXT NOT NULL,
+		entry_page TEXT NOT NULL,
+		PRIMARY KEY (project_id, session_id)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS sessions_start ON sessions (project_id, start)`,
+	`CREATE INDEX IF NOT EXISTS sessions_visitor ON sessions (project_id, visitor_id, start)`,
+	`CREATE TABLE IF NOT EXISTS visitors (
+		project_id TEXT NOT NULL,
+		visitor_id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		email TEXT NOT NULL,
+		country TEXT NOT NULL,
+		source TEXT NOT NULL,
+		browser TEXT NOT NULL,
+		os TEXT NOT NULL,
+		device TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		first_seen INTEGER NOT NULL,
+		last_seen INTEGER NOT NULL,
+		sessions INTEGER NOT NULL,
+		last_session TEXT NOT NULL,
+		PRIMARY KEY (project_id, visitor_id)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS visitors_click ON visitors (click_id)`,
+	`CREATE TABLE IF NOT EXISTS customers (
+		stream TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		email TEXT NOT NULL) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS conversions (
+		conversion_id TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		customer TEXT NOT NULL,
+		amount_minor INTEGER NOT NULL,
+		currency TEXT NOT NULL,
+		at INTEGER NOT NULL) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS conversions_click ON conversions (click_id, kind)`,
+}
+
+var tables = []string{"checkpoint", "applied", "hits", "sessions", "visitors", "customers", "conversions"}
+
+// Open opens (creating if needed) the database file at path.
+func Open(path string) (*Store, error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-65536)", "wal_autocheckpoint(8192)"} {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s := &Store{w: w, r: r}
+	for _, stmt := range schema {
+		if _, err := w.Exec(stmt); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("radar: schema: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return errors.Join(s.r.Close(), s.w.Close()) }
+
+// Name implements projections.Projector.
+func (s *Store) Name() string { return Name }
+
+// Categories implements projections.Projector.
+func (s *Store) Categories() []string { return []string{radar.Category, conversion.CustomerCategory} }
+
+// Checkpoint implements projections.Projector.
+func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	var p eventstore.Position
+	err := s.w.QueryRowContext(ctx, `SELECT commit_pos, prepare_pos FROM checkpoint WHERE id = 1`).Scan(&p.Commit, &p.Prepare)
+	if errors.Is(err, sql.ErrNoRows) {
+		return eventstore.Start, nil
+	}
+	return p, err
+}
+
+// Reset implements projections.Projector.
+func (s *Store) Reset(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// AppliedVersion implements projections.StreamTracker.
+func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT version FROM applied WHERE stream = ?`, stream).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return uint64(v), err == nil, err
+}
+
+// Apply implements projections.Projector.
+func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	a := &applier{ctx: ctx, tx: tx, versions: map[string]int64{}, stmts: map[string]*sql.Stmt{}}
+	defer a.close()
+	maxPos := eventstore.Start
+	for _, re := range events {
+		if maxPos.Less(re.Position) {
+			maxPos = re.Position
+		}
+		if err := a.apply(re); err != nil {
+			return fmt.Errorf("radar: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
+		}
+	}
+	for stream, v := range a.versions {
+		if err := a.exec(`INSERT INTO applied (stream, version) VALUES (?, ?)
+			ON CONFLICT(stream) DO UPDATE SET version = max(version, excluded.version)`, stream, v); err != nil {
+			return err
+		}
+	}
+	if err := a.exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos
+		WHERE excluded.commit_pos > checkpoint.commit_pos OR (excluded.commit_pos = checkpoint.commit_pos AND excluded.prepare_pos > checkpoint.prepare_pos)`,
+		maxPos.Commit, maxPos.Prepare); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type applier struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	versions map[string]int64
+	stmts    map[string]*sql.Stmt
+}
+
+func (a *applier) close() {
+	for _, st := range a.stmts {
+		st.Close()
+	}
+}
+
+func (a *applier) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := a.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := a.tx.PrepareContext(a.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	a.stmts[q] = st
+	return st, nil
+}
+
+func (a *applier) exec(q string, args ...any) error {
+	st, err := a.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(a.ctx, args...)
+	return err
+}
+
+func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
+	st, err := a.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(a.ctx, args...), nil
+}
+
+// seen reports whether re was applied already, and records it otherwise.
+func (a *applier) seen(re eventstore.RecordedEvent) (bool, error) {
+	v, ok := a.versions[re.Stream]
+	if !ok {
+		v = -1
+		row, err := a.queryRow(`SELECT version FROM applied WHERE stream = ?`, re.Stream)
+		if err != nil {
+			return false, err
+		}
+		if err := row.Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+	}
+	if int64(re.Version) <= v {
+		a.versions[re.Stream] = v
+		return true, nil
+	}
+	a.versions[re.Stream] = int64(re.Version)
+	return false, nil
+}
+
+func (a *applier) apply(re eventstore.RecordedEvent) error {
+	radarStream := strings.HasPrefix(re.Stream, radar.StreamPrefix)
+	if !radarStream && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
+		return nil
+	}
+	if seen, err := a.seen(re); err != nil || seen {
+		return err
+	}
+	e, err := domain.DecodeEvent(re.Type, re.Data)
+	if errors.Is(err, domain.ErrUnknownEvent) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch e := e.(type) {
+	case *radar.PageViewed:
+		return a.hit(re, &e.Hit, 0, "", nil)
+	case *radar.CustomEvent:
+		return a.hit(re, &e.Hit, 1, e.Name, e.Props)
+	case *radar.VisitorIdentified:
+		return a.identify(e)
+	case *conversion.CustomerCreated:
+		return a.customer(re.Stream, e.Profile, true)
+	case *conversion.CustomerUpdated:
+		return a.customer(re.Stream, e.Profile, false)
+	case *conversion.LeadTracked:
+		return a.conversion(e.ConversionID, "lead", e.ClickID, re.Stream, 0, "", e.Timestamp.UnixMilli())
+	case *conversion.SaleTracked:
+		return a.conversion(e.ConversionID, "sale", e.ClickID, re.Stream, e.AmountMinor, e.Currency, e.Timestamp.UnixMilli())
+	}
+	return nil
+}
+
+// sessionID names the visit of a visitor that starts at ms.
+func sessionID(project, visitor string, ms int64) string {
+	sum := sha256.Sum256([]byte(project + "\x00" + visitor + "\x00" + strconv.FormatInt(ms, 10)))
+	return hex.EncodeToString(sum[:12])
+}
+
+func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name string, props map[string]string) error {
+	ms := h.Timestamp.UnixMilli()
+	row, err := a.queryRow(`SELECT last_seen, last_session FROM visitors WHERE project_id = ? AND visitor_id = ?`, h.ProjectID, h.VisitorID)
+	if err != nil {
+		return err
+	}
+	var last int64
+	var session string
+	known := true
+	if err := row.Scan(&last, &session); errors.Is(err, sql.ErrNoRows) {
+		known = false
+	} else if err != nil {
+		return err
+	}
+	pv, ev := 1-kind, kind
+	if !known || session == "" || ms-last > radar.SessionTimeout.Milliseconds() {
+		session = sessionID(h.ProjectID, h.VisitorID, ms)
+		if err := a.exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			h.ProjectID, session, h.VisitorID, ms, ms, pv, ev, h.Source, h.Referrer, h.Device, h.Browser, h.OS, h.Country, h.Pathname); err != nil {
+			return err
+		}
+		if known {
+			err = a.exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?,
+				country = CASE WHEN ? <> '' THEN ? ELSE country END, browser = ?, os = ?, device = ?,
+				source = CASE WHEN source = '' THEN ? ELSE source END,
+				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
+				WHERE project_id = ? AND visitor_id = ?`,
+				ms, session, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, h.ProjectID, h.VisitorID)
+		} else {
+			err = a.exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
+				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		if err := a.exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?,
+			source = CASE WHEN source = '' THEN ? ELSE source END
+			WHERE project_id = ? AND session_id = ?`, ms, pv, ev, h.Source, h.ProjectID, session); err != nil {
+			return err
+		}
+		if err := a.exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
+			source = CASE WHEN source = '' THEN ? ELSE source END,
+			click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
+			WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, h.ProjectID, h.VisitorID); err != nil {
+			return err
+		}
+	}
+	var propsJSON []byte
+	if len(props) > 0 {
+		propsJSON, _ = json.Marshal(props)
+	}
+	return a.exec(`INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		h.ProjectID, ms, re.Version, h.VisitorID, session, kind, name, h.Pathname, h.Hostname, h.Source, h.Country, h.Browser, h.OS, h.Device, h.ClickID, string(propsJSON))
+}
+
+func (a *applier) identify(e *radar.VisitorIdentified) error {
+	ms := e.Timestamp.UnixMilli()
+	if err := a.exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
+		VALUES (?, ?, ?, ?, '', '', '', '', '', ?, ?, ?, 0, '')
+		ON CONFLICT (project_id, visitor_id) DO UPDATE SET
+			name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END,
+			email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE email END,
+			click_id = CASE WHEN click_id = '' THEN excluded.click_id ELSE click_id END`,
+		e.ProjectID, e.VisitorID, e.Name, e.Email, e.ClickID, ms, ms); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (a *applier) customer(stream string, p conversion.Profile, created bool) error {
+	name := strings.TrimSpace(p.Firstname + " " + p.Lastname)
+	if created {
+		return a.exec(`INSERT INTO customers (stream, name, email) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, stream, name, p.Email)
+	}
+	return a.exec(`UPDATE customers SET
+		name = CASE WHEN ? <> '' THEN ? ELSE name END,
+		email = CASE WHEN ? <> '' THEN ? ELSE email END WHERE stream = ?`, name, name, p.Email, p.Email, stream)
+}
+
+func (a *applier) conversion(id, kind, clickID, customer string, amount int64, currency string, ms int64) error {
+	return a.exec(`INSERT INTO conversions (conversion_id, kind, click_id, customer, amount_minor, currency, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, kind, clickID, customer, amount, currency, ms)
+}
