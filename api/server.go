@@ -189,7 +189,7 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	r.HandleFunc("/api/v1/radar/collect", s.collectRadar).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/radar/collect", s.eventPreflight).Methods(http.MethodOptions)
 	if s.tracker != nil {
-		r.Handle("/radar.js", s.tracker).Methods(http.MethodGet, http.MethodHead)
+		r.Handle("/radar.js", s.tracker) // it answers other methods itself
 	}
 	r.HandleFunc("/api/v1/radar/overview", s.serveRadar(s.radarOverview)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/radar/breakdowns", s.serveRadar(s.radarBreakdowns)).Methods(http.MethodGet)
