@@ -90,6 +90,7 @@ func newOpenAPIValidator(t testing.TB) *openAPIValidator {
 	registerDecoders.Do(func() {
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/openmetrics-text", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("application/javascript", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.FileBodyDecoder)
 	})
@@ -995,6 +996,47 @@ func TestOpenAPIConformance(t *testing.T) {
 		fr.do(call{method: "PUT", path: "/v1/links/" + l, key: k, body: map[string]any{"metadata": map[string]any{"title": "T"}}, want: 403})
 		fr.do(call{method: "PUT", path: "/v1/links/" + l, key: k, body: map[string]any{"original_url": "https://example.com/g"}, want: 403})
 	})
+
+	// ---- Radar: collection with a publishable key bound to the project,
+	// then every report with a read key bound to it.
+	site := r.created(call{method: "POST", path: "/v1/projects", key: alice, body: map[string]any{"name": "Radar site"}}).str(t, "id")
+	radarPub := r.created(call{method: "POST", path: "/v1/api-keys", key: alice, body: map[string]any{"name": "tracker", "kind": "publishable",
+		"project_id": site, "allowed_hostnames": []string{"example.com"}}}).str(t, "key")
+	radarRead := r.created(call{method: "POST", path: "/v1/api-keys", key: alice, body: map[string]any{"name": "radar", "access": "read_only", "project_id": site}}).str(t, "key")
+	web := []string{"Origin", "https://example.com", "User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"}
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "pageview", "url": "https://example.com/?svc_tid=" + tid, "visitorId": "v-1", "key": radarPub}, header: web, want: 202})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "event", "url": "https://example.com/a", "visitorId": "v-1", "name": "Signup", "props": map[string]any{"plan": "pro", "seats": 2}},
+		header: append([]string{"X-Publishable-Key", radarPub}, web...), want: 202})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: `{"type":"identify","visitorId":"v-1","name":"Ann","key":"` + radarPub + `"}`, header: append([]string{"Content-Type", "text/plain"}, web...), want: 202})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "pageview", "url": "https://example.com/", "key": "svc_pk_nope"}, header: web, want: 401})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "pageview", "key": radarPub}, header: web, want: 400})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "visit", "url": "https://example.com/", "key": radarPub}, header: web, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: map[string]any{"type": "pageview", "url": "https://example.com/", "key": alicePub}, header: web, want: 403})
+	r.do(call{method: "POST", path: "/api/v1/radar/collect", body: `{"type":"event","url":"https://example.com/","name":"x","key":"` + radarPub + `","props":{"a":"` + strings.Repeat("p", 9000) + `"}}`, header: web, want: 413, invalid: true})
+	r.do(call{method: "OPTIONS", path: "/api/v1/radar/collect", header: []string{"Origin", "https://example.com", "Access-Control-Request-Method", "POST"}, want: 204})
+	r.do(call{method: "OPTIONS", path: "/api/v1/radar/collect", header: []string{"Origin", "https://evil-example.com", "Access-Control-Request-Method", "POST"}, want: 403})
+	day := today.Format(time.DateOnly)
+	rng := "start=" + day + "&end=" + day
+	r.do(call{method: "GET", path: "/api/v1/radar/overview?" + rng, key: radarRead, want: 200})
+	r.do(call{method: "GET", path: "/api/v1/radar/overview?" + rng, key: alice, want: 403})
+	r.do(call{method: "GET", path: "/api/v1/radar/overview?" + rng, key: "svc_sk_unknownunknownunknownunknown00", want: 401})
+	r.do(call{method: "GET", path: "/api/v1/radar/overview?start=" + day, key: radarRead, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/api/v1/radar/breakdowns?" + rng, key: radarRead, want: 200})
+	r.do(call{method: "GET", path: "/api/v1/radar/breakdowns?limit=0&" + rng, key: radarRead, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/api/v1/radar/custom-events", key: radarRead, want: 200})
+	r.do(call{method: "GET", path: "/api/v1/radar/people?" + rng, key: radarRead, want: 200})
+	r.do(call{method: "GET", path: "/api/v1/radar/people/details?visitorId=v-1&" + rng, key: radarRead, want: 200})
+	r.do(call{method: "GET", path: "/api/v1/radar/people/details?visitorId=nobody&" + rng, key: radarRead, want: 404})
+	js := r.do(call{method: "GET", path: "/radar.js", want: 200})
+	head := r.do(call{method: "HEAD", path: "/radar.js", want: 200}) // identity: its own ETag (GET asked for gzip)
+	r.do(call{method: "GET", path: "/radar.js", header: []string{"If-None-Match", js.header.Get("ETag")}, want: 304})
+	r.do(call{method: "HEAD", path: "/radar.js", header: []string{"If-None-Match", head.header.Get("ETag")}, want: 304})
+	r.do(call{method: "GET", path: "/api/v1/radar/custom-events?limit=x", key: radarRead, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/api/v1/radar/people?limit=-1&" + rng, key: radarRead, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/api/v1/radar/people/details?" + rng, key: radarRead, want: 400, invalid: true})
+	for _, p := range []string{"breakdowns", "custom-events", "people", "people/details"} {
+		r.do(call{method: "GET", path: "/api/v1/radar/" + p + "?visitorId=v-1&" + rng, key: alice, want: 403})
+	}
 
 	// ---- operations
 	r.do(call{method: "GET", path: "/healthz", want: 200})

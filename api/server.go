@@ -19,6 +19,7 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/radarjs"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
@@ -110,9 +111,7 @@ type Deps struct {
 	// RadarWatermark tells how far the Radar projection has applied the
 	// log.
 	RadarWatermark *projections.Watermark
-	// Tracker serves GET /radar.js; nil serves nothing there.
-	Tracker http.Handler
-	Hasher              Hasher
+	Hasher         Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
 	DNS        commands.DNSChecker
@@ -148,7 +147,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	return &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
-		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: d.Tracker, hasher: d.Hasher, cipher: d.Cipher,
+		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
 		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
@@ -188,9 +187,8 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	// Radar (at {app_url}): collection, the tracker, the reports.
 	r.HandleFunc("/api/v1/radar/collect", s.collectRadar).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/radar/collect", s.eventPreflight).Methods(http.MethodOptions)
-	if s.tracker != nil {
-		r.Handle("/radar.js", s.tracker) // it answers other methods itself
-	}
+	r.Handle("/radar.js", s.tracker).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/radar.js", s.tracker) // it answers other methods itself
 	r.HandleFunc("/api/v1/radar/overview", s.serveRadar(s.radarOverview)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/radar/breakdowns", s.serveRadar(s.radarBreakdowns)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/radar/custom-events", s.serveRadar(s.radarCustomEvents)).Methods(http.MethodGet)

@@ -28,7 +28,6 @@ import (
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/internal/httperr"
-	"github.com/linkd/linkd/internal/radarjs"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickindex"
@@ -168,8 +167,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Commands: deps, Queries: q, Contents: a.core, LinkCache: links, Head: a.store,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
-		RadarWatermark:      a.runner.Watermark(radarstore.Name), Tracker: radarjs.Handler(),
-		Hasher: a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
+		RadarWatermark:      a.runner.Watermark(radarstore.Name),
+		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
 	a.core.OnChange(func(changes []core.Change) {
