@@ -1,0 +1,153 @@
+package radar_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/eventstore"
+	radarstore "github.com/linkd/linkd/projections/radar"
+	"github.com/linkd/linkd/queries"
+)
+
+var t0 = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+
+type log struct {
+	pos      uint64
+	versions map[string]uint64
+	events   []eventstore.RecordedEvent
+}
+
+func (l *log) add(t *testing.T, stream string, e domain.Event) {
+	t.Helper()
+	if l.versions == nil {
+		l.versions = map[string]uint64{}
+	}
+	name, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, seen := l.versions[stream]
+	if seen {
+		v++
+	}
+	l.versions[stream] = v
+	l.pos++
+	l.events = append(l.events, eventstore.RecordedEvent{Stream: stream, Version: v, Position: eventstore.Position{Commit: l.pos, Prepare: l.pos}, Type: name, Data: data})
+}
+
+func (l *log) hit(t *testing.T, visitor, path string, at time.Time, event string, click string) {
+	h := radar.Hit{ProjectID: "p1", VisitorID: visitor, URL: "https://shop.example" + path, Hostname: "shop.example", Pathname: path,
+		Country: "FR", Browser: "Firefox", OS: "Linux", Device: "Desktop", ClickID: click, Timestamp: at}
+	if event != "" {
+		l.add(t, radar.Stream("p1"), &radar.CustomEvent{Hit: h, Name: event, Props: map[string]string{"k": "v"}})
+		return
+	}
+	l.add(t, radar.Stream("p1"), &radar.PageViewed{Hit: h})
+}
+
+func open(t *testing.T) *radarstore.Store {
+	t.Helper()
+	s, err := radarstore.Open(filepath.Join(t.TempDir(), "radar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+type reports struct {
+	Overview   queries.RadarOverview
+	Breakdowns queries.RadarBreakdowns
+	Events     []queries.RadarEventStat
+	People     queries.RadarPeoplePage
+	Visitors   []queries.RadarVisitorDetails
+}
+
+func read(t *testing.T, s *radarstore.Store) reports {
+	t.Helper()
+	ctx := context.Background()
+	r := queries.RadarRange{ProjectID: "p1", Start: t0.Add(-time.Hour), End: t0.Add(48 * time.Hour)}
+	var out reports
+	var err error
+	if out.Overview, err = s.RadarOverview(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if out.Breakdowns, err = s.RadarBreakdowns(ctx, r, 50); err != nil {
+		t.Fatal(err)
+	}
+	if out.Events, err = s.RadarEvents(ctx, queries.RadarRange{ProjectID: "p1"}, 50); err != nil {
+		t.Fatal(err)
+	}
+	if out.People, err = s.RadarPeople(ctx, r, 50, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"a", "b", "c"} {
+		d, ok, err := s.RadarVisitor(ctx, r, v)
+		if err != nil || !ok {
+			t.Fatalf("visitor %s: %v %v", v, ok, err)
+		}
+		out.Visitors = append(out.Visitors, d)
+	}
+	return out
+}
+
+// Delivery is at least once and batches differ between live processing
+// and replay: applying the log in one batch, event by event, and again
+// with repeats gives the same reports.
+func TestReplayEqualsLive(t *testing.T) {
+	var l log
+	cust := conversion.CustomerStream("w1", "cus_1")
+	l.hit(t, "a", "/", t0, "", "clk-1")
+	l.hit(t, "a", "/pricing", t0.Add(time.Minute), "", "")
+	l.hit(t, "a", "/pricing", t0.Add(2*time.Minute), "Signup", "")
+	l.hit(t, "b", "/", t0.Add(3*time.Minute), "", "")
+	l.add(t, radar.Stream("p1"), &radar.VisitorIdentified{ProjectID: "p1", VisitorID: "c", Email: "c@example.com", Timestamp: t0.Add(4 * time.Minute)})
+	l.hit(t, "c", "/docs", t0.Add(5*time.Minute), "", "")
+	l.hit(t, "a", "/", t0.Add(time.Hour), "", "") // a second visit
+	l.add(t, cust, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", Profile: conversion.Profile{Firstname: "Ann", Email: "ann@example.com"}, At: t0})
+	l.add(t, cust, &conversion.LeadTracked{ConversionID: "cv1", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, Timestamp: t0.Add(10 * time.Minute)})
+	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv2", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 4999, Currency: "usd", Timestamp: t0.Add(11 * time.Minute)})
+
+	live := open(t)
+	for _, e := range l.events {
+		if err := live.Apply(context.Background(), []eventstore.RecordedEvent{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replay := open(t)
+	for range 2 {
+		if err := replay.Apply(context.Background(), l.events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range l.events { // prefixes again: every event repeated
+		if err := replay.Apply(context.Background(), l.events[:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := read(t, live), read(t, replay)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("replay differs from live:\n%+v\n%+v", a, b)
+	}
+	o := a.Overview
+	if o.People != 3 || o.Visits != 4 || o.Pageviews != 5 || o.Events != 1 || o.Sales != 1 || o.Revenue != 49.99 || o.RevenueCurrency != "usd" {
+		t.Errorf("overview %+v", o)
+	}
+	va := a.Visitors[0].Visitor
+	if va.Name != "Ann" || va.Email != "ann@example.com" || va.Status != "identified" || va.Revenue != 49.99 || va.Sessions != 2 || va.CountryName != "France" {
+		t.Errorf("visitor a %+v", va)
+	}
+	if vc := a.Visitors[2].Visitor; vc.Email != "c@example.com" || vc.Status != "identified" || vc.Sessions != 1 {
+		t.Errorf("visitor c (identified before its first page view) %+v", vc)
+	}
+	if got := fmt.Sprint(len(a.Visitors[0].Sessions), a.Visitors[0].Heatmap); got != "2 [{2026-03-14 4}]" {
+		t.Errorf("visitor a sessions and heatmap: %s", got)
+	}
+}
