@@ -92,12 +92,12 @@ func (s *Server) collect(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	var ev domain.Event
 	if p.Type == radar.TypeIdentify {
-		ev = &radar.VisitorIdentified{ProjectID: k.ProjectID, VisitorID: visitor, Name: p.Name, Email: p.Email, Timestamp: now}
+		ev = &radar.VisitorIdentified{Hit: radar.Hit{ProjectID: k.ProjectID, VisitorID: visitor, At: now}, Name: p.Name, Email: p.Email}
 	} else {
 		hit := radar.Hit{
 			ProjectID: k.ProjectID, VisitorID: visitor, URL: p.URL, Hostname: p.Hostname, Pathname: p.Pathname,
 			Referrer: p.Referrer, Source: radar.Source(p), Country: info.Country, Browser: info.Browser, OS: info.OS,
-			Device: deviceName(info.DeviceType), Timestamp: now,
+			Device: deviceName(info.DeviceType), At: now,
 		}
 		tid := p.TrackingID
 		if tid == "" {
@@ -107,9 +107,9 @@ func (s *Server) collect(ctx context.Context, w http.ResponseWriter, r *http.Req
 			s.joinClick(ctx, k, tid, &hit)
 		}
 		if p.Type == radar.TypeEvent {
-			ev = &radar.CustomEvent{Hit: hit, Name: p.Name, Props: p.Props}
+			ev = &radar.EventRecorded{Hit: hit, Name: p.Name, Props: p.Props}
 		} else {
-			ev = &radar.PageViewed{Hit: hit}
+			ev = &radar.PageviewRecorded{Hit: hit}
 		}
 	}
 	_, err = commands.RecordRadarHandler{Deps: s.cmd}.Handle(ctx, commands.RecordRadar{Event: ev})

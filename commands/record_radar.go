@@ -12,27 +12,27 @@ import (
 // project's visitor (the collect endpoint; the caller validated the body
 // and resolved the visitor, the click and the enrichment).
 type RecordRadar struct {
-	Event domain.Event // *radar.PageViewed, *radar.CustomEvent or *radar.VisitorIdentified
+	Event domain.Event // *radar.PageviewRecorded, *radar.EventRecorded or *radar.VisitorIdentified
 }
 
 type RecordRadarHandler struct{ *Deps }
 
-// Handle appends the event to the project's Radar stream (any version:
-// hits of a project never conflict).
+// Handle appends the event to the visitor's Radar stream (any version: a
+// visitor's hits never conflict).
 func (h RecordRadarHandler) Handle(ctx context.Context, c RecordRadar) (Result, error) {
-	var project string
+	var hit *radar.Hit
 	switch e := c.Event.(type) {
-	case *radar.PageViewed:
-		project = e.ProjectID
-	case *radar.CustomEvent:
-		project = e.ProjectID
+	case *radar.PageviewRecorded:
+		hit = &e.Hit
+	case *radar.EventRecorded:
+		hit = &e.Hit
 	case *radar.VisitorIdentified:
-		project = e.ProjectID
+		hit = &e.Hit
 	default:
 		return Result{}, domain.Invalid("radar: unexpected event %T", c.Event)
 	}
-	if project == "" {
-		return Result{}, domain.Invalid("radar: the event names no project")
+	if hit.ProjectID == "" || hit.VisitorID == "" {
+		return Result{}, domain.Invalid("radar: the event names no project or visitor")
 	}
-	return appendEvents(ctx, h.Store, radar.Stream(project), eventstore.Any(), domain.Metadata{}, c.Event)
+	return appendEvents(ctx, h.Store, radar.Stream(hit.ProjectID, hit.VisitorID), eventstore.Any(), domain.Metadata{}, c.Event)
 }

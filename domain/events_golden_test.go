@@ -55,7 +55,8 @@ func fullAttributes() link.Attributes {
 // samples holds one event of every registered wire name, every field set.
 func samples() map[string]domain.Event {
 	hit := radar.Hit{ProjectID: "prj-1", VisitorID: "v-1", URL: "https://site.example/a?b=c", Hostname: "site.example", Pathname: "/a",
-		Referrer: "https://ref.example", Browser: "Chrome", OS: "macOS", Device: "desktop", Country: "DE", At: at}
+		Referrer: "https://ref.example", Browser: "Chrome", OS: "macOS", Device: "desktop", Country: "DE", At: at,
+		WorkspaceID: "ws-1", Source: "go.example/spring", ClickID: "clk-1", LinkID: "lnk-1"}
 	profile := conversion.Profile{Email: "a@example.com", Firstname: "Ada", Lastname: "L", PhoneNumber: "+4912345", AvatarURL: "https://e.com/a.png"}
 	clk := conversion.Click{ClickID: "clk-1", LinkID: "lnk-1", WorkspaceID: "ws-1", ProjectID: "prj-1", ClickedAt: exp,
 		Country: "DE", DeviceType: "mobile", Browser: "Safari", OS: "iOS", Referrer: "news.example"}

@@ -11,6 +11,8 @@
 package radar
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/linkd/linkd/domain"
@@ -18,8 +20,8 @@ import (
 
 // Wire names.
 const (
-	EventPageViewed        = "RadarPageViewed"
-	EventCustomEvent       = "RadarEventTracked"
+	EventPageviewRecorded  = "RadarPageviewRecorded"
+	EventRecordedName      = "RadarEventRecorded"
 	EventVisitorIdentified = "RadarVisitorIdentified"
 )
 
@@ -30,8 +32,14 @@ const (
 	Category     = "radar"
 )
 
-// Stream names the Radar stream of a project.
-func Stream(projectID string) string { return StreamPrefix + projectID }
+// Stream names the stream of a visitor of a project:
+// "radar-<project id>_<sha256 of the visitor id, 32 hex digits>". A
+// visitor's events keep their order (sessions are cut from it), and on
+// Kafka the visitors of a project spread over the partitions.
+func Stream(projectID, visitorID string) string {
+	sum := sha256.Sum256([]byte(visitorID))
+	return StreamPrefix + projectID + "_" + hex.EncodeToString(sum[:16])
+}
 
 // SessionTimeout ends a visit: the next activity of the visitor starts a
 // new one.
@@ -56,39 +64,37 @@ type Hit struct {
 	Device  string `json:"device,omitempty"`
 	// ClickID and LinkID are the short-link click the visitor came through
 	// (its svc_tid), when it is known and of the project's workspace.
-	ClickID   string    `json:"click_id,omitempty"`
-	LinkID    string    `json:"link_id,omitempty"`
-	Timestamp time.Time `json:"timestamp"`
+	ClickID string    `json:"click_id,omitempty"`
+	LinkID  string    `json:"link_id,omitempty"`
+	At      time.Time `json:"at"`
 }
 
-// PageViewed is a page view.
-type PageViewed struct {
+// PageviewRecorded is a page view.
+type PageviewRecorded struct {
 	Hit
 }
 
-// CustomEvent is a custom event (radar.track) with its properties.
-type CustomEvent struct {
+// EventRecorded is a custom event (radar.track) with its properties.
+type EventRecorded struct {
 	Hit
 	Name  string            `json:"name"`
 	Props map[string]string `json:"props,omitempty"`
 }
 
-// VisitorIdentified names a visitor (radar.identify).
+// VisitorIdentified names a visitor (radar.identify); its Hit says where
+// and when.
 type VisitorIdentified struct {
-	ProjectID string    `json:"project_id"`
-	VisitorID string    `json:"visitor_id"`
-	Name      string    `json:"name,omitempty"`
-	Email     string    `json:"email,omitempty"`
-	ClickID   string    `json:"click_id,omitempty"`
-	Timestamp time.Time `json:"timestamp"`
+	Hit
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
 }
 
-func (*PageViewed) EventType() string        { return EventPageViewed }
-func (*CustomEvent) EventType() string       { return EventCustomEvent }
-func (*VisitorIdentified) EventType() string { return EventVisitorIdentified }
+func (PageviewRecorded) EventType() string  { return EventPageviewRecorded }
+func (EventRecorded) EventType() string     { return EventRecordedName }
+func (VisitorIdentified) EventType() string { return EventVisitorIdentified }
 
 func init() {
-	domain.Register(func() domain.Event { return &PageViewed{} })
-	domain.Register(func() domain.Event { return &CustomEvent{} })
+	domain.Register(func() domain.Event { return &PageviewRecorded{} })
+	domain.Register(func() domain.Event { return &EventRecorded{} })
 	domain.Register(func() domain.Event { return &VisitorIdentified{} })
 }

@@ -306,9 +306,9 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 		return err
 	}
 	switch e := e.(type) {
-	case *radar.PageViewed:
+	case *radar.PageviewRecorded:
 		return a.hit(re, &e.Hit, 0, "", nil)
-	case *radar.CustomEvent:
+	case *radar.EventRecorded:
 		return a.hit(re, &e.Hit, 1, e.Name, e.Props)
 	case *radar.VisitorIdentified:
 		return a.identify(e)
@@ -331,7 +331,7 @@ func sessionID(project, visitor string, ms int64) string {
 }
 
 func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name string, props map[string]string) error {
-	ms := h.Timestamp.UnixMilli()
+	ms := h.At.UnixMilli()
 	row, err := a.queryRow(`SELECT last_seen, last_session FROM visitors WHERE project_id = ? AND visitor_id = ?`, h.ProjectID, h.VisitorID)
 	if err != nil {
 		return err
@@ -390,7 +390,7 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 }
 
 func (a *applier) identify(e *radar.VisitorIdentified) error {
-	ms := e.Timestamp.UnixMilli()
+	ms := e.At.UnixMilli()
 	if err := a.exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
 		VALUES (?, ?, ?, ?, '', '', '', '', '', ?, ?, ?, 0, '')
 		ON CONFLICT (project_id, visitor_id) DO UPDATE SET

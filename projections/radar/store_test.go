@@ -44,12 +44,12 @@ func (l *log) add(t *testing.T, stream string, e domain.Event) {
 
 func (l *log) hit(t *testing.T, visitor, path string, at time.Time, event string, click string) {
 	h := radar.Hit{ProjectID: "p1", VisitorID: visitor, URL: "https://shop.example" + path, Hostname: "shop.example", Pathname: path,
-		Country: "FR", Browser: "Firefox", OS: "Linux", Device: "Desktop", ClickID: click, Timestamp: at}
+		Country: "FR", Browser: "Firefox", OS: "Linux", Device: "Desktop", ClickID: click, At: at}
 	if event != "" {
-		l.add(t, radar.Stream("p1"), &radar.CustomEvent{Hit: h, Name: event, Props: map[string]string{"k": "v"}})
+		l.add(t, radar.Stream("p1", visitor), &radar.EventRecorded{Hit: h, Name: event, Props: map[string]string{"k": "v"}})
 		return
 	}
-	l.add(t, radar.Stream("p1"), &radar.PageViewed{Hit: h})
+	l.add(t, radar.Stream("p1", visitor), &radar.PageviewRecorded{Hit: h})
 }
 
 func open(t *testing.T) *radarstore.Store {
@@ -108,7 +108,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	l.hit(t, "a", "/pricing", t0.Add(time.Minute), "", "")
 	l.hit(t, "a", "/pricing", t0.Add(2*time.Minute), "Signup", "")
 	l.hit(t, "b", "/", t0.Add(3*time.Minute), "", "")
-	l.add(t, radar.Stream("p1"), &radar.VisitorIdentified{ProjectID: "p1", VisitorID: "c", Email: "c@example.com", Timestamp: t0.Add(4 * time.Minute)})
+	l.add(t, radar.Stream("p1", "c"), &radar.VisitorIdentified{Hit: radar.Hit{ProjectID: "p1", VisitorID: "c", At: t0.Add(4 * time.Minute)}, Email: "c@example.com"})
 	l.hit(t, "c", "/docs", t0.Add(5*time.Minute), "", "")
 	l.hit(t, "a", "/", t0.Add(time.Hour), "", "") // a second visit
 	l.add(t, cust, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", Profile: conversion.Profile{Firstname: "Ann", Email: "ann@example.com"}, At: t0})
