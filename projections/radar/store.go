@@ -64,7 +64,7 @@ var schema = []string{
 		device TEXT NOT NULL,
 		click_id TEXT NOT NULL,
 		props TEXT NOT NULL,
-		PRIMARY KEY (project_id, ts, seq)) WITHOUT ROWID`,
+		PRIMARY KEY (project_id, ts, visitor_id, seq)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS hits_visitor ON hits (project_id, visitor_id, ts)`,
 	`CREATE TABLE IF NOT EXISTS sessions (
 		project_id TEXT NOT NULL,
