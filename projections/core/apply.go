@@ -17,6 +17,7 @@ import (
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
 // Apply implements projections.Projector.
@@ -29,7 +30,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{ctx: ctx, tx: tx, versions: map[string]int64{}, stmts: map[string]*sql.Stmt{}}
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), versions: map[string]int64{}}
 	maxPos := eventstore.Start
 	clicks := map[string]clickAgg{}
 	for _, re := range events {
@@ -55,10 +56,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := upsertClicks(ctx, tx, clicks); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos
-		WHERE excluded.commit_pos > checkpoint.commit_pos OR (excluded.commit_pos = checkpoint.commit_pos AND excluded.prepare_pos > checkpoint.prepare_pos)`,
-		maxPos.Commit, maxPos.Prepare); err != nil {
+	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -75,52 +73,19 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 type clickAgg struct{ count, last int64 }
 
 type applier struct {
-	ctx      context.Context
-	tx       *sql.Tx
-	stmts    map[string]*sql.Stmt // prepared in tx, for the batch: SQLite parses every unprepared statement
-	versions map[string]int64     // stream -> version applied, within this batch
+	*sqlitedb.Batch
+	versions map[string]int64 // stream -> version applied, within this batch
 	changes  []Change
 }
 
 // rowVersion returns the version a table's row reflects, -1 when absent.
 func (a *applier) rowVersion(table, id string) (int64, error) {
 	var v int64
-	err := a.queryRow("SELECT version FROM "+table+" WHERE id = ?", id).Scan(&v)
+	err := a.QueryRow("SELECT version FROM "+table+" WHERE id = ?", id).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return -1, nil
 	}
 	return v, err
-}
-
-func (a *applier) exec(q string, args ...any) error {
-	st, err := a.stmt(q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(a.ctx, args...)
-	return err
-}
-
-// stmt is q prepared in the batch's transaction (closed with it).
-func (a *applier) stmt(q string) (*sql.Stmt, error) {
-	if st, ok := a.stmts[q]; ok {
-		return st, nil
-	}
-	st, err := a.tx.PrepareContext(a.ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	a.stmts[q] = st
-	return st, nil
-}
-
-// queryRow runs a prepared query in the batch's transaction.
-func (a *applier) queryRow(q string, args ...any) *sql.Row {
-	st, err := a.stmt(q)
-	if err != nil {
-		return a.tx.QueryRowContext(a.ctx, q, args...) // reports the error
-	}
-	return st.QueryRowContext(a.ctx, args...)
 }
 
 func (a *applier) apply(re eventstore.RecordedEvent) error {
@@ -163,63 +128,63 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	case *link.Updated:
 		err = a.linkUpdated(e, re.Version)
 	case *link.Archived:
-		err = a.exec(`UPDATE links SET is_archived = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+		err = a.Exec(`UPDATE links SET is_archived = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 	case *link.Unarchived:
-		err = a.exec(`UPDATE links SET is_archived = 0, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+		err = a.Exec(`UPDATE links SET is_archived = 0, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 	case *link.Deleted:
-		err = a.exec(`UPDATE links SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+		err = a.Exec(`UPDATE links SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 	case *workspace.Created:
-		err = a.exec(`INSERT INTO workspaces (id, name, description, owner_id, plan, is_default, created_at, updated_at, version)
+		err = a.Exec(`INSERT INTO workspaces (id, name, description, owner_id, plan, is_default, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, e.Name, e.Description, e.OwnerID, e.Plan, e.IsDefault, e.At.UnixNano(), e.At.UnixNano(), re.Version)
 	case *workspace.Updated:
 		err = a.workspaceUpdated(e, re.Version)
 	case *workspace.Deleted:
-		if err = a.exec(`UPDATE workspaces SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id); err == nil {
-			err = a.exec(`DELETE FROM members WHERE workspace_id = ?`, id)
+		if err = a.Exec(`UPDATE workspaces SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id); err == nil {
+			err = a.Exec(`DELETE FROM members WHERE workspace_id = ?`, id)
 		}
 	case *workspace.MemberAdded:
-		if err = a.exec(`INSERT INTO members (workspace_id, user_id, email, role, joined_at) VALUES (?, ?, ?, ?, ?)
+		if err = a.Exec(`INSERT INTO members (workspace_id, user_id, email, role, joined_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(workspace_id, user_id) DO UPDATE SET role = excluded.role`, id, e.UserID, e.Email, e.Role, e.At.UnixNano()); err == nil {
 			err = a.bump(table, id, re.Version)
 		}
 	case *workspace.MemberRoleChanged:
-		if err = a.exec(`UPDATE members SET role = ? WHERE workspace_id = ? AND user_id = ?`, e.Role, id, e.UserID); err == nil {
+		if err = a.Exec(`UPDATE members SET role = ? WHERE workspace_id = ? AND user_id = ?`, e.Role, id, e.UserID); err == nil {
 			err = a.bump(table, id, re.Version)
 		}
 	case *workspace.MemberRemoved:
-		if err = a.exec(`DELETE FROM members WHERE workspace_id = ? AND user_id = ?`, id, e.UserID); err == nil {
+		if err = a.Exec(`DELETE FROM members WHERE workspace_id = ? AND user_id = ?`, id, e.UserID); err == nil {
 			err = a.bump(table, id, re.Version)
 		}
 	case *project.Created:
-		err = a.exec(`INSERT INTO projects (id, workspace_id, name, description, color, created_at, updated_at, version)
+		err = a.Exec(`INSERT INTO projects (id, workspace_id, name, description, color, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, e.WorkspaceID, e.Name, e.Description, e.Color, e.At.UnixNano(), e.At.UnixNano(), re.Version)
 	case *project.Updated:
 		err = a.projectUpdated(e, re.Version)
 	case *project.Deleted:
-		err = a.exec(`UPDATE projects SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+		err = a.Exec(`UPDATE projects SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 	case *customdomain.Created:
-		err = a.exec(`INSERT INTO domains (id, workspace_id, domain, description, is_verified, dns_configured, cname_added, created_at, updated_at, version)
+		err = a.Exec(`INSERT INTO domains (id, workspace_id, domain, description, is_verified, dns_configured, cname_added, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, 0, 0, 0, ?, ?, ?)`, id, e.WorkspaceID, e.Domain, e.Description, e.At.UnixNano(), e.At.UnixNano(), re.Version)
 	case *customdomain.Updated:
 		if e.Description.Set {
-			err = a.exec(`UPDATE domains SET description = ?, updated_at = ?, version = ? WHERE id = ?`, e.Description.V, e.At.UnixNano(), re.Version, id)
+			err = a.Exec(`UPDATE domains SET description = ?, updated_at = ?, version = ? WHERE id = ?`, e.Description.V, e.At.UnixNano(), re.Version, id)
 		} else {
-			err = a.exec(`UPDATE domains SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+			err = a.Exec(`UPDATE domains SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 		}
 	case *customdomain.Checked:
-		err = a.exec(`UPDATE domains SET dns_configured = (is_verified OR ?), cname_added = (is_verified OR ?), last_checked = ?, updated_at = ?, version = ? WHERE id = ?`,
+		err = a.Exec(`UPDATE domains SET dns_configured = (is_verified OR ?), cname_added = (is_verified OR ?), last_checked = ?, updated_at = ?, version = ? WHERE id = ?`,
 			e.DNSConfigured, e.CNAMEAdded, e.At.UnixNano(), e.At.UnixNano(), re.Version, id)
 	case *customdomain.Verified:
-		err = a.exec(`UPDATE domains SET is_verified = 1, dns_configured = 1, cname_added = 1, version = ? WHERE id = ?`, re.Version, id)
+		err = a.Exec(`UPDATE domains SET is_verified = 1, dns_configured = 1, cname_added = 1, version = ? WHERE id = ?`, re.Version, id)
 	case *customdomain.Deleted:
-		err = a.exec(`UPDATE domains SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
+		err = a.Exec(`UPDATE domains SET deleted = 1, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, id)
 	case *apikey.Created:
 		perms, _ := json.Marshal(e.Permissions)
 		hosts, _ := json.Marshal(e.AllowedHostnames)
-		err = a.exec(`INSERT INTO api_keys (id, user_id, name, hash, prefix, kind, access, permissions, project_id, allowed_hostnames, operator, is_active, created_at, version)
+		err = a.Exec(`INSERT INTO api_keys (id, user_id, name, hash, prefix, kind, access, permissions, project_id, allowed_hostnames, operator, is_active, created_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`, id, e.UserID, e.Name, e.Hash, e.Prefix, e.Kind, e.Access, string(perms), e.ProjectID, string(hosts), e.Operator, e.At.UnixNano(), re.Version)
 	case *apikey.Deactivated:
-		err = a.exec(`UPDATE api_keys SET is_active = 0, version = ? WHERE id = ?`, re.Version, id)
+		err = a.Exec(`UPDATE api_keys SET is_active = 0, version = ? WHERE id = ?`, re.Version, id)
 	default:
 		err = a.bump(table, id, re.Version)
 	}
@@ -232,7 +197,7 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 }
 
 func (a *applier) bump(table, id string, version uint64) error {
-	return a.exec("UPDATE "+table+" SET version = ? WHERE id = ?", version, id)
+	return a.Exec("UPDATE "+table+" SET version = ? WHERE id = ?", version, id)
 }
 
 func (a *applier) linkCreated(e *link.Created, version uint64) error {
@@ -240,14 +205,14 @@ func (a *applier) linkCreated(e *link.Created, version uint64) error {
 	if err != nil {
 		return err
 	}
-	return a.exec(`INSERT INTO links (id, workspace_id, project_id, domain_id, code, created_by, created_at, updated_at, is_archived, doc, version)
+	return a.Exec(`INSERT INTO links (id, workspace_id, project_id, domain_id, code, created_by, created_at, updated_at, is_archived, doc, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 		e.LinkID, e.WorkspaceID, nullable(e.ProjectID), nullable(e.DomainID), e.Code, e.CreatedBy, e.At.UnixNano(), e.At.UnixNano(), string(doc), version)
 }
 
 func (a *applier) linkUpdated(e *link.Updated, version uint64) error {
 	var docText, code string
-	err := a.queryRow(`SELECT doc, code FROM links WHERE id = ?`, e.LinkID).Scan(&docText, &code)
+	err := a.QueryRow(`SELECT doc, code FROM links WHERE id = ?`, e.LinkID).Scan(&docText, &code)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -263,41 +228,41 @@ func (a *applier) linkUpdated(e *link.Updated, version uint64) error {
 	if err != nil {
 		return err
 	}
-	return a.exec(`UPDATE links SET workspace_id = ?, project_id = ?, domain_id = ?, code = ?, updated_at = ?, doc = ?, version = ? WHERE id = ?`,
+	return a.Exec(`UPDATE links SET workspace_id = ?, project_id = ?, domain_id = ?, code = ?, updated_at = ?, doc = ?, version = ? WHERE id = ?`,
 		attrs.WorkspaceID, nullable(attrs.ProjectID), nullable(attrs.DomainID), code, e.At.UnixNano(), string(doc), version, e.LinkID)
 }
 
 func (a *applier) workspaceUpdated(e *workspace.Updated, version uint64) error {
 	if v, ok := e.Name.Value(); ok {
-		if err := a.exec(`UPDATE workspaces SET name = ? WHERE id = ?`, v, e.WorkspaceID); err != nil {
+		if err := a.Exec(`UPDATE workspaces SET name = ? WHERE id = ?`, v, e.WorkspaceID); err != nil {
 			return err
 		}
 	}
 	if e.Description.Set {
-		if err := a.exec(`UPDATE workspaces SET description = ? WHERE id = ?`, e.Description.V, e.WorkspaceID); err != nil {
+		if err := a.Exec(`UPDATE workspaces SET description = ? WHERE id = ?`, e.Description.V, e.WorkspaceID); err != nil {
 			return err
 		}
 	}
-	return a.exec(`UPDATE workspaces SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), version, e.WorkspaceID)
+	return a.Exec(`UPDATE workspaces SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), version, e.WorkspaceID)
 }
 
 func (a *applier) projectUpdated(e *project.Updated, version uint64) error {
 	if v, ok := e.Name.Value(); ok {
-		if err := a.exec(`UPDATE projects SET name = ? WHERE id = ?`, v, e.ProjectID); err != nil {
+		if err := a.Exec(`UPDATE projects SET name = ? WHERE id = ?`, v, e.ProjectID); err != nil {
 			return err
 		}
 	}
 	if e.Description.Set {
-		if err := a.exec(`UPDATE projects SET description = ? WHERE id = ?`, e.Description.V, e.ProjectID); err != nil {
+		if err := a.Exec(`UPDATE projects SET description = ? WHERE id = ?`, e.Description.V, e.ProjectID); err != nil {
 			return err
 		}
 	}
 	if v, ok := e.Color.Value(); ok {
-		if err := a.exec(`UPDATE projects SET color = ? WHERE id = ?`, v, e.ProjectID); err != nil {
+		if err := a.Exec(`UPDATE projects SET color = ? WHERE id = ?`, v, e.ProjectID); err != nil {
 			return err
 		}
 	}
-	return a.exec(`UPDATE projects SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), version, e.ProjectID)
+	return a.Exec(`UPDATE projects SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), version, e.ProjectID)
 }
 
 func nullable(p *string) any {

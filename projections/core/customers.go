@@ -68,7 +68,7 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	v, seen := a.versions[re.Stream]
 	if !seen {
 		v = -1
-		err := a.queryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
+		err := a.QueryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -81,7 +81,7 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	a.versions[re.Stream] = int64(re.Version)
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
-		return a.exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+		return a.Exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
 	}
 	if err != nil {
 		return err
@@ -89,12 +89,12 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	switch e := e.(type) {
 	case *conversion.CustomerCreated:
 		at := e.At.UnixNano()
-		return a.exec(`INSERT INTO customers (stream, id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, created_at, updated_at, version)
+		return a.Exec(`INSERT INTO customers (stream, id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(stream) DO NOTHING`,
 			re.Stream, e.CustomerID, e.WorkspaceID, e.ExternalID, e.Email, e.Firstname, e.Lastname, e.PhoneNumber, e.AvatarURL, at, at, re.Version)
 	case *conversion.CustomerUpdated:
-		return a.exec(`UPDATE customers SET
+		return a.Exec(`UPDATE customers SET
 			email = CASE WHEN ? <> '' THEN ? ELSE email END,
 			firstname = CASE WHEN ? <> '' THEN ? ELSE firstname END,
 			lastname = CASE WHEN ? <> '' THEN ? ELSE lastname END,
@@ -115,22 +115,22 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 		if e.First {
 			args = []any{e.LinkID, e.ClickID, e.Timestamp.UnixNano(), re.Version}
 		}
-		return a.exec(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, append(args, re.Stream)...)
+		return a.Exec(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, append(args, re.Stream)...)
 	case *conversion.SaleTracked:
 		if err := a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano()); err != nil {
 			return err
 		}
-		if err := a.exec(`INSERT INTO customer_revenue (customer_id, currency, amount_minor) VALUES (?, ?, ?)
+		if err := a.Exec(`INSERT INTO customer_revenue (customer_id, currency, amount_minor) VALUES (?, ?, ?)
 			ON CONFLICT(customer_id, currency) DO UPDATE SET amount_minor = amount_minor + excluded.amount_minor`, e.CustomerID, e.Currency, e.AmountMinor); err != nil {
 			return err
 		}
-		return a.exec(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, e.Timestamp.UnixNano(), re.Version, re.Stream)
+		return a.Exec(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, e.Timestamp.UnixNano(), re.Version, re.Stream)
 	}
-	return a.exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+	return a.Exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
 }
 
 func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {
-	return a.exec(`INSERT INTO customer_events (customer_id, seq, kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at)
+	return a.Exec(`INSERT INTO customer_events (customer_id, seq, kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(customer_id, seq) DO NOTHING`,
 		customerID, re.Version, kind, conversionID, name, c.LinkID, c.ClickID, c.ClickedAt.UnixNano(), amount, currency, first, string(metadata), at)
 }

@@ -14,14 +14,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
 // Name is the projection's name.
@@ -44,23 +42,10 @@ type Store struct {
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*Store, error) {
-	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(OFF)", "cache_size(-65536)", "wal_autocheckpoint(8192)"} {
-		q.Add("_pragma", p)
-	}
-	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	w, r, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	r.SetMaxOpenConns(8)
-	r.SetMaxIdleConns(8)
 	s := &Store{w: w, r: r}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
@@ -93,10 +78,7 @@ func (s *Store) notify(ch []Change) {
 }
 
 var schema = []string{
-	`CREATE TABLE IF NOT EXISTS checkpoint (
-		id INTEGER PRIMARY KEY CHECK (id = 1),
-		commit_pos INTEGER NOT NULL,
-		prepare_pos INTEGER NOT NULL)`,
+	sqlitedb.CheckpointTable,
 	`CREATE TABLE IF NOT EXISTS workspaces (
 		id TEXT PRIMARY KEY,
 		name TEXT NOT NULL,
@@ -279,27 +261,12 @@ func (s *Store) Categories() []string {
 
 // Checkpoint implements projections.Projector.
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	var p eventstore.Position
-	err := s.w.QueryRowContext(ctx, `SELECT commit_pos, prepare_pos FROM checkpoint WHERE id = 1`).Scan(&p.Commit, &p.Prepare)
-	if errors.Is(err, sql.ErrNoRows) {
-		return eventstore.Start, nil
-	}
-	return p, err
+	return sqlitedb.Checkpoint(ctx, s.w)
 }
 
 // Reset implements projections.Projector: it empties every table.
 func (s *Store) Reset(ctx context.Context) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, t := range tables {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlitedb.Empty(ctx, s.w, tables); err != nil {
 		return err
 	}
 	s.notify([]Change{{Kind: "reset"}})

@@ -18,16 +18,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
-
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
 // Name is the projection's name.
@@ -40,10 +38,7 @@ type Store struct {
 }
 
 var schema = []string{
-	`CREATE TABLE IF NOT EXISTS checkpoint (
-		id INTEGER PRIMARY KEY CHECK (id = 1),
-		commit_pos INTEGER NOT NULL,
-		prepare_pos INTEGER NOT NULL)`,
+	sqlitedb.CheckpointTable,
 	`CREATE TABLE IF NOT EXISTS applied (
 		stream TEXT PRIMARY KEY,
 		version INTEGER NOT NULL) WITHOUT ROWID`,
@@ -120,23 +115,10 @@ var tables = []string{"checkpoint", "applied", "hits", "sessions", "visitors", "
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*Store, error) {
-	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-65536)", "wal_autocheckpoint(8192)"} {
-		q.Add("_pragma", p)
-	}
-	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	w, r, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	r.SetMaxOpenConns(8)
-	r.SetMaxIdleConns(8)
 	s := &Store{w: w, r: r}
 	for _, stmt := range schema {
 		if _, err := w.Exec(stmt); err != nil {
@@ -158,27 +140,12 @@ func (s *Store) Categories() []string { return []string{radar.Category, conversi
 
 // Checkpoint implements projections.Projector.
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	var p eventstore.Position
-	err := s.w.QueryRowContext(ctx, `SELECT commit_pos, prepare_pos FROM checkpoint WHERE id = 1`).Scan(&p.Commit, &p.Prepare)
-	if errors.Is(err, sql.ErrNoRows) {
-		return eventstore.Start, nil
-	}
-	return p, err
+	return sqlitedb.Checkpoint(ctx, s.w)
 }
 
 // Reset implements projections.Projector.
 func (s *Store) Reset(ctx context.Context) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, t := range tables {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
 // AppliedVersion implements projections.StreamTracker.
@@ -201,8 +168,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{ctx: ctx, tx: tx, versions: map[string]int64{}, stmts: map[string]*sql.Stmt{}}
-	defer a.close()
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), versions: map[string]int64{}}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -213,60 +179,20 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		}
 	}
 	for stream, v := range a.versions {
-		if err := a.exec(`INSERT INTO applied (stream, version) VALUES (?, ?)
+		if err := a.Exec(`INSERT INTO applied (stream, version) VALUES (?, ?)
 			ON CONFLICT(stream) DO UPDATE SET version = max(version, excluded.version)`, stream, v); err != nil {
 			return err
 		}
 	}
-	if err := a.exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos
-		WHERE excluded.commit_pos > checkpoint.commit_pos OR (excluded.commit_pos = checkpoint.commit_pos AND excluded.prepare_pos > checkpoint.prepare_pos)`,
-		maxPos.Commit, maxPos.Prepare); err != nil {
+	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
 type applier struct {
-	ctx      context.Context
-	tx       *sql.Tx
-	versions map[string]int64
-	stmts    map[string]*sql.Stmt
-}
-
-func (a *applier) close() {
-	for _, st := range a.stmts {
-		st.Close()
-	}
-}
-
-func (a *applier) stmt(q string) (*sql.Stmt, error) {
-	if st, ok := a.stmts[q]; ok {
-		return st, nil
-	}
-	st, err := a.tx.PrepareContext(a.ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	a.stmts[q] = st
-	return st, nil
-}
-
-func (a *applier) exec(q string, args ...any) error {
-	st, err := a.stmt(q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(a.ctx, args...)
-	return err
-}
-
-func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
-	st, err := a.stmt(q)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryRowContext(a.ctx, args...), nil
+	*sqlitedb.Batch
+	versions map[string]int64 // stream -> version applied, within this batch
 }
 
 // seen reports whether re was applied already, and records it otherwise.
@@ -274,11 +200,7 @@ func (a *applier) seen(re eventstore.RecordedEvent) (bool, error) {
 	v, ok := a.versions[re.Stream]
 	if !ok {
 		v = -1
-		row, err := a.queryRow(`SELECT version FROM applied WHERE stream = ?`, re.Stream)
-		if err != nil {
-			return false, err
-		}
-		if err := row.Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := a.QueryRow(`SELECT version FROM applied WHERE stream = ?`, re.Stream).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return false, err
 		}
 	}
@@ -332,10 +254,7 @@ func sessionID(project, visitor string, ms int64) string {
 
 func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name string, props map[string]string) error {
 	ms := h.At.UnixMilli()
-	row, err := a.queryRow(`SELECT last_seen, last_session FROM visitors WHERE project_id = ? AND visitor_id = ?`, h.ProjectID, h.VisitorID)
-	if err != nil {
-		return err
-	}
+	row := a.QueryRow(`SELECT last_seen, last_session FROM visitors WHERE project_id = ? AND visitor_id = ?`, h.ProjectID, h.VisitorID)
 	var last int64
 	var session string
 	known := true
@@ -347,20 +266,21 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 	pv, ev := 1-kind, kind
 	if !known || session == "" || ms-last > radar.SessionTimeout.Milliseconds() {
 		session = sessionID(h.ProjectID, h.VisitorID, ms)
-		if err := a.exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
+		if err := a.Exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			h.ProjectID, session, h.VisitorID, ms, ms, pv, ev, h.Source, h.Referrer, h.Device, h.Browser, h.OS, h.Country, h.Pathname); err != nil {
 			return err
 		}
+		var err error
 		if known {
-			err = a.exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?,
+			err = a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?,
 				country = CASE WHEN ? <> '' THEN ? ELSE country END, browser = ?, os = ?, device = ?,
 				source = CASE WHEN source = '' THEN ? ELSE source END,
 				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
 				WHERE project_id = ? AND visitor_id = ?`,
 				ms, session, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, h.ProjectID, h.VisitorID)
 		} else {
-			err = a.exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
+			err = a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
 				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
 				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session)
 		}
@@ -368,12 +288,12 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 			return err
 		}
 	} else {
-		if err := a.exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?,
+		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?,
 			source = CASE WHEN source = '' THEN ? ELSE source END
 			WHERE project_id = ? AND session_id = ?`, ms, pv, ev, h.Source, h.ProjectID, session); err != nil {
 			return err
 		}
-		if err := a.exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
+		if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
 			source = CASE WHEN source = '' THEN ? ELSE source END,
 			click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
 			WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, h.ProjectID, h.VisitorID); err != nil {
@@ -384,14 +304,14 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 	if len(props) > 0 {
 		propsJSON, _ = json.Marshal(props)
 	}
-	return a.exec(`INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
+	return a.Exec(`INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		h.ProjectID, ms, re.Version, h.VisitorID, session, kind, name, h.Pathname, h.Hostname, h.Source, h.Country, h.Browser, h.OS, h.Device, h.ClickID, string(propsJSON))
 }
 
 func (a *applier) identify(e *radar.VisitorIdentified) error {
 	ms := e.At.UnixMilli()
-	if err := a.exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
+	if err := a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
 		VALUES (?, ?, ?, ?, '', '', '', '', '', ?, ?, ?, 0, '')
 		ON CONFLICT (project_id, visitor_id) DO UPDATE SET
 			name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END,
@@ -406,14 +326,14 @@ func (a *applier) identify(e *radar.VisitorIdentified) error {
 func (a *applier) customer(stream string, p conversion.Profile, created bool) error {
 	name := strings.TrimSpace(p.Firstname + " " + p.Lastname)
 	if created {
-		return a.exec(`INSERT INTO customers (stream, name, email) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, stream, name, p.Email)
+		return a.Exec(`INSERT INTO customers (stream, name, email) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, stream, name, p.Email)
 	}
-	return a.exec(`UPDATE customers SET
+	return a.Exec(`UPDATE customers SET
 		name = CASE WHEN ? <> '' THEN ? ELSE name END,
 		email = CASE WHEN ? <> '' THEN ? ELSE email END WHERE stream = ?`, name, name, p.Email, p.Email, stream)
 }
 
 func (a *applier) conversion(id, kind, clickID, customer string, amount int64, currency string, ms int64) error {
-	return a.exec(`INSERT INTO conversions (conversion_id, kind, click_id, customer, amount_minor, currency, at)
+	return a.Exec(`INSERT INTO conversions (conversion_id, kind, click_id, customer, amount_minor, currency, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, kind, clickID, customer, amount, currency, ms)
 }
