@@ -106,29 +106,36 @@ func (s *Server) trackEvent(ctx context.Context, w http.ResponseWriter, r *http.
 // publishable key from one of its allowed hostnames. For a browser's call
 // from an allowed origin it sets the CORS headers.
 func (s *Server) eventKey(ctx context.Context, w http.ResponseWriter, r *http.Request) (queries.APIKey, error) {
-	invalid := &eventError{status: http.StatusUnauthorized, message: domain.MsgInvalidAPIKey}
 	if pk := strings.TrimSpace(r.Header.Get("X-Publishable-Key")); pk != "" {
-		k, err := s.keyByValue(ctx, pk)
-		if err != nil {
-			return k, err
-		}
-		if k.ID == "" || k.Kind != apikey.KindPublishable {
-			return k, invalid
-		}
-		if _, ok := apikey.HostAllowed(k.AllowedHostnames, r.Header.Get("Origin"), r.Header.Get("Referer")); !ok {
-			return k, &eventError{status: http.StatusUnauthorized, message: msgHostnameNotAllowed}
-		}
-		if o := r.Header.Get("Origin"); o != "" {
-			allowOrigin(w, o)
-		}
-		return k, nil
+		return s.publishableKey(ctx, w, r, pk)
 	}
 	k, err := s.keyByValue(ctx, bearer(r))
 	if err != nil {
 		return k, err
 	}
 	if k.ID == "" || k.Kind != apikey.KindSecret {
-		return k, invalid
+		return k, &eventError{status: http.StatusUnauthorized, message: domain.MsgInvalidAPIKey}
+	}
+	return k, nil
+}
+
+// publishableKey authenticates a browser's call with the publishable key
+// value: an active publishable key (401 Invalid API key), called from one
+// of its allowed hostnames (401 Hostname not in allowed list). It sets the
+// CORS headers for the call's origin.
+func (s *Server) publishableKey(ctx context.Context, w http.ResponseWriter, r *http.Request, value string) (queries.APIKey, error) {
+	k, err := s.keyByValue(ctx, value)
+	if err != nil {
+		return k, err
+	}
+	if k.ID == "" || k.Kind != apikey.KindPublishable {
+		return k, &eventError{status: http.StatusUnauthorized, message: domain.MsgInvalidAPIKey}
+	}
+	if _, ok := apikey.HostAllowed(k.AllowedHostnames, r.Header.Get("Origin"), r.Header.Get("Referer")); !ok {
+		return k, &eventError{status: http.StatusUnauthorized, message: msgHostnameNotAllowed}
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		allowOrigin(w, o)
 	}
 	return k, nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -62,18 +63,9 @@ func (s *Server) collect(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if value == "" {
 		value = p.Key
 	}
-	k, err := s.keyByValue(ctx, value)
+	k, err := s.publishableKey(ctx, w, r, value)
 	if err != nil {
 		return err
-	}
-	if k.ID == "" || k.Kind != apikey.KindPublishable {
-		return &eventError{status: http.StatusUnauthorized, message: domain.MsgInvalidAPIKey}
-	}
-	if _, ok := apikey.HostAllowed(k.AllowedHostnames, r.Header.Get("Origin"), r.Header.Get("Referer")); !ok {
-		return &eventError{status: http.StatusUnauthorized, message: msgHostnameNotAllowed}
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		allowOrigin(w, o)
 	}
 	if k.ProjectID == "" {
 		return &eventError{status: http.StatusForbidden, message: msgKeyNotBound}
@@ -203,22 +195,17 @@ func radarRange(r *http.Request, projectID string, optional bool) (queries.Radar
 	return rr, nil
 }
 
-// parseInstant reads an ISO 8601 timestamp (UTC when it names no zone) or
-// date; a date as an end is its last millisecond.
+// parseInstant reads a timestamp as the rest of the API does (ParseTime),
+// years 1 to 9999; a bare date as an end is its last millisecond.
 func parseInstant(v string, end bool) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02T15:04Z07:00"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			if t.Year() < 1 || t.Year() > 9999 {
-				break
-			}
-			return t.UTC(), nil
-		}
-	}
-	t, err := time.Parse(time.DateOnly, v)
+	t, err := ParseTime(v)
 	if err != nil {
-		return time.Time{}, err
+		return t, err
 	}
-	if end {
+	if t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("year %d out of range", t.Year())
+	}
+	if end && len(strings.TrimSpace(v)) == len(time.DateOnly) {
 		t = t.Add(24*time.Hour - time.Millisecond)
 	}
 	return t, nil
