@@ -44,11 +44,8 @@ func percent(part, whole int64) float64 {
 
 // units converts minor units of currency to currency units.
 func units(minor int64, currency string) float64 {
-	d, ok := conversion.MinorDigits(currency)
-	if !ok {
-		d = 2
-	}
-	return float64(minor) / math.Pow10(d)
+	f, _ := strconv.ParseFloat(conversion.FormatAmount(minor, currency), 64) // exact decimal text: the nearest float
+	return f
 }
 
 // salesOf is the sales (kind 'sale') of the clicks of the project's
@@ -252,26 +249,39 @@ func CountryName(code string) string {
 	return c.String()
 }
 
-const visitorCols = `v.visitor_id, v.name, v.email, v.country, v.source, v.browser, v.device, v.click_id, v.sessions, v.first_seen, v.last_seen,
-	coalesce((SELECT name FROM customers cu JOIN conversions c ON c.customer = cu.stream WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead' ORDER BY c.at LIMIT 1), ''),
-	coalesce((SELECT email FROM customers cu JOIN conversions c ON c.customer = cu.stream WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead' ORDER BY c.at LIMIT 1), ''),
-	EXISTS (SELECT 1 FROM conversions c WHERE c.click_id = v.click_id AND v.click_id <> '' AND c.kind = 'lead')`
-
-func (s *Store) scanVisitor(ctx context.Context, sc interface{ Scan(...any) error }, currency string) (queries.RadarVisitor, error) {
+// visitor reads a project's visitor: sql.ErrNoRows when there is none.
+// The first lead on the visitor's click identifies them (the customer's
+// name and email) unless identify said more; its sales are their revenue
+// in currency.
+func (s *Store) visitor(ctx context.Context, projectID, visitorID, currency string) (queries.RadarVisitor, error) {
 	var v queries.RadarVisitor
-	var clickID, leadName, leadEmail string
+	var clickID string
 	var first, last int64
-	var lead bool
-	if err := sc.Scan(&v.VisitorID, &v.Name, &v.Email, &v.CountryCode, &v.Source, &v.Browser, &v.Device, &clickID, &v.Sessions, &first, &last,
-		&leadName, &leadEmail, &lead); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT visitor_id, name, email, country, source, browser, device, click_id, sessions, first_seen, last_seen
+		FROM visitors WHERE project_id = ? AND visitor_id = ?`, projectID, visitorID).Scan(
+		&v.VisitorID, &v.Name, &v.Email, &v.CountryCode, &v.Source, &v.Browser, &v.Device, &clickID, &v.Sessions, &first, &last); err != nil {
 		return v, err
 	}
-	// A lead's customer identifies the visitor, unless identify said more.
-	if v.Name == "" {
-		v.Name = leadName
-	}
-	if v.Email == "" {
-		v.Email = leadEmail
+	lead := false
+	if clickID != "" {
+		var name, email sql.NullString
+		err := s.r.QueryRowContext(ctx, `SELECT cu.name, cu.email FROM conversions c LEFT JOIN customers cu ON cu.stream = c.customer
+			WHERE c.click_id = ? AND c.kind = 'lead' ORDER BY c.at LIMIT 1`, clickID).Scan(&name, &email)
+		switch {
+		case err == nil:
+			lead = true
+			if v.Name == "" {
+				v.Name = name.String
+			}
+			if v.Email == "" {
+				v.Email = email.String
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return v, err
+		}
+		if v.Revenue, err = s.clickRevenue(ctx, clickID, currency); err != nil {
+			return v, err
+		}
 	}
 	v.Status = "anonymous"
 	if v.Name != "" || v.Email != "" || lead {
@@ -284,13 +294,6 @@ func (s *Store) scanVisitor(ctx context.Context, sc interface{ Scan(...any) erro
 		v.CountryName = CountryName(v.CountryCode)
 	}
 	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
-	if clickID != "" {
-		rev, err := s.clickRevenue(ctx, clickID, currency)
-		if err != nil {
-			return v, err
-		}
-		v.Revenue = rev
-	}
 	return v, nil
 }
 
@@ -370,7 +373,7 @@ func (s *Store) RadarPeople(ctx context.Context, r queries.RadarRange, limit int
 		page.NextCursor = encodeCursor(last.last, last.id)
 	}
 	for _, x := range refs {
-		v, err := s.scanVisitor(ctx, s.r.QueryRowContext(ctx, `SELECT `+visitorCols+` FROM visitors v WHERE v.project_id = ? AND v.visitor_id = ?`, r.ProjectID, x.id), r.Currency)
+		v, err := s.visitor(ctx, r.ProjectID, x.id, r.Currency)
 		if err != nil {
 			return page, err
 		}
@@ -402,7 +405,7 @@ func decodeCursor(c string) (int64, string, bool) {
 // RadarVisitor implements queries.RadarReadModel.
 func (s *Store) RadarVisitor(ctx context.Context, r queries.RadarRange, visitorID string) (queries.RadarVisitorDetails, bool, error) {
 	var d queries.RadarVisitorDetails
-	v, err := s.scanVisitor(ctx, s.r.QueryRowContext(ctx, `SELECT `+visitorCols+` FROM visitors v WHERE v.project_id = ? AND v.visitor_id = ?`, r.ProjectID, visitorID), r.Currency)
+	v, err := s.visitor(ctx, r.ProjectID, visitorID, r.Currency)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil
 	}
