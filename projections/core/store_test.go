@@ -17,6 +17,7 @@ import (
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections/core"
+	"github.com/linkd/linkd/projections/projectiontest"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -32,31 +33,13 @@ func open(t *testing.T) *core.Store {
 	return s
 }
 
-// log builds recorded events: it numbers stream versions and global
-// positions as the event store would.
-type log struct {
-	pos      uint64
-	versions map[string]uint64
-	events   []eventstore.RecordedEvent
-}
+// log builds recorded events as the event store would, from t0.
+type log struct{ projectiontest.Log }
 
 func (l *log) add(t *testing.T, stream string, e domain.Event) {
 	t.Helper()
-	if l.versions == nil {
-		l.versions = map[string]uint64{}
-	}
-	name, data, err := domain.EncodeEvent(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, seen := l.versions[stream]
-	if seen {
-		v++
-	}
-	l.versions[stream] = v
-	l.pos++
-	l.events = append(l.events, eventstore.RecordedEvent{Stream: stream, Version: v, Position: eventstore.Position{Commit: l.pos, Prepare: l.pos},
-		Type: name, Data: data, Time: t0.Add(time.Duration(l.pos) * time.Millisecond)})
+	l.Start = t0
+	l.Add(t, stream, e)
 }
 
 func (l *log) workspace(t *testing.T, id, owner string) {
@@ -101,12 +84,12 @@ func TestApplyIsIdempotent(t *testing.T) {
 	}
 
 	once := open(t)
-	apply(t, once, l.events)
+	apply(t, once, l.Events)
 	twice := open(t)
-	apply(t, twice, l.events)
-	apply(t, twice, l.events)
-	for i := range l.events { // and one by one, with repeats
-		apply(t, twice, l.events[:i+1])
+	apply(t, twice, l.Events)
+	apply(t, twice, l.Events)
+	for i := range l.Events { // and one by one, with repeats
+		apply(t, twice, l.Events[:i+1])
 	}
 	f := queries.LinkFilter{WorkspaceIDs: []string{"w1"}}
 	a, b := allLinks(t, once, f), allLinks(t, twice, f)
@@ -130,8 +113,8 @@ func TestApplyIsIdempotent(t *testing.T) {
 		t.Errorf("archived: %+v", arch)
 	}
 	cp, err := twice.Checkpoint(context.Background())
-	if err != nil || cp.Commit != l.pos {
-		t.Errorf("checkpoint %v %v, want %d", cp, err, l.pos)
+	if err != nil || cp.Commit != l.Pos {
+		t.Errorf("checkpoint %v %v, want %d", cp, err, l.Pos)
 	}
 }
 
@@ -145,7 +128,7 @@ func TestProjectAndMembers(t *testing.T) {
 	l.add(t, project.Stream("p1"), &project.Deleted{ProjectID: "p1", WorkspaceID: "w1", At: t0})
 	l.add(t, workspace.Stream("w1"), &workspace.MemberRemoved{WorkspaceID: "w1", UserID: "bob", At: t0})
 	s := open(t)
-	apply(t, s, l.events)
+	apply(t, s, l.Events)
 	ctx := context.Background()
 	if _, ok, _ := s.Project(ctx, "p1"); ok {
 		t.Errorf("deleted project readable")
@@ -170,7 +153,7 @@ func TestPaginateWithTies(t *testing.T) {
 		l.link(t, fmt.Sprintf("l%d", rng.IntN(1000)*100+i), "w1", t0.Add(time.Duration(rng.IntN(6))*time.Second))
 	}
 	s := open(t)
-	apply(t, s, l.events)
+	apply(t, s, l.Events)
 	ctx := context.Background()
 	for _, asc := range []bool{false, true} {
 		f := queries.LinkFilter{WorkspaceIDs: []string{"w1"}, Ascending: asc}
@@ -229,10 +212,10 @@ func TestPaginateWithTies(t *testing.T) {
 func TestUnknownEventsAreSkipped(t *testing.T) {
 	var l log
 	l.workspace(t, "w1", "alice")
-	l.events = append(l.events, eventstore.RecordedEvent{Stream: workspace.Stream("w1"), Version: 2,
+	l.Events = append(l.Events, eventstore.RecordedEvent{Stream: workspace.Stream("w1"), Version: 2,
 		Position: eventstore.Position{Commit: 99, Prepare: 99}, Type: "WorkspaceRecoloured", Data: []byte(`{}`), Time: t0})
 	s := open(t)
-	apply(t, s, l.events)
+	apply(t, s, l.Events)
 	if w, ok, err := s.Workspace(context.Background(), "w1"); err != nil || !ok || w.Name != "w1" {
 		t.Fatalf("workspace after an unknown event: %+v %v %v", w, ok, err)
 	}
@@ -256,7 +239,7 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, s, l.events)
+	apply(t, s, l.Events)
 	want, _, _ := s.Link(context.Background(), "l1")
 	if err := core.DowngradeToV1(s); err != nil {
 		t.Fatal(err)
@@ -275,8 +258,8 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if cp, _ := s.Checkpoint(context.Background()); cp.Commit != l.pos {
-		t.Errorf("checkpoint %v after the migration, want %d", cp, l.pos)
+	if cp, _ := s.Checkpoint(context.Background()); cp.Commit != l.Pos {
+		t.Errorf("checkpoint %v after the migration, want %d", cp, l.Pos)
 	}
 	got, ok, err := s.Link(context.Background(), "l1")
 	if err != nil || !ok || !reflect.DeepEqual(got, want) {
@@ -299,5 +282,5 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 			t.Errorf("%s left behind", name)
 		}
 	}
-	apply(t, s, l.events) // and it goes on applying
+	apply(t, s, l.Events) // and it goes on applying
 }

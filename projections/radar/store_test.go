@@ -12,34 +12,18 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/projectiontest"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
 )
 
 var t0 = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 
-type log struct {
-	pos      uint64
-	versions map[string]uint64
-	events   []eventstore.RecordedEvent
-}
+type log struct{ projectiontest.Log }
 
 func (l *log) add(t *testing.T, stream string, e domain.Event) {
 	t.Helper()
-	if l.versions == nil {
-		l.versions = map[string]uint64{}
-	}
-	name, data, err := domain.EncodeEvent(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, seen := l.versions[stream]
-	if seen {
-		v++
-	}
-	l.versions[stream] = v
-	l.pos++
-	l.events = append(l.events, eventstore.RecordedEvent{Stream: stream, Version: v, Position: eventstore.Position{Commit: l.pos, Prepare: l.pos}, Type: name, Data: data})
+	l.Add(t, stream, e)
 }
 
 func (l *log) hit(t *testing.T, visitor, path string, at time.Time, event string, click string) {
@@ -116,19 +100,19 @@ func TestReplayEqualsLive(t *testing.T) {
 	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv2", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 4999, Currency: "usd", Timestamp: t0.Add(11 * time.Minute)})
 
 	live := open(t)
-	for _, e := range l.events {
+	for _, e := range l.Events {
 		if err := live.Apply(context.Background(), []eventstore.RecordedEvent{e}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	replay := open(t)
 	for range 2 {
-		if err := replay.Apply(context.Background(), l.events); err != nil {
+		if err := replay.Apply(context.Background(), l.Events); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range l.events { // prefixes again: every event repeated
-		if err := replay.Apply(context.Background(), l.events[:i+1]); err != nil {
+	for i := range l.Events { // prefixes again: every event repeated
+		if err := replay.Apply(context.Background(), l.Events[:i+1]); err != nil {
 			t.Fatal(err)
 		}
 	}
