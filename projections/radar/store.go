@@ -6,8 +6,12 @@
 // streams. Queries join a visitor to its click's conversions when they
 // run, so a sale recorded before or after the visit counts alike.
 //
-// Idempotence: the last applied version of every stream is kept with the
-// data (applied), in the same transaction as the checkpoint.
+// Idempotence: the last applied version of every Radar stream is kept with
+// the data (applied), in the same transaction as the checkpoint. Customer
+// events need none: a conversion is a row keyed by its id, written once, and
+// a customer's profile is the last one applied, which a redelivery (always
+// of a stream's events in order, from where it left off) does not change.
+// Not tracking them keeps a sale's cost here to one row in one B-tree.
 package radar
 
 import (
@@ -100,16 +104,28 @@ var schema = []string{
 		stream TEXT PRIMARY KEY,
 		name TEXT NOT NULL,
 		email TEXT NOT NULL) WITHOUT ROWID`,
-	`CREATE TABLE IF NOT EXISTS conversions (
-		conversion_id TEXT PRIMARY KEY,
-		kind TEXT NOT NULL,
+	conversionsTable,
+}
+
+// conversionsTable is keyed by click, which is how queries read it (a
+// visitor's click): one B-tree, where version 1 had the conversion id as key
+// and an index by click.
+const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 		click_id TEXT NOT NULL,
+		conversion_id TEXT NOT NULL,
+		kind TEXT NOT NULL,
 		customer TEXT NOT NULL,
 		amount_minor INTEGER NOT NULL,
 		currency TEXT NOT NULL,
-		at INTEGER NOT NULL) WITHOUT ROWID`,
-	`CREATE INDEX IF NOT EXISTS conversions_click ON conversions (click_id, kind)`,
-}
+		at INTEGER NOT NULL,
+		PRIMARY KEY (click_id, conversion_id)) WITHOUT ROWID`
+
+// schemaVersion is the version of the tables above, kept in SQLite's
+// user_version (0: the first version).
+//
+//   - 2: conversions keyed by (click_id, conversion_id); customer streams
+//     are not in applied.
+const schemaVersion = 2
 
 var tables = []string{"checkpoint", "applied", "hits", "sessions", "visitors", "customers", "conversions"}
 
@@ -120,13 +136,60 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r}
-	for _, stmt := range schema {
-		if _, err := w.Exec(stmt); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("radar: schema: %w", err)
-		}
+	if err := s.migrate(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("radar: schema: %w", err)
 	}
 	return s, nil
+}
+
+// migrate creates what is missing and brings a version 1 database to
+// schemaVersion in place, keeping its rows and checkpoint (with Kafka, the
+// log would not feed a rebuilt read model again).
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("the Radar read model has schema version %d, newer than this linkd's %d", v, schemaVersion)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var old int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'conversions_click'`).Scan(&old); err != nil {
+		return err
+	}
+	if old > 0 {
+		for _, stmt := range []string{
+			`DROP INDEX conversions_click`,
+			`ALTER TABLE conversions RENAME TO conversions_v1`,
+			conversionsTable,
+			`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
+				SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions_v1`,
+			`DROP TABLE conversions_v1`,
+			`DELETE FROM applied WHERE stream NOT LIKE '` + radar.StreamPrefix + `%'`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the database.
@@ -217,8 +280,10 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	if !radarStream && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
 		return nil
 	}
-	if seen, err := a.seen(re); err != nil || seen {
-		return err
+	if radarStream {
+		if seen, err := a.seen(re); err != nil || seen {
+			return err
+		}
 	}
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
@@ -334,6 +399,6 @@ func (a *applier) customer(stream string, p conversion.Profile, created bool) er
 }
 
 func (a *applier) conversion(id, kind, clickID, customer string, amount int64, currency string, ms int64) error {
-	return a.Exec(`INSERT INTO conversions (conversion_id, kind, click_id, customer, amount_minor, currency, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, kind, clickID, customer, amount, currency, ms)
+	return a.Exec(`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, clickID, id, kind, customer, amount, currency, ms)
 }

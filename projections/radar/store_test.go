@@ -135,3 +135,58 @@ func TestReplayEqualsLive(t *testing.T) {
 		t.Errorf("visitor a sessions and heatmap: %s", got)
 	}
 }
+
+// A Radar read model written by the first version (conversions keyed by
+// conversion id) is migrated in place when opened: same reports, same
+// checkpoint, customer streams no longer tracked in applied.
+func TestMigrateFromV1KeepsRows(t *testing.T) {
+	var l log
+	cust := conversion.CustomerStream("w1", "cus_1")
+	l.hit(t, "a", "/", t0, "", "clk-1")
+	l.hit(t, "b", "/", t0, "", "")
+	l.hit(t, "c", "/", t0, "", "")
+	l.add(t, cust, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", Profile: conversion.Profile{Firstname: "Ann"}, At: t0})
+	l.add(t, cust, &conversion.LeadTracked{ConversionID: "cv1", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, Timestamp: t0.Add(time.Minute)})
+	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv2", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 1250, Currency: "eur", Timestamp: t0.Add(2 * time.Minute)})
+	path := filepath.Join(t.TempDir(), "radar.db")
+	s, err := radarstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	want := read(t, s)
+	cp, _ := s.Checkpoint(ctx)
+	if err := radarstore.DowngradeToV1(s); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := radarstore.AppliedStreams(s); n != 4 {
+		t.Fatalf("v1 applied streams = %d, want 4", n)
+	}
+	s.Close()
+	s, err = radarstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := read(t, s); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after migration:\n%+v\nwant\n%+v", got, want)
+	}
+	if got, _ := s.Checkpoint(ctx); got != cp {
+		t.Errorf("checkpoint %v, want %v", got, cp)
+	}
+	if n, _ := radarstore.AppliedStreams(s); n != 3 {
+		t.Errorf("applied streams after migration = %d, want 3 (the visitors')", n)
+	}
+	if err := s.Apply(ctx, l.Events); err != nil { // delivered again: nothing changes
+		t.Fatal(err)
+	}
+	if got := read(t, s); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after redelivery:\n%+v\nwant\n%+v", got, want)
+	}
+	if want.Overview.Sales != 1 || want.Overview.Revenue != 12.5 {
+		t.Errorf("overview %+v", want.Overview)
+	}
+}
