@@ -30,7 +30,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), versions: map[string]int64{}}
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx)}
 	maxPos := eventstore.Start
 	clicks := map[string]clickAgg{}
 	for _, re := range events {
@@ -74,8 +74,7 @@ type clickAgg struct{ count, last int64 }
 
 type applier struct {
 	*sqlitedb.Batch
-	versions map[string]int64 // stream -> version applied, within this batch
-	changes  []Change
+	changes []Change
 }
 
 // rowVersion returns the version a table's row reflects, -1 when absent.

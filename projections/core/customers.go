@@ -14,12 +14,13 @@ import (
 )
 
 // The customers of conversion tracking: one row per customer (a
-// workspace's externalId), their revenue per currency, and their journey
-// (every lead and sale, each with its click), from the customer streams.
+// workspace's externalId) and their journey (every lead and sale, each with
+// its click), from the customer streams. A customer's revenue per currency
+// is summed from the journey when read: a sale writes two rows, in two
+// B-trees.
 //
-// The tables are WITHOUT ROWID: a sale writes a row of each, and a table
-// clustered on its key is one B-tree to write instead of two (the rowid
-// table and the key's index).
+// The tables are WITHOUT ROWID: a table clustered on its key is one B-tree
+// to write instead of two (the rowid table and the key's index).
 
 var customerSchema = []string{
 	`CREATE TABLE IF NOT EXISTS customers (
@@ -40,11 +41,6 @@ var customerSchema = []string{
 		updated_at INTEGER NOT NULL,
 		version INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS customers_ws ON customers (workspace_id, created_at, id)`,
-	`CREATE TABLE IF NOT EXISTS customer_revenue (
-		customer_id TEXT NOT NULL,
-		currency TEXT NOT NULL,
-		amount_minor INTEGER NOT NULL,
-		PRIMARY KEY (customer_id, currency)) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS customer_events (
 		customer_id TEXT NOT NULL,
 		seq INTEGER NOT NULL,
@@ -63,31 +59,21 @@ var customerSchema = []string{
 }
 
 // applyCustomer applies an event of a customer stream, once: the row keeps
-// the stream version it reflects.
+// the stream version it reflects, and every statement changes it only from
+// an older version (a redelivered event changes nothing). A lead or sale
+// adds its journey row only when it moved the customer's version, so the
+// check costs no statement of its own.
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
-	v, seen := a.versions[re.Stream]
-	if !seen {
-		v = -1
-		err := a.QueryRow(`SELECT version FROM customers WHERE stream = ?`, re.Stream).Scan(&v)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-	}
-	if int64(re.Version) <= v {
-		return nil
-	}
-	// Every event below updates the row's version to re.Version (or
-	// creates it): later events of the stream in this batch need not ask.
-	a.versions[re.Stream] = int64(re.Version)
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
-		return a.Exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+		return a.Exec(`UPDATE customers SET version = ? WHERE stream = ? AND version < ?`, re.Version, re.Stream, re.Version)
 	}
 	if err != nil {
 		return err
 	}
 	switch e := e.(type) {
 	case *conversion.CustomerCreated:
+		// The stream's first event: a row exists only once it is applied.
 		at := e.At.UnixNano()
 		return a.Exec(`INSERT INTO customers (stream, id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -100,33 +86,31 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 			lastname = CASE WHEN ? <> '' THEN ? ELSE lastname END,
 			phone_number = CASE WHEN ? <> '' THEN ? ELSE phone_number END,
 			avatar_url = CASE WHEN ? <> '' THEN ? ELSE avatar_url END,
-			updated_at = ?, version = ? WHERE stream = ?`,
+			updated_at = ?, version = ? WHERE stream = ? AND version < ?`,
 			e.Email, e.Email, e.Firstname, e.Firstname, e.Lastname, e.Lastname, e.PhoneNumber, e.PhoneNumber, e.AvatarURL, e.AvatarURL,
-			e.At.UnixNano(), re.Version, re.Stream)
+			e.At.UnixNano(), re.Version, re.Stream, re.Version)
 	case *conversion.LeadTracked:
-		if err := a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano()); err != nil {
-			return err
-		}
 		first := ""
-		if e.First {
-			first = `, link_id = CASE WHEN click_id = '' THEN ? ELSE link_id END, click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END`
-		}
 		args := []any{e.Timestamp.UnixNano(), re.Version}
 		if e.First {
+			first = `, link_id = CASE WHEN click_id = '' THEN ? ELSE link_id END, click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END`
 			args = []any{e.LinkID, e.ClickID, e.Timestamp.UnixNano(), re.Version}
 		}
-		return a.Exec(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, append(args, re.Stream)...)
+		n, err := a.ExecN(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ? AND version < ?`,
+			append(args, re.Stream, re.Version)...)
+		if err != nil || n == 0 {
+			return err
+		}
+		return a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano())
 	case *conversion.SaleTracked:
-		if err := a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano()); err != nil {
+		n, err := a.ExecN(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ? AND version < ?`,
+			e.Timestamp.UnixNano(), re.Version, re.Stream, re.Version)
+		if err != nil || n == 0 {
 			return err
 		}
-		if err := a.Exec(`INSERT INTO customer_revenue (customer_id, currency, amount_minor) VALUES (?, ?, ?)
-			ON CONFLICT(customer_id, currency) DO UPDATE SET amount_minor = amount_minor + excluded.amount_minor`, e.CustomerID, e.Currency, e.AmountMinor); err != nil {
-			return err
-		}
-		return a.Exec(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ?`, e.Timestamp.UnixNano(), re.Version, re.Stream)
+		return a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano())
 	}
-	return a.Exec(`UPDATE customers SET version = ? WHERE stream = ?`, re.Version, re.Stream)
+	return a.Exec(`UPDATE customers SET version = ? WHERE stream = ? AND version < ?`, re.Version, re.Stream, re.Version)
 }
 
 func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {
@@ -159,7 +143,8 @@ func (s *Store) revenue(ctx context.Context, cs []queries.Customer) error {
 		cs[i].Revenue = map[string]int64{}
 	}
 	in, args := inList(ids)
-	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, currency, amount_minor FROM customer_revenue WHERE customer_id IN `+in, args...)
+	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, currency, sum(amount_minor) FROM customer_events
+		WHERE customer_id IN `+in+` AND kind = 'sale' GROUP BY customer_id, currency`, args...)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,8 @@ import (
 )
 
 // DowngradeToV1 turns s's tables into what linkd wrote before schema
-// version 2 (rowid tables, user_version 0), keeping their rows.
+// version 2 (rowid tables, customer_revenue, user_version 0), keeping
+// their rows.
 func DowngradeToV1(s *Store) error {
 	ctx := context.Background()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -30,6 +31,10 @@ func DowngradeToV1(s *Store) error {
 				return err
 			}
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE customer_revenue (customer_id TEXT NOT NULL, currency TEXT NOT NULL,
+		amount_minor INTEGER NOT NULL, PRIMARY KEY (customer_id, currency))`); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX customers_ws ON customers (workspace_id, created_at, id)`); err != nil {
 		return err

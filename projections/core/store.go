@@ -164,16 +164,17 @@ var schema = []string{
 }
 
 var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys",
-	"customers", "customer_revenue", "customer_events"}
+	"customers", "customer_events"}
 
 // schemaVersion is the version of the tables above, kept in SQLite's
 // user_version (0: written before versions were kept).
 //
 //   - 2: link_clicks and the customer tables are WITHOUT ROWID.
-const schemaVersion = 2
+//   - 3: no customer_revenue (summed from customer_events when read).
+const schemaVersion = 3
 
 // withoutRowID are the tables that version 2 made WITHOUT ROWID.
-var withoutRowID = []string{"link_clicks", "customers", "customer_revenue", "customer_events"}
+var withoutRowID = []string{"link_clicks", "customers", "customer_events"}
 
 // migrate creates what is missing and brings an older database to
 // schemaVersion in place, keeping its rows and its checkpoint: the read
@@ -244,6 +245,9 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("%s: %w", t, err)
 			}
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS customer_revenue`); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/workspace"
@@ -269,10 +270,13 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"link_clicks", "customers", "customer_revenue", "customer_events"} {
+	for _, name := range []string{"link_clicks", "customers", "customer_events"} {
 		if !strings.Contains(tables[name], "WITHOUT ROWID") {
 			t.Errorf("%s is %s", name, tables[name])
 		}
+	}
+	if _, ok := tables["customer_revenue"]; ok {
+		t.Error("customer_revenue (version 2) is still there")
 	}
 	if tables["customers_ws"] == "" {
 		t.Error("the customers_ws index is gone")
@@ -283,4 +287,49 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		}
 	}
 	apply(t, s, l.Events) // and it goes on applying
+}
+
+// A customer's counters, revenue per currency and journey are the same
+// when its events are delivered once, one by one, and again with repeats.
+func TestCustomersAreIdempotent(t *testing.T) {
+	var l log
+	l.workspace(t, "w1", "alice")
+	cs := conversion.CustomerStream("w1", "cus_1")
+	clk := conversion.Click{ClickID: "k1", LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0}
+	l.add(t, cs, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", Profile: conversion.Profile{Email: "a@example.com"}, At: t0})
+	l.add(t, cs, &conversion.LeadTracked{ConversionID: "v1", CustomerID: "c1", Click: clk, EventName: "Sign up", First: true, Timestamp: t0.Add(time.Minute)})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v2", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 1999, Currency: "usd", First: true, Timestamp: t0.Add(2 * time.Minute)})
+	l.add(t, cs, &conversion.CustomerUpdated{CustomerID: "c1", Profile: conversion.Profile{Firstname: "Ann"}, At: t0.Add(3 * time.Minute)})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v3", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 1, Currency: "usd", Timestamp: t0.Add(4 * time.Minute)})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v4", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 3000, Currency: "jpy", Timestamp: t0.Add(5 * time.Minute)})
+
+	read := func(s *core.Store) (queries.Customer, []queries.CustomerEvent) {
+		c, ok, err := s.Customer(context.Background(), "c1")
+		if err != nil || !ok {
+			t.Fatalf("customer: %v %v", ok, err)
+		}
+		j, err := s.CustomerJourney(context.Background(), "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, j
+	}
+	live := open(t)
+	for _, e := range l.Events {
+		apply(t, live, []eventstore.RecordedEvent{e})
+	}
+	again := open(t)
+	apply(t, again, l.Events)
+	for i := range l.Events {
+		apply(t, again, l.Events[:i+1])
+	}
+	c, j := read(live)
+	c2, j2 := read(again)
+	if !reflect.DeepEqual(c, c2) || !reflect.DeepEqual(j, j2) {
+		t.Fatalf("redelivered:\n%+v %+v\nlive:\n%+v %+v", c2, j2, c, j)
+	}
+	if c.Leads != 1 || c.Sales != 3 || !reflect.DeepEqual(c.Revenue, map[string]int64{"usd": 2000, "jpy": 3000}) ||
+		c.Firstname != "Ann" || c.Email != "a@example.com" || c.ClickID != "k1" || len(j) != 4 {
+		t.Errorf("customer %+v, journey of %d", c, len(j))
+	}
 }
