@@ -68,12 +68,18 @@ end
 local non200 = 0
 response = function(status) if status ~= 200 then non200 = non200 + 1 end end
 done = function(summary, latency, requests)
-  io.write(string.format("rps %.0f  p50 %.2f ms  p99 %.2f ms  max %.2f ms  non-2xx/3xx %d\n",
+  io.write(string.format("rps %.0f  p50 %.2f ms  p99 %.2f ms  max %.2f ms  non-2xx/3xx %d  requests=%d\n",
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    latency.max / 1000, summary.errors.status))
+    latency.max / 1000, summary.errors.status, summary.requests))
 end
 LUA
 echo "warm-up (3 s)"; wrk -t"$THREADS" -c"$CONNS" -d3s -s "$tmp/sale.lua" http://$ADDR >/dev/null
 echo "POST /api/events/sale, $CONNS connections, $DUR s, $CLICKS click ids:"
-wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/sale.lua" http://$ADDR | tail -1
+# The server's CPU per request (user + system, from /proc) moves much less
+# with the machine's other load than requests per second do.
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+C0=$(cpu $PID)
+OUT=$(wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/sale.lua" http://$ADDR | tail -1)
+C1=$(cpu $PID)
+echo "$OUT cpu_us_per_req=$(awk -v t="$((C1 - C0))" -v h="$(getconf CLK_TCK)" -v n="$(echo "$OUT" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')"
 echo "memory after the load: $(rss $PID)"
