@@ -1,10 +1,15 @@
 package radar
 
-import "context"
+import (
+	"context"
 
-// DowngradeToV1 turns s's conversions into what linkd wrote before schema
-// version 2 (keyed by conversion id, with an index by click; customer
-// streams in applied; user_version 0), keeping their rows.
+	"github.com/linkd/linkd/domain/radar"
+)
+
+// DowngradeToV1 turns s into what linkd wrote before schema version 2
+// (conversions keyed by conversion id, with an index by click; the version
+// of every stream, customers' too, in applied; user_version 0), keeping
+// its rows.
 func DowngradeToV1(s *Store) error {
 	ctx := context.Background()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -25,6 +30,7 @@ func DowngradeToV1(s *Store) error {
 		`CREATE INDEX conversions_click ON conversions (click_id, kind)`,
 		`INSERT INTO conversions SELECT conversion_id, kind, click_id, customer, amount_minor, currency, at FROM tmp`,
 		`DROP TABLE tmp`,
+		`CREATE TABLE applied (stream TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID`,
 		`INSERT INTO applied (stream, version) SELECT DISTINCT customer, 99 FROM conversions`,
 		`PRAGMA user_version = 0`,
 	} {
@@ -32,11 +38,42 @@ func DowngradeToV1(s *Store) error {
 			return err
 		}
 	}
+	rows, err := tx.QueryContext(ctx, `SELECT project_id, visitor_id, version FROM visitors`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		stream  string
+		version int64
+	}
+	var rs []row
+	for rows.Next() {
+		var p, v string
+		var r row
+		if err := rows.Scan(&p, &v, &r.version); err != nil {
+			return err
+		}
+		r.stream = radar.Stream(p, v)
+		rs = append(rs, r)
+	}
+	rows.Close()
+	for _, r := range rs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO applied (stream, version) VALUES (?, ?)`, r.stream, r.version); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE visitors DROP COLUMN version`); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
-// AppliedStreams counts the streams in applied.
+// AppliedStreams counts the streams in applied; -1 without that table.
 func AppliedStreams(s *Store) (n int, err error) {
+	var tables int
+	if err := s.w.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'applied'`).Scan(&tables); err != nil || tables == 0 {
+		return -1, err
+	}
 	err = s.w.QueryRow(`SELECT count(*) FROM applied`).Scan(&n)
 	return n, err
 }

@@ -6,9 +6,10 @@
 // streams. Queries join a visitor to its click's conversions when they
 // run, so a sale recorded before or after the visit counts alike.
 //
-// Idempotence: the last applied version of every Radar stream is kept with
-// the data (applied), in the same transaction as the checkpoint. Customer
-// events need none: a conversion is a row keyed by its id, written once, and
+// Idempotence: a Radar stream is one visitor of one project, and the
+// visitor's row keeps the last version of that stream it reflects, written
+// with the data and the checkpoint in one transaction. Customer events need
+// none: a conversion is a row keyed by its id, written once, and
 // a customer's profile is the last one applied, which a redelivery (always
 // of a stream's events in order, from where it left off) does not change.
 // Not tracking them keeps a sale's cost here to one row in one B-tree.
@@ -43,9 +44,6 @@ type Store struct {
 
 var schema = []string{
 	sqlitedb.CheckpointTable,
-	`CREATE TABLE IF NOT EXISTS applied (
-		stream TEXT PRIMARY KEY,
-		version INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS hits (
 		project_id TEXT NOT NULL,
 		ts INTEGER NOT NULL,
@@ -98,6 +96,7 @@ var schema = []string{
 		last_seen INTEGER NOT NULL,
 		sessions INTEGER NOT NULL,
 		last_session TEXT NOT NULL,
+		version INTEGER NOT NULL DEFAULT -1,
 		PRIMARY KEY (project_id, visitor_id)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS visitors_click ON visitors (click_id)`,
 	`CREATE TABLE IF NOT EXISTS customers (
@@ -123,11 +122,11 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 // schemaVersion is the version of the tables above, kept in SQLite's
 // user_version (0: the first version).
 //
-//   - 2: conversions keyed by (click_id, conversion_id); customer streams
-//     are not in applied.
+//   - 2: conversions keyed by (click_id, conversion_id); the version of a
+//     visitor's stream kept in its row (the applied table is gone).
 const schemaVersion = 2
 
-var tables = []string{"checkpoint", "applied", "hits", "sessions", "visitors", "customers", "conversions"}
+var tables = []string{"checkpoint", "hits", "sessions", "visitors", "customers", "conversions"}
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*Store, error) {
@@ -174,11 +173,14 @@ func (s *Store) migrate(ctx context.Context) error {
 			`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
 				SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions_v1`,
 			`DROP TABLE conversions_v1`,
-			`DELETE FROM applied WHERE stream NOT LIKE '` + radar.StreamPrefix + `%'`,
+			`ALTER TABLE visitors ADD COLUMN version INTEGER NOT NULL DEFAULT -1`,
 		} {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
+		}
+		if err := versionsIntoVisitors(ctx, tx); err != nil {
+			return err
 		}
 	}
 	for _, stmt := range schema {
@@ -190,6 +192,56 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// versionsIntoVisitors moves the versions of version 1's applied table
+// (by stream name: a hash of the visitor) into the visitors' rows.
+func versionsIntoVisitors(ctx context.Context, tx *sql.Tx) error {
+	applied := map[string]int64{}
+	rows, err := tx.QueryContext(ctx, `SELECT stream, version FROM applied WHERE stream LIKE '`+radar.StreamPrefix+`%'`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var stream string
+		var v int64
+		if err := rows.Scan(&stream, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[stream] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	type visitor struct{ project, id string }
+	var vs []visitor
+	rows, err = tx.QueryContext(ctx, `SELECT project_id, visitor_id FROM visitors`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v visitor
+		if err := rows.Scan(&v.project, &v.id); err != nil {
+			rows.Close()
+			return err
+		}
+		vs = append(vs, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if version, ok := applied[radar.Stream(v.project, v.id)]; ok {
+			if _, err := tx.ExecContext(ctx, `UPDATE visitors SET version = ? WHERE project_id = ? AND visitor_id = ?`, version, v.project, v.id); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DROP TABLE applied`)
+	return err
 }
 
 // Close closes the database.
@@ -211,16 +263,6 @@ func (s *Store) Reset(ctx context.Context) error {
 	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
-// AppliedVersion implements projections.StreamTracker.
-func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
-	var v int64
-	err := s.r.QueryRowContext(ctx, `SELECT version FROM applied WHERE stream = ?`, stream).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	return uint64(v), err == nil, err
-}
-
 // Apply implements projections.Projector.
 func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
 	if len(events) == 0 {
@@ -231,7 +273,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), versions: map[string]int64{}}
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: map[visitorKey]*visitorState{}}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -239,12 +281,6 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		}
 		if err := a.apply(re); err != nil {
 			return fmt.Errorf("radar: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
-		}
-	}
-	for stream, v := range a.versions {
-		if err := a.Exec(`INSERT INTO applied (stream, version) VALUES (?, ?)
-			ON CONFLICT(stream) DO UPDATE SET version = max(version, excluded.version)`, stream, v); err != nil {
-			return err
 		}
 	}
 	if err := a.SaveCheckpoint(maxPos); err != nil {
@@ -255,35 +291,40 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 type applier struct {
 	*sqlitedb.Batch
-	versions map[string]int64 // stream -> version applied, within this batch
+	visitors map[visitorKey]*visitorState // read or written in this batch
 }
 
-// seen reports whether re was applied already, and records it otherwise.
-func (a *applier) seen(re eventstore.RecordedEvent) (bool, error) {
-	v, ok := a.versions[re.Stream]
-	if !ok {
-		v = -1
-		if err := a.QueryRow(`SELECT version FROM applied WHERE stream = ?`, re.Stream).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return false, err
-		}
+type visitorKey struct{ project, visitor string }
+
+// visitorState is what applying a visitor's next event needs of its row.
+type visitorState struct {
+	known   bool // the row exists
+	last    int64
+	session string
+	version int64 // of the visitor's stream; -1 before its first event
+}
+
+// visitor returns the state of a visitor's row.
+func (a *applier) visitor(project, visitor string) (*visitorState, error) {
+	k := visitorKey{project, visitor}
+	if st, ok := a.visitors[k]; ok {
+		return st, nil
 	}
-	if int64(re.Version) <= v {
-		a.versions[re.Stream] = v
-		return true, nil
+	st := &visitorState{known: true}
+	err := a.QueryRow(`SELECT last_seen, last_session, version FROM visitors WHERE project_id = ? AND visitor_id = ?`, project, visitor).
+		Scan(&st.last, &st.session, &st.version)
+	if errors.Is(err, sql.ErrNoRows) {
+		st = &visitorState{version: -1}
+	} else if err != nil {
+		return nil, err
 	}
-	a.versions[re.Stream] = int64(re.Version)
-	return false, nil
+	a.visitors[k] = st
+	return st, nil
 }
 
 func (a *applier) apply(re eventstore.RecordedEvent) error {
-	radarStream := strings.HasPrefix(re.Stream, radar.StreamPrefix)
-	if !radarStream && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
+	if !strings.HasPrefix(re.Stream, radar.StreamPrefix) && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
 		return nil
-	}
-	if radarStream {
-		if seen, err := a.seen(re); err != nil || seen {
-			return err
-		}
 	}
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
@@ -298,7 +339,7 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	case *radar.EventRecorded:
 		return a.hit(re, &e.Hit, 1, e.Name, e.Props)
 	case *radar.VisitorIdentified:
-		return a.identify(e)
+		return a.identify(re, e)
 	case *conversion.CustomerCreated:
 		return a.customer(re.Stream, e.Profile, true)
 	case *conversion.CustomerUpdated:
@@ -319,15 +360,11 @@ func sessionID(project, visitor string, ms int64) string {
 
 func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name string, props map[string]string) error {
 	ms := h.At.UnixMilli()
-	row := a.QueryRow(`SELECT last_seen, last_session FROM visitors WHERE project_id = ? AND visitor_id = ?`, h.ProjectID, h.VisitorID)
-	var last int64
-	var session string
-	known := true
-	if err := row.Scan(&last, &session); errors.Is(err, sql.ErrNoRows) {
-		known = false
-	} else if err != nil {
-		return err
+	st, err := a.visitor(h.ProjectID, h.VisitorID)
+	if err != nil || int64(re.Version) <= st.version {
+		return err // or applied already
 	}
+	known, last, session := st.known, st.last, st.session
 	pv, ev := 1-kind, kind
 	if !known || session == "" || ms-last > radar.SessionTimeout.Milliseconds() {
 		session = sessionID(h.ProjectID, h.VisitorID, ms)
@@ -341,13 +378,13 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 			err = a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?,
 				country = CASE WHEN ? <> '' THEN ? ELSE country END, browser = ?, os = ?, device = ?,
 				source = CASE WHEN source = '' THEN ? ELSE source END,
-				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
+				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END, version = ?
 				WHERE project_id = ? AND visitor_id = ?`,
-				ms, session, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, h.ProjectID, h.VisitorID)
+				ms, session, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID)
 		} else {
-			err = a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
-				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
-				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session)
+			err = a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session, version)
+				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session, re.Version)
 		}
 		if err != nil {
 			return err
@@ -360,11 +397,12 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 		}
 		if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
 			source = CASE WHEN source = '' THEN ? ELSE source END,
-			click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END
-			WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, h.ProjectID, h.VisitorID); err != nil {
+			click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END, version = ?
+			WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID); err != nil {
 			return err
 		}
 	}
+	st.known, st.last, st.session, st.version = true, max(last, ms), session, int64(re.Version)
 	var propsJSON []byte
 	if len(props) > 0 {
 		propsJSON, _ = json.Marshal(props)
@@ -374,17 +412,26 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 		h.ProjectID, ms, re.Version, h.VisitorID, session, kind, name, h.Pathname, h.Hostname, h.Source, h.Country, h.Browser, h.OS, h.Device, h.ClickID, string(propsJSON))
 }
 
-func (a *applier) identify(e *radar.VisitorIdentified) error {
+func (a *applier) identify(re eventstore.RecordedEvent, e *radar.VisitorIdentified) error {
 	ms := e.At.UnixMilli()
-	if err := a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session)
-		VALUES (?, ?, ?, ?, '', '', '', '', '', ?, ?, ?, 0, '')
+	st, err := a.visitor(e.ProjectID, e.VisitorID)
+	if err != nil || int64(re.Version) <= st.version {
+		return err // or applied already
+	}
+	if err := a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session, version)
+		VALUES (?, ?, ?, ?, '', '', '', '', '', ?, ?, ?, 0, '', ?)
 		ON CONFLICT (project_id, visitor_id) DO UPDATE SET
 			name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END,
 			email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE email END,
-			click_id = CASE WHEN click_id = '' THEN excluded.click_id ELSE click_id END`,
-		e.ProjectID, e.VisitorID, e.Name, e.Email, e.ClickID, ms, ms); err != nil {
+			click_id = CASE WHEN click_id = '' THEN excluded.click_id ELSE click_id END,
+			version = excluded.version`,
+		e.ProjectID, e.VisitorID, e.Name, e.Email, e.ClickID, ms, ms, re.Version); err != nil {
 		return err
 	}
+	if !st.known {
+		st.known, st.last, st.session = true, ms, ""
+	}
+	st.version = int64(re.Version)
 	return nil
 }
 
