@@ -132,9 +132,14 @@ func replayScenario(t *testing.T, extra ...string) {
 		}
 	}
 	// Leads and sales on tracked clicks (with and without eventIds, one
-	// repeated), attributed through the click index.
+	// repeated), attributed through the click index; Radar visits, one
+	// through the first tracked click, whose sales are its revenue.
+	site := newRadarSite(t, p.url)
 	for i := 0; i < 3; i++ {
 		tid := trackedClick(t, p.url)
+		if i == 0 {
+			site.visits(t, p.url, tid)
+		}
 		for n := 0; n < 4; n++ {
 			cust := map[string]any{"externalId": fmt.Sprintf("cust-%d", n%2), "email": fmt.Sprintf("c%d@example.com", n)}
 			st, b, _, err = do("POST", p.url+"/api/events/lead", operatorKey, map[string]any{"trackingId": tid, "customer": cust})
@@ -153,6 +158,10 @@ func replayScenario(t *testing.T, extra ...string) {
 	if n := len(before["customers"].(map[string]any)["items"].([]any)); n != 2 {
 		t.Fatalf("%d customers before the replay, want 2", n)
 	}
+	site.snapshot(t, p.url, before)
+	if o := before["radar-overview"].(map[string]any)["data"].(map[string]any); o["people"] != 6.0 || o["sales"] != 4.0 {
+		t.Fatalf("Radar overview before the replay: %v", o)
+	}
 	p.stop()
 
 	for _, args := range [][]string{{"replay"}, {"replay", "--projection", "core"}} {
@@ -167,6 +176,7 @@ func replayScenario(t *testing.T, extra ...string) {
 	p = start(t, dir, addr, extra...)
 	defer p.stop()
 	after := snapshot(t, p.url)
+	site.snapshot(t, p.url, after)
 	if !reflect.DeepEqual(before, after) {
 		keys := make([]string, 0, len(before))
 		for k := range before {
