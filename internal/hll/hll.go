@@ -1,0 +1,176 @@
+// Package hll counts distinct 64-bit hashes in fixed memory: exactly while
+// a sketch holds at most MaxExact of them, then as a HyperLogLog of 2^12
+// one-byte registers (4 KiB; standard error 1.04/√4096 ≈ 1.6%), with
+// linear counting for small estimates. Sketches merge (the union of the
+// sets they count) and adding a hash twice changes nothing, so a sketch can
+// be rebuilt or added to again after a crash without counting anything
+// twice.
+//
+// This is what Radar's daily rollups count unique visitors with: the union
+// of a range's days is the range's visitors, without reading every hit.
+package hll
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+const (
+	precision = 12
+	registers = 1 << precision
+	// MaxExact is how many distinct hashes a sketch keeps exactly (as many
+	// bytes as the registers take).
+	MaxExact = registers / 8
+)
+
+// Sketch counts distinct hashes. The zero value is an empty sketch.
+type Sketch struct {
+	exact []uint64 // sorted, while regs is nil
+	regs  []uint8  // the HyperLogLog, once more than MaxExact hashes
+}
+
+// Hash is the 64-bit hash of s that sketches count (FNV-1a, then
+// splitmix64's finalizer so that every bit depends on every byte).
+func Hash(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Add adds a hash; it reports whether the sketch changed.
+func (s *Sketch) Add(h uint64) bool {
+	if s.regs != nil {
+		return s.addReg(h)
+	}
+	i, found := slices.BinarySearch(s.exact, h)
+	if found {
+		return false
+	}
+	if len(s.exact) < MaxExact {
+		s.exact = slices.Insert(s.exact, i, h)
+		return true
+	}
+	s.densify()
+	return s.addReg(h)
+}
+
+func (s *Sketch) addReg(h uint64) bool {
+	j := h >> (64 - precision)
+	rank := uint8(bits.LeadingZeros64(h<<precision|1<<(precision-1)) + 1)
+	if rank > s.regs[j] {
+		s.regs[j] = rank
+		return true
+	}
+	return false
+}
+
+func (s *Sketch) densify() {
+	s.regs = make([]uint8, registers)
+	for _, h := range s.exact {
+		s.addReg(h)
+	}
+	s.exact = nil
+}
+
+// Merge adds every hash o counts to s.
+func (s *Sketch) Merge(o *Sketch) {
+	if o == nil {
+		return
+	}
+	if o.regs == nil {
+		for _, h := range o.exact {
+			s.Add(h)
+		}
+		return
+	}
+	if s.regs == nil {
+		s.densify()
+	}
+	for j, r := range o.regs {
+		if r > s.regs[j] {
+			s.regs[j] = r
+		}
+	}
+}
+
+// Count is the number of distinct hashes added: exact up to MaxExact, an
+// estimate beyond.
+func (s *Sketch) Count() int64 {
+	if s.regs == nil {
+		return int64(len(s.exact))
+	}
+	sum, zeros := 0.0, 0
+	for _, r := range s.regs {
+		sum += math.Ldexp(1, -int(r))
+		if r == 0 {
+			zeros++
+		}
+	}
+	m := float64(registers)
+	e := 0.7213 / (1 + 1.079/m) * m * m / sum
+	if e <= 2.5*m && zeros > 0 {
+		e = m * math.Log(m/float64(zeros))
+	}
+	return int64(math.Round(e))
+}
+
+// Exact reports whether Count is exact.
+func (s *Sketch) Exact() bool { return s.regs == nil }
+
+// MarshalBinary encodes s: a kind byte, then the sorted hashes (8 bytes
+// each, big endian) or the registers.
+func (s *Sketch) MarshalBinary() ([]byte, error) {
+	if s.regs != nil {
+		return append([]byte{2}, s.regs...), nil
+	}
+	b := make([]byte, 1, 1+8*len(s.exact))
+	b[0] = 1
+	for _, h := range s.exact {
+		b = binary.BigEndian.AppendUint64(b, h)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (s *Sketch) UnmarshalBinary(b []byte) error {
+	*s = Sketch{}
+	if len(b) == 0 {
+		return errors.New("hll: empty encoding")
+	}
+	switch b[0] {
+	case 1:
+		if (len(b)-1)%8 != 0 || (len(b)-1)/8 > MaxExact {
+			return errors.New("hll: bad exact encoding")
+		}
+		for i := 1; i < len(b); i += 8 {
+			h := binary.BigEndian.Uint64(b[i:])
+			if n := len(s.exact); n > 0 && s.exact[n-1] >= h {
+				return errors.New("hll: exact hashes not sorted")
+			}
+			s.exact = append(s.exact, h)
+		}
+	case 2:
+		if len(b)-1 != registers {
+			return errors.New("hll: bad register encoding")
+		}
+		s.regs = append([]uint8(nil), b[1:]...)
+	default:
+		return errors.New("hll: unknown encoding")
+	}
+	return nil
+}
+
+// Clone returns a copy of s.
+func (s *Sketch) Clone() *Sketch {
+	return &Sketch{exact: slices.Clone(s.exact), regs: slices.Clone(s.regs)}
+}

@@ -1,0 +1,97 @@
+package hll
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestExactThenEstimate(t *testing.T) {
+	var s Sketch
+	for i := range MaxExact {
+		if !s.Add(Hash(fmt.Sprint("v", i))) {
+			t.Fatalf("adding %d changed nothing", i)
+		}
+		if s.Add(Hash(fmt.Sprint("v", i))) {
+			t.Fatalf("adding %d twice changed the sketch", i)
+		}
+	}
+	if !s.Exact() || s.Count() != MaxExact {
+		t.Fatalf("count %d exact %v, want %d exact", s.Count(), s.Exact(), MaxExact)
+	}
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		var d Sketch
+		for i := range n {
+			d.Add(Hash(fmt.Sprint("visitor-", i)))
+		}
+		if d.Exact() {
+			t.Fatalf("%d: still exact", n)
+		}
+		if err := math.Abs(float64(d.Count()-int64(n))) / float64(n); err > 0.05 {
+			t.Errorf("%d distinct: estimate %d (error %.1f%%)", n, d.Count(), err*100)
+		}
+	}
+}
+
+func TestMergeIsUnion(t *testing.T) {
+	for _, n := range []int{100, 400, 5_000, 50_000} {
+		// Two overlapping sets: a has [0, n), b has [n/2, 3n/2).
+		var a, b, both Sketch
+		for i := range n {
+			a.Add(Hash(fmt.Sprint(i)))
+			b.Add(Hash(fmt.Sprint(i + n/2)))
+		}
+		for i := range n + n/2 {
+			both.Add(Hash(fmt.Sprint(i)))
+		}
+		u := a.Clone()
+		u.Merge(&b)
+		if u.Exact() != both.Exact() || (u.Exact() && u.Count() != both.Count()) {
+			t.Errorf("%d: union %d (exact %v), direct %d (exact %v)", n, u.Count(), u.Exact(), both.Count(), both.Exact())
+		}
+		if !u.Exact() && u.Count() != both.Count() {
+			// Register-wise max is the sketch of the union, exactly.
+			t.Errorf("%d: union estimate %d, direct estimate %d", n, u.Count(), both.Count())
+		}
+		want := float64(n + n/2)
+		if err := math.Abs(float64(u.Count())-want) / want; err > 0.05 {
+			t.Errorf("%d: union %d of %v", n, u.Count(), want)
+		}
+	}
+}
+
+func TestEncoding(t *testing.T) {
+	for _, n := range []int{0, 1, MaxExact, MaxExact + 1, 20_000} {
+		var s Sketch
+		for i := range n {
+			s.Add(Hash(fmt.Sprint(i)))
+		}
+		b, _ := s.MarshalBinary()
+		var d Sketch
+		if err := d.UnmarshalBinary(b); err != nil {
+			t.Fatalf("%d: %v", n, err)
+		}
+		if d.Count() != s.Count() || d.Exact() != s.Exact() {
+			t.Errorf("%d: decoded %d, want %d", n, d.Count(), s.Count())
+		}
+	}
+	for _, bad := range [][]byte{nil, {0}, {1, 1, 2}, {2, 0}, append([]byte{1}, make([]byte, 16)...)} {
+		var d Sketch
+		if d.UnmarshalBinary(bad) == nil {
+			t.Errorf("%v decoded", bad)
+		}
+	}
+}
+
+func BenchmarkMergeDense(b *testing.B) {
+	var x, y Sketch
+	for i := range 10_000 {
+		x.Add(Hash(fmt.Sprint("a", i)))
+		y.Add(Hash(fmt.Sprint("b", i)))
+	}
+	for b.Loop() {
+		z := x.Clone()
+		z.Merge(&y)
+		_ = z.Count()
+	}
+}
