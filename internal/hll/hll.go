@@ -1,7 +1,9 @@
-// Package hll counts distinct 64-bit hashes in fixed memory: exactly while
-// a sketch holds at most MaxExact of them, then as a HyperLogLog of 2^12
-// one-byte registers (4 KiB; standard error 1.04/√4096 ≈ 1.6%), with
-// linear counting for small estimates. Sketches merge (the union of the
+// Package hll counts distinct 64-bit hashes in bounded memory: exactly while
+// a sketch holds at most MaxExact of them (32 KiB), then as a HyperLogLog of
+// 2^12 one-byte registers (4 KiB; standard error 1.04/√4096 ≈ 1.6%), with
+// linear counting for small estimates. A site with a few thousand visitors a
+// month gets exact counts; beyond, counts are estimates, as Plausible's
+// (ClickHouse's uniq) are. Sketches merge (the union of the
 // sets they count) and adding a hash twice changes nothing, so a sketch can
 // be rebuilt or added to again after a crash without counting anything
 // twice.
@@ -22,9 +24,8 @@ import (
 const (
 	precision = 12
 	registers = 1 << precision
-	// MaxExact is how many distinct hashes a sketch keeps exactly (as many
-	// bytes as the registers take).
-	MaxExact = registers / 8
+	// MaxExact is how many distinct hashes a sketch keeps exactly.
+	MaxExact = 4096
 )
 
 // Sketch counts distinct hashes. The zero value is an empty sketch.
@@ -88,8 +89,15 @@ func (s *Sketch) Merge(o *Sketch) {
 		return
 	}
 	if o.regs == nil {
-		for _, h := range o.exact {
-			s.Add(h)
+		if s.regs != nil {
+			for _, h := range o.exact {
+				s.addReg(h)
+			}
+			return
+		}
+		s.exact = union(s.exact, o.exact)
+		if len(s.exact) > MaxExact {
+			s.densify()
 		}
 		return
 	}
@@ -101,6 +109,31 @@ func (s *Sketch) Merge(o *Sketch) {
 			s.regs[j] = r
 		}
 	}
+}
+
+// union merges two sorted sets.
+func union(a, b []uint64) []uint64 {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // Count is the number of distinct hashes added: exact up to MaxExact, an

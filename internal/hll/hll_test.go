@@ -19,7 +19,7 @@ func TestExactThenEstimate(t *testing.T) {
 	if !s.Exact() || s.Count() != MaxExact {
 		t.Fatalf("count %d exact %v, want %d exact", s.Count(), s.Exact(), MaxExact)
 	}
-	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+	for _, n := range []int{MaxExact + 1, 10_000, 100_000, 1_000_000} {
 		var d Sketch
 		for i := range n {
 			d.Add(Hash(fmt.Sprint("visitor-", i)))
@@ -34,7 +34,7 @@ func TestExactThenEstimate(t *testing.T) {
 }
 
 func TestMergeIsUnion(t *testing.T) {
-	for _, n := range []int{100, 400, 5_000, 50_000} {
+	for _, n := range []int{100, 400, 2 * MaxExact / 3, 5_000, 50_000} {
 		// Two overlapping sets: a has [0, n), b has [n/2, 3n/2).
 		var a, b, both Sketch
 		for i := range n {

@@ -50,9 +50,12 @@ func units(minor int64, currency string) float64 {
 
 // salesOf is the sales (kind 'sale') of the clicks of the project's
 // visitors, recorded in the range: one row per sale with its visitor.
+// CROSS JOIN keeps SQLite from starting with every sale of every
+// workspace: it reads the project's visitors who came through a click
+// (visitors_clicked), then their clicks' conversions.
 const salesOf = `SELECT c.conversion_id, c.amount_minor, c.currency, v.visitor_id, v.country
-	FROM conversions c JOIN visitors v ON v.click_id = c.click_id AND v.click_id <> ''
-	WHERE v.project_id = ? AND c.kind = 'sale' AND c.at BETWEEN ? AND ?`
+	FROM visitors v CROSS JOIN conversions c ON c.click_id = v.click_id
+	WHERE v.project_id = ? AND v.click_id <> '' AND c.kind = 'sale' AND c.at BETWEEN ? AND ?`
 
 type sale struct {
 	id, currency, visitor, country string
@@ -99,19 +102,14 @@ func (s *Store) sales(ctx context.Context, r queries.RadarRange) ([]sale, string
 func (s *Store) RadarOverview(ctx context.Context, r queries.RadarRange) (queries.RadarOverview, error) {
 	lo, hi := bounds(r)
 	var o queries.RadarOverview
-	if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT visitor_id), coalesce(sum(kind = 0), 0), coalesce(sum(kind = 1), 0)
-		FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?`, r.ProjectID, lo, hi).Scan(&o.People, &o.Pageviews, &o.Events); err != nil {
+	a, err := s.aggregate(ctx, r.ProjectID, lo, hi)
+	if err != nil {
 		return o, err
 	}
-	var bounces, duration int64
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(pageviews = 1 AND events = 0), 0),
-		coalesce(sum(CASE WHEN pageviews = 1 AND events = 0 THEN 0 ELSE end - start END), 0)
-		FROM sessions WHERE project_id = ? AND start BETWEEN ? AND ?`, r.ProjectID, lo, hi).Scan(&o.Visits, &bounces, &duration); err != nil {
-		return o, err
-	}
-	o.BounceRate = percent(bounces, o.Visits)
+	o.People, o.Pageviews, o.Events, o.Visits = a.people.Count(), a.pageviews, a.events, a.visits
+	o.BounceRate = percent(a.bounces, o.Visits)
 	if o.Visits > 0 {
-		o.AvgDurationS = int64(math.Round(float64(duration) / 1000 / float64(o.Visits)))
+		o.AvgDurationS = int64(math.Round(float64(a.durationMS) / 1000 / float64(o.Visits)))
 	}
 	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
 	sales, cur, err := s.sales(ctx, r)
@@ -139,45 +137,67 @@ func (s *Store) RadarOverview(ctx context.Context, r queries.RadarRange) (querie
 	return o, nil
 }
 
-func (s *Store) counts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []queries.RadarCount
-	for rows.Next() {
-		var c queries.RadarCount
-		if err := rows.Scan(&c.Name, &c.People); err != nil {
-			return nil, err
+// ranked is a dimension's values, most people first (then by name), at
+// most limit of them; byCount ranks by count instead.
+func ranked(a *agg, d dim, limit int, byCount bool, rename func(string) string) []dimRow {
+	var out []dimRow
+	for k, c := range a.dims {
+		if k.dim != d {
+			continue
 		}
-		out = append(out, c)
+		name := k.value
+		if rename != nil {
+			name = rename(name)
+		}
+		out = append(out, dimRow{name: name, n: c.n, people: c.people.Count()})
 	}
-	return out, rows.Err()
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if byCount && x.n != y.n {
+			return x.n > y.n
+		}
+		if !byCount && x.people != y.people {
+			return x.people > y.people
+		}
+		return x.name < y.name
+	})
+	if limit >= 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+type dimRow struct {
+	name      string
+	n, people int64
+}
+
+func counts(rows []dimRow) []queries.RadarCount {
+	var out []queries.RadarCount
+	for _, r := range rows {
+		out = append(out, queries.RadarCount{Name: r.name, People: r.people})
+	}
+	return out
 }
 
 // RadarBreakdowns implements queries.RadarReadModel.
 func (s *Store) RadarBreakdowns(ctx context.Context, r queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
 	lo, hi := bounds(r)
 	var b queries.RadarBreakdowns
-	pages, err := s.counts(ctx, `SELECT pathname, count(DISTINCT visitor_id) AS people FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? AND kind = 0 GROUP BY pathname ORDER BY people DESC, pathname LIMIT ?`, r.ProjectID, lo, hi, limit)
+	a, err := s.aggregate(ctx, r.ProjectID, lo, hi)
 	if err != nil {
 		return b, err
 	}
-	for _, p := range pages {
-		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
+	for _, p := range ranked(a, dimPage, limit, false, nil) {
+		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.name, People: p.people})
 	}
-	if b.Sources, err = s.counts(ctx, `SELECT CASE WHEN source = '' THEN ? ELSE source END AS name, count(DISTINCT visitor_id) AS people FROM sessions
-		WHERE project_id = ? AND start BETWEEN ? AND ? GROUP BY name ORDER BY people DESC, name LIMIT ?`, DirectSource, r.ProjectID, lo, hi, limit); err != nil {
-		return b, err
-	}
-	countries, err := s.counts(ctx, `SELECT country, count(DISTINCT visitor_id) AS people FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? AND country <> '' GROUP BY country ORDER BY people DESC, country LIMIT ?`, r.ProjectID, lo, hi, limit)
-	if err != nil {
-		return b, err
-	}
-	if len(countries) > 0 {
+	b.Sources = counts(ranked(a, dimSource, limit, false, func(v string) string {
+		if v == "" {
+			return DirectSource
+		}
+		return v
+	}))
+	if countries := ranked(a, dimCountry, limit, false, nil); len(countries) > 0 {
 		sales, cur, err := s.sales(ctx, r)
 		if err != nil {
 			return b, err
@@ -189,55 +209,35 @@ func (s *Store) RadarBreakdowns(ctx context.Context, r queries.RadarRange, limit
 			}
 		}
 		for _, c := range countries {
-			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.Name), People: c.People, CountryCode: c.Name, Revenue: units(revenue[c.Name], cur)})
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.name), People: c.people, CountryCode: c.name, Revenue: units(revenue[c.name], cur)})
 		}
 	}
-	if b.Browsers, err = s.counts(ctx, `SELECT browser, count(DISTINCT visitor_id) AS people FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? AND browser <> '' GROUP BY browser ORDER BY people DESC, browser LIMIT ?`, r.ProjectID, lo, hi, limit); err != nil {
-		return b, err
-	}
-	if b.OS, err = s.counts(ctx, `SELECT os, count(DISTINCT visitor_id) AS people FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? AND os <> '' GROUP BY os ORDER BY people DESC, os LIMIT ?`, r.ProjectID, lo, hi, limit); err != nil {
-		return b, err
-	}
-	if b.Events, err = s.RadarEvents(ctx, r, limit); err != nil {
-		return b, err
-	}
-	hosts, err := s.counts(ctx, `SELECT hostname, count(*) AS n FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? GROUP BY hostname ORDER BY n DESC, hostname LIMIT ?`, r.ProjectID, lo, hi, limit)
-	if err != nil {
-		return b, err
-	}
-	for _, h := range hosts {
-		b.Hostnames = append(b.Hostnames, h.Name)
+	b.Browsers = counts(ranked(a, dimBrowser, limit, false, nil))
+	b.OS = counts(ranked(a, dimOS, limit, false, nil))
+	b.Events = events(a, limit)
+	for _, h := range ranked(a, dimHost, limit, true, nil) {
+		b.Hostnames = append(b.Hostnames, h.name)
 	}
 	return b, nil
+}
+
+func events(a *agg, limit int) []queries.RadarEventStat {
+	var out []queries.RadarEventStat
+	people := a.people.Count()
+	for _, e := range ranked(a, dimEvent, limit, true, nil) {
+		out = append(out, queries.RadarEventStat{EventName: e.name, People: e.people, Events: e.n, CompletionRate: percent(e.people, people)})
+	}
+	return out
 }
 
 // RadarEvents implements queries.RadarReadModel.
 func (s *Store) RadarEvents(ctx context.Context, r queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
 	lo, hi := bounds(r)
-	var people int64
-	if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT visitor_id) FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?`,
-		r.ProjectID, lo, hi).Scan(&people); err != nil {
-		return nil, err
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT name, count(DISTINCT visitor_id), count(*) AS events FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ? AND kind = 1 GROUP BY name ORDER BY events DESC, name LIMIT ?`, r.ProjectID, lo, hi, limit)
+	a, err := s.aggregate(ctx, r.ProjectID, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []queries.RadarEventStat
-	for rows.Next() {
-		var e queries.RadarEventStat
-		if err := rows.Scan(&e.EventName, &e.People, &e.Events); err != nil {
-			return nil, err
-		}
-		e.CompletionRate = percent(e.People, people)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return events(a, limit), nil
 }
 
 // CountryName is the English name of an ISO 3166-1 alpha-2 code.

@@ -30,6 +30,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/hll"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
@@ -38,8 +39,12 @@ const Name = "radar"
 
 // Store is the Radar read model.
 type Store struct {
-	w *sql.DB // the projector's one connection
-	r *sql.DB // readers
+	w    *sql.DB // the projector's one connection
+	r    *sql.DB // readers
+	roll *rollups
+	// noRollups computes every report from the hits and sessions (tests
+	// compare the rollups with it).
+	noRollups bool
 }
 
 var schema = []string{
@@ -98,12 +103,15 @@ var schema = []string{
 		last_session TEXT NOT NULL,
 		version INTEGER NOT NULL DEFAULT -1,
 		PRIMARY KEY (project_id, visitor_id)) WITHOUT ROWID`,
-	`CREATE INDEX IF NOT EXISTS visitors_click ON visitors (click_id)`,
+	// The visitors who came through a click, by project: sales are read
+	// from them (a partial index: most visitors came without one).
+	`CREATE INDEX IF NOT EXISTS visitors_clicked ON visitors (project_id, click_id) WHERE click_id <> ''`,
 	`CREATE TABLE IF NOT EXISTS customers (
 		stream TEXT PRIMARY KEY,
 		name TEXT NOT NULL,
 		email TEXT NOT NULL) WITHOUT ROWID`,
 	conversionsTable,
+	rollupSchema,
 }
 
 // conversionsTable is keyed by click, which is how queries read it (a
@@ -123,10 +131,11 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 // user_version (0: the first version).
 //
 //   - 2: conversions keyed by (click_id, conversion_id); the version of a
-//     visitor's stream kept in its row (the applied table is gone).
+//     visitor's stream kept in its row (the applied table is gone); daily
+//     rollups (rollup.go), computed for version 1's days when migrating.
 const schemaVersion = 2
 
-var tables = []string{"checkpoint", "hits", "sessions", "visitors", "customers", "conversions"}
+var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers", "conversions"}
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*Store, error) {
@@ -134,12 +143,30 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{w: w, r: r}
+	s := &Store{w: w, r: r, roll: newRollups()}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: schema: %w", err)
 	}
+	if err := s.recover(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("radar: rollups: %w", err)
+	}
 	return s, nil
+}
+
+// recover recomputes the rollups of the days changed since they were last
+// written, which a crash left marked dirty.
+func (s *Store) recover(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := recompute(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // migrate creates what is missing and brings a version 1 database to
@@ -174,6 +201,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions_v1`,
 			`DROP TABLE conversions_v1`,
 			`ALTER TABLE visitors ADD COLUMN version INTEGER NOT NULL DEFAULT -1`,
+			`DROP INDEX IF EXISTS visitors_click`,
 		} {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
@@ -185,6 +213,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	for _, stmt := range schema {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if old > 0 {
+		// Every day of version 1's hits and sessions gets its rollup when
+		// Open recovers (recover).
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rollup_dirty (project_id, day)
+			SELECT DISTINCT project_id, ts / ? FROM hits UNION SELECT DISTINCT project_id, start / ? FROM sessions`, dayMS, dayMS); err != nil {
 			return err
 		}
 	}
@@ -260,6 +296,7 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 
 // Reset implements projections.Projector.
 func (s *Store) Reset(ctx context.Context) error {
+	s.roll.reset()
 	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
@@ -273,7 +310,16 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: map[visitorKey]*visitorState{}}
+	s.roll.begin()
+	if err := s.apply(ctx, tx, events); err != nil {
+		tx.Rollback()
+		return errors.Join(err, s.roll.failed(ctx, s.w))
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: map[visitorKey]*visitorState{}, roll: s.roll, tx: tx}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -282,6 +328,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if err := a.apply(re); err != nil {
 			return fmt.Errorf("radar: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
 		}
+	}
+	if err := s.roll.flush(ctx, tx, false); err != nil {
+		return err
 	}
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
@@ -292,6 +341,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 type applier struct {
 	*sqlitedb.Batch
 	visitors map[visitorKey]*visitorState // read or written in this batch
+	roll     *rollups
+	tx       *sql.Tx
 }
 
 type visitorKey struct{ project, visitor string }
@@ -301,6 +352,7 @@ type visitorState struct {
 	known   bool // the row exists
 	last    int64
 	session string
+	visit   visit // the last session's state
 	version int64 // of the visitor's stream; -1 before its first event
 }
 
@@ -311,8 +363,12 @@ func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 		return st, nil
 	}
 	st := &visitorState{known: true}
-	err := a.QueryRow(`SELECT last_seen, last_session, version FROM visitors WHERE project_id = ? AND visitor_id = ?`, project, visitor).
-		Scan(&st.last, &st.session, &st.version)
+	var pv, ev, start, end sql.NullInt64
+	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, s.pageviews, s.events, s.start, s.end
+		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.session_id = v.last_session
+		WHERE v.project_id = ? AND v.visitor_id = ?`, project, visitor).
+		Scan(&st.last, &st.session, &st.version, &pv, &ev, &start, &end)
+	st.visit = visit{pv.Int64, ev.Int64, start.Int64, end.Int64}
 	if errors.Is(err, sql.ErrNoRows) {
 		st = &visitorState{version: -1}
 	} else if err != nil {
@@ -366,8 +422,19 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 	}
 	known, last, session := st.known, st.last, st.session
 	pv, ev := 1-kind, kind
+	vh := hll.Hash(h.VisitorID)
+	if err := a.roll.update(a.Ctx, a.tx, dayKey{h.ProjectID, dayOf(ms)}, func(d *agg) {
+		d.hit(hitRow{visitor: vh, kind: kind, name: name, pathname: h.Pathname, hostname: h.Hostname, country: h.Country, browser: h.Browser, osys: h.OS})
+	}); err != nil {
+		return err
+	}
 	if !known || session == "" || ms-last > radar.SessionTimeout.Milliseconds() {
 		session = sessionID(h.ProjectID, h.VisitorID, ms)
+		v := visit{int64(pv), int64(ev), ms, ms}
+		if err := a.roll.update(a.Ctx, a.tx, dayKey{h.ProjectID, dayOf(ms)}, func(d *agg) { d.started(v, h.Source, vh) }); err != nil {
+			return err
+		}
+		st.visit = v
 		if err := a.Exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			h.ProjectID, session, h.VisitorID, ms, ms, pv, ev, h.Source, h.Referrer, h.Device, h.Browser, h.OS, h.Country, h.Pathname); err != nil {
@@ -390,9 +457,15 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 			return err
 		}
 	} else {
-		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?,
-			source = CASE WHEN source = '' THEN ? ELSE source END
-			WHERE project_id = ? AND session_id = ?`, ms, pv, ev, h.Source, h.ProjectID, session); err != nil {
+		// A visit's source is its first page's, as its rollup counted it.
+		old := st.visit
+		v := visit{old.pageviews + int64(pv), old.events + int64(ev), old.start, max(old.end, ms)}
+		if err := a.roll.update(a.Ctx, a.tx, dayKey{h.ProjectID, dayOf(old.start)}, func(d *agg) { d.changed(old, v) }); err != nil {
+			return err
+		}
+		st.visit = v
+		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?
+			WHERE project_id = ? AND session_id = ?`, ms, pv, ev, h.ProjectID, session); err != nil {
 			return err
 		}
 		if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
