@@ -78,8 +78,8 @@ func (rd *Redirector) servePreview(w http.ResponseWriter, r *http.Request, a *qu
 	if m.Favicon != nil && isWebURL(*m.Favicon) {
 		d.Favicon = *m.Favicon
 	}
-	if isWebURL(a.Target) {
-		d.Target = a.Target
+	if u, err := url.Parse(a.Target); err == nil && isWebURL(a.Target) {
+		d.Target, d.TargetHost = a.Target, u.Host
 	}
 	scheme := "http"
 	if rd.cfg.SecureCookies {
@@ -93,7 +93,7 @@ func (rd *Redirector) servePreview(w http.ResponseWriter, r *http.Request, a *qu
 }
 
 type previewData struct {
-	Title, Description, Image, Favicon, Target, ShortURL string
+	Title, Description, Image, Favicon, Target, TargetHost, ShortURL string
 }
 
 // serveAppPage answers a person in an in-app browser that cannot open the
@@ -197,7 +197,7 @@ var linkPages = template.Must(template.New("linkpages").Parse(`
 <meta property="og:type" content="website"><meta property="og:url" content="{{.ShortURL}}"><meta property="og:title" content="{{.Title}}">{{with .Description}}<meta property="og:description" content="{{.}}">{{end}}{{with .Image}}<meta property="og:image" content="{{.}}">{{end}}
 <meta name="twitter:card" content="{{if .Image}}summary_large_image{{else}}summary{{end}}"><meta name="twitter:title" content="{{.Title}}">{{with .Description}}<meta name="twitter:description" content="{{.}}">{{end}}{{with .Image}}<meta name="twitter:image" content="{{.}}">{{end}}
 {{with .Favicon}}<link rel="icon" href="{{.}}">{{end}}
-{{template "style"}}</head><body><h1>{{.Title}}</h1>{{with .Description}}<p>{{.}}</p>{{end}}{{with .Target}}<p><a href="{{.}}">Continue</a></p>{{end}}</body></html>{{end}}
+{{template "style"}}</head><body><h1>{{.Title}}</h1>{{with .Description}}<p>{{.}}</p>{{end}}{{if .Target}}<p><a href="{{.Target}}">Continue to {{.TargetHost}}</a></p>{{end}}</body></html>{{end}}
 {{define "app"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Open in {{.App}}</title>{{template "style"}}</head><body>
 {{if .Logo}}<img class="logo" src="{{.Logo}}" alt="{{.App}}">{{else}}<div class="initial" aria-hidden="true">{{.Initial}}</div>{{end}}
 <h1>Open in {{.App}}</h1><p>This link opens in {{.App}}, which this in-app browser cannot start by itself.</p>
