@@ -101,7 +101,7 @@ type previewData struct {
 // link (target), and the web target as fallback; it reports whether it
 // did. The click, when counted, is already recorded: the page is that
 // click, and neither of its links comes back here.
-func (rd *Redirector) serveAppPage(w http.ResponseWriter, r *http.Request, a *queries.Access, info *enrich.Result, target, trackingID string) bool {
+func (rd *Redirector) serveAppPage(w http.ResponseWriter, a *queries.Access, info *enrich.Result, target, trackingID string) bool {
 	if !info.FromApp || !blockingApps[info.App] {
 		return false
 	}

@@ -135,7 +135,7 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			HttpOnly: false, Secure: rd.cfg.SecureCookies, SameSite: http.SameSiteLaxMode,
 		})
 	}
-	if info.FromApp && rd.serveAppPage(w, r, &a, &info, target, trackingID) {
+	if info.FromApp && rd.serveAppPage(w, &a, &info, target, trackingID) {
 		return
 	}
 	h := w.Header()

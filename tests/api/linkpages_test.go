@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
 
@@ -121,6 +122,21 @@ func TestLinkPreviewsForFetchers(t *testing.T) {
 	wantHTMLPage(t, "image only", r, http.StatusOK)
 	if !bytes.Contains(r.Body, []byte(`<meta property="og:image" content="https://cdn.example/i.png">`)) {
 		t.Errorf("metadata.image is the card's image: %s", r.Body)
+	}
+	// A protected or expired link shows fetchers no preview: it would
+	// reveal what the password protects, or a dead link's target.
+	createLink(s, alice, map[string]any{"original_url": "https://secret.example/", "custom_code": "secret", "password": "pw",
+		"metadata": map[string]any{"title": "Secret card"}})
+	createLink(s, alice, map[string]any{"original_url": "https://old.example/", "custom_code": "old",
+		"expiration_date": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "metadata": map[string]any{"title": "Old card"}})
+	for _, c := range []struct {
+		code   string
+		status int
+	}{{"secret", http.StatusOK}, {"old", http.StatusGone}} {
+		r := s.Do("GET", "/"+c.code, "", nil, "User-Agent", previewUAs["Facebook"])
+		if r.Status != c.status || bytes.Contains(r.Body, []byte("og:title")) || bytes.Contains(r.Body, []byte(".example")) {
+			t.Errorf("%s: %d %s", c.code, r.Status, r.Body)
+		}
 	}
 	// No fetcher was counted.
 	for _, id := range []string{str(l, "id"), str(plain, "id"), str(imageOnly, "id")} {
@@ -416,5 +432,38 @@ func TestWhatsAppMessage(t *testing.T) {
 	}
 	if r := s.Do("GET", "/wa6", "", nil, "User-Agent", uaDesktop); r.Header.Get("Location") != "https://site.example/" {
 		t.Errorf("desktop: %q", r.Header.Get("Location"))
+	}
+}
+
+// Public statistics follow the Host as short links do: a verified custom
+// domain's code is its own link, and the default domain's link of the same
+// code is another.
+func TestPublicStatisticsOnCustomDomain(t *testing.T) {
+	t.Parallel()
+	addr := dnsServer(t, map[string]string{"go.shop.example.": "short.example.net."})
+	s := start(t, func(c *app.Config) { c.DNSServer = addr; c.DefaultDomain = "short.example.net" })
+	alice := s.NewKey("alice", "full", nil)
+	dom := str(s.MustCreate("/v1/domains", alice, map[string]any{"domain": "go.shop.example"}), "id")
+	if v := obj(t, s.Do("GET", "/v1/domains/"+dom+"/verify", alice, nil), http.StatusOK); v["is_verified"] != true {
+		t.Skipf("domain not verified: %v", v)
+	}
+	custom := createLink(s, alice, map[string]any{"original_url": "https://c.example/", "custom_code": "promo", "domain_id": dom, "has_public_stat": true})
+	def := createLink(s, alice, map[string]any{"original_url": "https://d.example/", "custom_code": "promo", "has_public_stat": true})
+	s.Do("GET", "/promo", "", nil, "User-Agent", uaDesktop, "Host", "go.shop.example")
+	s.Do("GET", "/promo", "", nil, "User-Agent", uaDesktop, "Host", "go.shop.example")
+	s.Do("GET", "/promo", "", nil, "User-Agent", uaDesktop, "Host", "short.example.net")
+	for _, c := range []struct {
+		host, id, shortURL string
+		total              float64
+	}{{"go.shop.example", str(custom, "id"), "http://go.shop.example/promo", 2}, {"short.example.net", str(def, "id"), "http://short.example.net/promo", 1}} {
+		m := obj(t, s.Do("GET", "/v1/links/code/promo/stats", "", nil, "Host", c.host), http.StatusOK)
+		if str(m, "link_id") != c.id || str(m, "short_url") != c.shortURL || m["summary"].(map[string]any)["total_clicks"] != c.total {
+			t.Errorf("%s: %v", c.host, m)
+		}
+		page := s.Do("GET", "/promo+", "", nil, "Host", c.host)
+		wantHTMLPage(t, c.host, page, http.StatusOK)
+		if !strings.Contains(string(page.Body), c.shortURL) {
+			t.Errorf("%s: the page does not name %s", c.host, c.shortURL)
+		}
 	}
 }
