@@ -105,7 +105,7 @@ func (s *Server) publicLinkStats(w http.ResponseWriter, r *http.Request) {
 func (s *Server) publicStatsPage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		page(w, http.StatusMethodNotAllowed, pageError, nil)
+		statsPage(w, http.StatusMethodNotAllowed, "invalid", "This page is only read (GET).")
 		return
 	}
 	if !s.publicStatsAllowed(w, r) {
