@@ -216,7 +216,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		ids[op.OperationID] = key
 		path := strings.SplitN(key, " ", 2)[1]
 		public := isPublic(doc, op)
-		if strings.HasPrefix(path, "/v1/") && path != "/v1/links/code/{code}" && public {
+		if strings.HasPrefix(path, "/v1/") && path != "/v1/links/code/{code}" && path != "/v1/links/code/{code}/stats" && public {
 			t.Errorf("%s: a /v1 operation without security", key)
 		}
 		if public || !strings.HasPrefix(path, "/v1/") {
@@ -956,6 +956,22 @@ func TestOpenAPIConformance(t *testing.T) {
 	r.do(call{method: "GET", path: "/v1/stats/workspaces/" + ws + "/summary?start_date=2025-03-01&end_date=2025-01-01", key: alice, want: 400})
 	r.do(call{method: "GET", path: "/v1/stats/workspaces/summary", key: alicePub, want: 403})
 	r.do(call{method: "GET", path: "/v1/stats/workspaces", key: alicePub, want: 403})
+
+	// ---- public statistics and the link's pages (issue 14)
+	r.do(call{method: "GET", path: "/v1/links/code/" + fullCode + "/stats", want: 200})
+	r.do(call{method: "GET", path: "/v1/links/code/" + fullCode + "/stats?start_date=" + today.Format(time.DateOnly) + "&max_days=2", want: 200})
+	r.do(call{method: "GET", path: "/v1/links/code/" + plainCode + "/stats", want: 404})
+	r.do(call{method: "GET", path: "/v1/links/code/" + fullCode + "/stats?start_date=2025-01-01&end_date=2025-03-01", want: 400})
+	r.do(call{method: "GET", path: "/" + fullCode + "+", want: 200})
+	r.do(call{method: "GET", path: "/" + plainCode + "+", want: 404})
+	r.do(call{method: "GET", path: "/" + fullCode + "+?end_date=2025-13-01", want: 400})
+	r.do(call{method: "HEAD", path: "/" + fullCode + "+", want: 200})
+	r.do(call{method: "PUT", path: "/v1/links/" + fullID, key: alice, want: 200, body: map[string]any{
+		"metadata": map[string]any{"title": "Launch", "description": "Spring", "social_image": "https://example.com/s.png"}}})
+	r.do(call{method: "GET", path: "/" + fullCode, header: []string{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"}, want: 200})
+	r.do(call{method: "HEAD", path: "/" + fullCode, header: []string{"User-Agent", "Twitterbot/1.0"}, want: 200})
+	r.do(call{method: "GET", path: "/" + fullCode, want: 200, header: []string{"User-Agent",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 335.0.3.15.111 (iPhone15,3; iOS 17_5; en_US; en; scale=3.00; 1290x2796; 612165720)"}})
 
 	// ---- the document catches drift
 	plainNow := r.do(call{method: "GET", path: "/v1/links/" + plain, key: alice, want: 200})

@@ -107,6 +107,12 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		page(w, status, pagePassword, data)
 		return
 	}
+	// Link pages (api/linkpages.go): a preview for fetchers, the WhatsApp
+	// message, the app page below.
+	if !q.Counted && rd.servePreview(w, r, &a, &info) {
+		return
+	}
+	a.Target = linkTarget(&a)
 	var trackingID string
 	if q.Counted {
 		ev, _, err := rd.rec.Handle(ctx, commands.RecordClick{Click: clickOf(a.Link, &info, r, click.SourceRedirect, a.Target, now), Limit: a.Link.ExpirationClickCount})
@@ -128,6 +134,9 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Name: "svc_tid", Value: trackingID, Path: "/", MaxAge: int(click.TrackingTTL / time.Second),
 			HttpOnly: false, Secure: rd.cfg.SecureCookies, SameSite: http.SameSiteLaxMode,
 		})
+	}
+	if info.FromApp && rd.serveAppPage(w, &a, &info, target, trackingID) {
+		return
 	}
 	h := w.Header()
 	h.Set("Location", target)

@@ -200,6 +200,9 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	v1.MethodNotAllowedHandler = r.MethodNotAllowedHandler
 	// The public short-code read needs no key.
 	v1.HandleFunc("/links/code/{code}", s.publicLinkByCode).Methods(http.MethodGet)
+	// Public statistics (has_public_stat) need no key either; their page
+	// is /{code}+ (bound).
+	v1.HandleFunc("/links/code/{code}/stats", s.publicLinkStats).Methods(http.MethodGet)
 
 	route := func(method, path, resource string, h handlerFunc) {
 		v1.Handle(path, s.authed(resource, h)).Methods(method)
@@ -251,6 +254,8 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 
 	// Short links: everything else on GET/HEAD/POST at the top level.
 	if s.redirect != nil {
+		// bound serves both before the router sees them.
+		r.HandleFunc("/{code}+", s.publicStatsPage).Methods(http.MethodGet, http.MethodHead)
 		r.Handle("/{code}", s.redirect).Methods(http.MethodGet, http.MethodHead, http.MethodPost)
 	}
 	return s.bound(r)
@@ -286,6 +291,10 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			r = r.WithContext(ctx)
 		} else if s.redirect != nil && isCodePath(r.URL.Path) {
 			// Short links skip the router: they are most of the traffic.
+			if isPublicStatsPath(r.URL.Path) {
+				s.publicStatsPage(w, r)
+				return
+			}
 			switch r.Method {
 			case http.MethodGet, http.MethodHead, http.MethodPost:
 				s.redirect.ServeHTTP(w, r)

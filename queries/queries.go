@@ -33,6 +33,7 @@ type Queries struct {
 	LinkSummary         LinkSummaryHandler
 	DailyWorkspaceStats DailyWorkspaceStatsHandler
 	WorkspaceSummary    WorkspaceSummaryHandler
+	PublicLinkStats     PublicLinkStatsHandler
 }
 
 // CoreReadModel is what the core projection (projections/core) serves:
@@ -104,5 +105,9 @@ func New(s Sources) Queries {
 		LinkSummary:         LinkSummaryHandler{ReadModel: stats, Clock: s.Clock},
 		DailyWorkspaceStats: DailyWorkspaceStatsHandler{ReadModel: stats, Clock: s.Clock},
 		WorkspaceSummary:    WorkspaceSummaryHandler{ReadModel: stats, Clock: s.Clock},
+		PublicLinkStats: PublicLinkStatsHandler{ReadModel: struct {
+			LinkAccessReadModel
+			StatsReadModel
+		}{s.Links, s.Stats}, Clock: s.Clock, DefaultHost: HostOnly(s.DefaultHost)},
 	}
 }
