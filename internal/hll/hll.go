@@ -1,9 +1,12 @@
 // Package hll counts distinct 64-bit hashes in bounded memory: exactly while
-// a sketch holds at most MaxExact of them (32 KiB), then as a HyperLogLog of
-// 2^12 one-byte registers (4 KiB; standard error 1.04/√4096 ≈ 1.6%), with
-// linear counting for small estimates. A site with a few thousand visitors a
-// month gets exact counts; beyond, counts are estimates, as Plausible's
-// (ClickHouse's uniq) are. Sketches merge (the union of the
+// a sketch holds few of them, then as a HyperLogLog of 2^12 one-byte
+// registers (4 KiB; standard error 1.04/√4096 ≈ 1.6%), with linear counting
+// for small estimates. A sketch that hashes are added to stays exact up to
+// MaxExact of them; the union of exact sketches (Merge) stays exact up to
+// MaxUnion. So a small site's counts are exact, over a day or a month;
+// beyond, they are estimates, as Plausible's (ClickHouse's uniq) are, and
+// merging a month of busy days is a maximum over registers, not a union of
+// sets. Sketches merge (the union of the
 // sets they count) and adding a hash twice changes nothing, so a sketch can
 // be rebuilt or added to again after a crash without counting anything
 // twice.
@@ -24,14 +27,36 @@ import (
 const (
 	precision = 12
 	registers = 1 << precision
-	// MaxExact is how many distinct hashes a sketch keeps exactly.
-	MaxExact = 4096
+	// MaxExact is how many distinct hashes a sketch that hashes are added
+	// to keeps exactly (2 KiB).
+	MaxExact = 256
+	// MaxUnion is how many distinct hashes the union of exact sketches
+	// keeps exactly (32 KiB).
+	MaxUnion = 4096
 )
 
 // Sketch counts distinct hashes. The zero value is an empty sketch.
 type Sketch struct {
-	exact []uint64 // sorted, while regs is nil
+	exact []uint64 // sorted (unless pending), while regs is nil
 	regs  []uint8  // the HyperLogLog, once more than MaxExact hashes
+	// pending: exact is sorted runs (ending at runs), merged in with
+	// repeats; they are merged into one set when the union is read.
+	pending bool
+	runs    []int
+}
+
+// settle sorts and deduplicates merged hashes, and turns a union of more
+// than MaxUnion into registers.
+func (s *Sketch) settle() {
+	if !s.pending {
+		return
+	}
+	s.pending = false
+	s.exact = mergeRuns(s.exact, s.runs)
+	s.runs = s.runs[:0]
+	if len(s.exact) > MaxUnion {
+		s.densify()
+	}
 }
 
 // Hash is the 64-bit hash of s that sketches count (FNV-1a, then
@@ -50,6 +75,7 @@ func Hash(s string) uint64 {
 
 // Add adds a hash; it reports whether the sketch changed.
 func (s *Sketch) Add(h uint64) bool {
+	s.settle()
 	if s.regs != nil {
 		return s.addReg(h)
 	}
@@ -76,6 +102,7 @@ func (s *Sketch) addReg(h uint64) bool {
 }
 
 func (s *Sketch) densify() {
+	s.settle()
 	s.regs = make([]uint8, registers)
 	for _, h := range s.exact {
 		s.addReg(h)
@@ -95,11 +122,23 @@ func (s *Sketch) Merge(o *Sketch) {
 			}
 			return
 		}
-		s.exact = union(s.exact, o.exact)
-		if len(s.exact) > MaxExact {
-			s.densify()
+		o.settle()
+		if len(o.exact) == 0 {
+			return
+		}
+		if !s.pending {
+			s.runs = append(s.runs[:0], len(s.exact))
+		}
+		s.exact = append(s.exact, o.exact...)
+		s.runs = append(s.runs, len(s.exact))
+		s.pending = true
+		if len(s.exact) > 4*MaxUnion {
+			s.settle()
 		}
 		return
+	}
+	if s.regs == nil {
+		s.settle()
 	}
 	if s.regs == nil {
 		s.densify()
@@ -111,34 +150,45 @@ func (s *Sketch) Merge(o *Sketch) {
 	}
 }
 
-// union merges two sorted sets.
-func union(a, b []uint64) []uint64 {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]uint64, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case a[i] > b[j]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
+// mergeRuns merges the sorted runs of x (ending at the offsets ends) into
+// one sorted set without repeats, pairwise: log(runs) passes.
+func mergeRuns(x []uint64, ends []int) []uint64 {
+	buf := make([]uint64, 0, len(x))
+	for len(ends) > 1 {
+		buf = buf[:0]
+		var next []int
+		start := 0
+		for i := 0; i < len(ends); i += 2 {
+			if i+1 == len(ends) {
+				buf = append(buf, x[start:ends[i]]...)
+				next = append(next, len(buf))
+				break
+			}
+			a, b := x[start:ends[i]], x[ends[i]:ends[i+1]]
+			for len(a) > 0 && len(b) > 0 {
+				switch {
+				case a[0] < b[0]:
+					buf, a = append(buf, a[0]), a[1:]
+				case a[0] > b[0]:
+					buf, b = append(buf, b[0]), b[1:]
+				default:
+					buf, a, b = append(buf, a[0]), a[1:], b[1:]
+				}
+			}
+			buf = append(append(buf, a...), b...)
+			next = append(next, len(buf))
+			start = ends[i+1]
 		}
+		x, buf = buf, x
+		ends = next
 	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+	return slices.Compact(x)
 }
 
 // Count is the number of distinct hashes added: exact up to MaxExact, an
 // estimate beyond.
 func (s *Sketch) Count() int64 {
+	s.settle()
 	if s.regs == nil {
 		return int64(len(s.exact))
 	}
@@ -158,11 +208,15 @@ func (s *Sketch) Count() int64 {
 }
 
 // Exact reports whether Count is exact.
-func (s *Sketch) Exact() bool { return s.regs == nil }
+func (s *Sketch) Exact() bool {
+	s.settle()
+	return s.regs == nil
+}
 
 // MarshalBinary encodes s: a kind byte, then the sorted hashes (8 bytes
 // each, big endian) or the registers.
 func (s *Sketch) MarshalBinary() ([]byte, error) {
+	s.settle()
 	if s.regs != nil {
 		return append([]byte{2}, s.regs...), nil
 	}
@@ -182,7 +236,7 @@ func (s *Sketch) UnmarshalBinary(b []byte) error {
 	}
 	switch b[0] {
 	case 1:
-		if (len(b)-1)%8 != 0 || (len(b)-1)/8 > MaxExact {
+		if (len(b)-1)%8 != 0 || (len(b)-1)/8 > MaxUnion {
 			return errors.New("hll: bad exact encoding")
 		}
 		for i := 1; i < len(b); i += 8 {
@@ -205,5 +259,6 @@ func (s *Sketch) UnmarshalBinary(b []byte) error {
 
 // Clone returns a copy of s.
 func (s *Sketch) Clone() *Sketch {
+	s.settle()
 	return &Sketch{exact: slices.Clone(s.exact), regs: slices.Clone(s.regs)}
 }

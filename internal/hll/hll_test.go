@@ -34,7 +34,7 @@ func TestExactThenEstimate(t *testing.T) {
 }
 
 func TestMergeIsUnion(t *testing.T) {
-	for _, n := range []int{100, 400, 2 * MaxExact / 3, 5_000, 50_000} {
+	for _, n := range []int{100, 400, 2 * MaxUnion / 3, 5_000, 50_000} {
 		// Two overlapping sets: a has [0, n), b has [n/2, 3n/2).
 		var a, b, both Sketch
 		for i := range n {
@@ -93,5 +93,44 @@ func BenchmarkMergeDense(b *testing.B) {
 		z := x.Clone()
 		z.Merge(&y)
 		_ = z.Count()
+	}
+}
+
+// Days of a small site are exact sketches; their union stays exact up to
+// MaxUnion, then becomes registers.
+func TestUnionOfExactSketches(t *testing.T) {
+	var u Sketch
+	for d := range 30 {
+		var day Sketch
+		for i := range 200 {
+			day.Add(Hash(fmt.Sprint(d*150 + i))) // overlapping days
+		}
+		if !day.Exact() {
+			t.Fatal("a day of 200 is not exact")
+		}
+		u.Merge(&day)
+		want := int64(d*150 + 200)
+		if want <= MaxUnion && (!u.Exact() || u.Count() != want) {
+			t.Fatalf("after %d days: %d (exact %v), want %d exact", d+1, u.Count(), u.Exact(), want)
+		}
+		if want > MaxUnion && u.Exact() {
+			t.Fatalf("after %d days: still exact with %d", d+1, u.Count())
+		}
+	}
+}
+
+func TestMergeRuns(t *testing.T) {
+	for _, c := range []struct {
+		x    []uint64
+		ends []int
+		want []uint64
+	}{
+		{[]uint64{1, 3, 5, 2, 3, 6, 0, 9}, []int{3, 6, 8}, []uint64{0, 1, 2, 3, 5, 6, 9}},
+		{[]uint64{1, 2, 1, 2, 1, 2, 1, 2, 7}, []int{2, 4, 6, 8, 9}, []uint64{1, 2, 7}},
+		{[]uint64{4}, []int{1}, []uint64{4}},
+	} {
+		if got := mergeRuns(append([]uint64(nil), c.x...), c.ends); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("mergeRuns(%v, %v) = %v, want %v", c.x, c.ends, got, c.want)
+		}
 	}
 }

@@ -90,24 +90,24 @@ func (a *agg) count(k dimKey, n int64, visitor uint64) {
 	c.people.Add(visitor)
 }
 
-func (a *agg) merge(o *agg) {
+func (a *agg) merge(o *agg) { a.add(o, true) }
+
+// add merges o's totals into a, and its dimensions when dims.
+func (a *agg) add(o *agg, dims bool) {
 	a.pageviews += o.pageviews
 	a.events += o.events
 	a.visits += o.visits
 	a.bounces += o.bounces
 	a.durationMS += o.durationMS
 	a.people.Merge(&o.people)
+	if !dims {
+		return
+	}
 	for k, c := range o.dims {
 		d := a.dim(k)
 		d.n += c.n
 		d.people.Merge(&c.people)
 	}
-}
-
-func (a *agg) clone() *agg {
-	b := newAgg()
-	b.merge(a)
-	return b
 }
 
 // hitRow is what a hit adds to its day.
@@ -278,10 +278,20 @@ func writeDay(ctx context.Context, db execer, k dayKey, a *agg) error {
 	return err
 }
 
-// raw computes the rollup of [lo, hi] from the hits and sessions.
+// raw computes the rollup of [lo, hi] from the hits and sessions, day by
+// day and merged, as the days' rollups are.
 func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, error) {
-	a := newAgg()
-	rows, err := db.QueryContext(ctx, `SELECT visitor_id, kind, name, pathname, hostname, country, browser, os FROM hits
+	days := map[int64]*agg{}
+	day := func(ms int64) *agg {
+		d := dayOf(ms)
+		a := days[d]
+		if a == nil {
+			a = newAgg()
+			days[d] = a
+		}
+		return a
+	}
+	rows, err := db.QueryContext(ctx, `SELECT ts, visitor_id, kind, name, pathname, hostname, country, browser, os FROM hits
 		WHERE project_id = ? AND ts BETWEEN ? AND ?`, project, lo, hi)
 	if err != nil {
 		return nil, err
@@ -298,12 +308,13 @@ func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, e
 	for rows.Next() {
 		var h hitRow
 		var v string
-		if err := rows.Scan(&v, &h.kind, &h.name, &h.pathname, &h.hostname, &h.country, &h.browser, &h.osys); err != nil {
+		var ts int64
+		if err := rows.Scan(&ts, &v, &h.kind, &h.name, &h.pathname, &h.hostname, &h.country, &h.browser, &h.osys); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		h.visitor = hash(v)
-		a.hit(h)
+		day(ts).hit(h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -321,9 +332,16 @@ func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, e
 		if err := rows.Scan(&v, &source, &x.start, &x.end, &x.pageviews, &x.events); err != nil {
 			return nil, err
 		}
-		a.started(x, source, hash(v))
+		day(x.start).started(x, source, hash(v))
 	}
-	return a, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := newAgg()
+	for _, a := range days {
+		out.merge(a)
+	}
+	return out, nil
 }
 
 // recompute rebuilds the days marked dirty (after a crash) from the hits and
@@ -474,9 +492,10 @@ func (r *rollups) reset() {
 // maxLoaded bounds the clean days readers keep decoded.
 const maxLoaded = 1024
 
-// day returns a copy-free view of day k for a reader: the caller merges it
-// and must not change it.
-func (s *Store) day(ctx context.Context, k dayKey) (*agg, error) {
+// mergeDay merges day k into out (its dimensions too when dims): from
+// memory when the projector has it or a reader loaded it, else from its
+// rows (then kept: clean days never change in place).
+func (s *Store) mergeDay(ctx context.Context, out *agg, k dayKey, dims bool) error {
 	r := s.roll
 	r.mu.RLock()
 	a := r.days[k]
@@ -484,16 +503,16 @@ func (s *Store) day(ctx context.Context, k dayKey) (*agg, error) {
 		a = r.loaded[k]
 	}
 	if a != nil {
-		a = a.clone()
+		out.add(a, dims)
 	}
 	gen := r.gens[k]
 	r.mu.RUnlock()
 	if a != nil {
-		return a, nil
+		return nil
 	}
 	a, err := readDay(ctx, s.r, k)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.mu.Lock()
 	if r.days[k] == nil && r.gens[k] == gen {
@@ -506,12 +525,13 @@ func (s *Store) day(ctx context.Context, k dayKey) (*agg, error) {
 		r.loaded[k] = a
 	}
 	r.mu.Unlock()
-	return a.clone(), nil
+	out.add(a, dims) // a is this reader's own, or kept unchanged
+	return nil
 }
 
 // aggregate is the rollup of a range: its whole days from their rollups,
 // the partial days at either end from the hits and sessions.
-func (s *Store) aggregate(ctx context.Context, project string, lo, hi int64) (*agg, error) {
+func (s *Store) aggregate(ctx context.Context, project string, lo, hi int64, dims bool) (*agg, error) {
 	out := newAgg()
 	if lo > hi {
 		return out, nil
@@ -545,11 +565,9 @@ func (s *Store) aggregate(ctx context.Context, project string, lo, hi int64) (*a
 		return nil, err
 	}
 	for _, d := range days {
-		a, err := s.day(ctx, dayKey{project, d})
-		if err != nil {
+		if err := s.mergeDay(ctx, out, dayKey{project, d}, dims); err != nil {
 			return nil, err
 		}
-		out.merge(a)
 	}
 	return out, nil
 }

@@ -1,0 +1,130 @@
+package radar
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/queries"
+)
+
+// BenchmarkReports30Days reads overview and breakdowns for a 30-day range
+// of a site with RADAR_BENCH_EVENTS events (default 10 million) of
+// RADAR_BENCH_VISITORS visitors (default 1 million) over 30 days: 500
+// pages, 20 sources, 50 countries, 6 browsers, 5 systems, 10 custom
+// events. The store is built once through Apply (minutes) into
+// RADAR_BENCH_DIR when set, and kept there for later runs.
+//
+//	RADAR_BENCH_DIR=/tmp/radar-bench go test -run '^$' -bench Reports30Days -benchtime 200x ./projections/radar/
+func BenchmarkReports30Days(b *testing.B) {
+	events := envInt("RADAR_BENCH_EVENTS", 10_000_000)
+	visitors := envInt("RADAR_BENCH_VISITORS", 1_000_000)
+	dir := os.Getenv("RADAR_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("radar-%d-%d.db", events, visitors))
+	day0 := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := os.Stat(path); err != nil {
+		start := time.Now()
+		if err := buildSite(path, events, visitors, day0); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %d events in %s", events, time.Since(start).Round(time.Second))
+	}
+	s, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	r := queries.RadarRange{ProjectID: "p1", Start: day0, End: day0.AddDate(0, 0, 30).Add(-time.Millisecond)}
+	o, err := s.RadarOverview(ctx, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("overview: %d people, %d visits, %d page views, %d events", o.People, o.Visits, o.Pageviews, o.Events)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := time.Now()
+		if _, err := s.RadarOverview(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.RadarBreakdowns(ctx, r, 50); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func envInt(name string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+// buildSite applies a generated site's events, in time order, in batches
+// as the runner delivers them under load.
+func buildSite(path string, events, visitors int, day0 time.Time) error {
+	s, err := Open(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	ctx := context.Background()
+	versions := make([]uint32, visitors)
+	perMS := float64(events) / float64(30*dayMS)
+	batch := make([]eventstore.RecordedEvent, 0, 4096)
+	browsers := []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "Opera"}
+	systems := []string{"Windows", "iOS", "Android", "macOS", "Linux"}
+	// Visits of 1 to 6 hits a minute apart, each of a random visitor, one
+	// starting every events/(30 days × 3.5) ms.
+	for i := 0; i < events; {
+		at := day0.Add(time.Duration(float64(i)/perMS) * time.Millisecond)
+		v := rng.IntN(visitors)
+		visitor := fmt.Sprint("visitor-", v)
+		for j := 0; j < 1+rng.IntN(6) && i < events; j++ {
+			h := radar.Hit{ProjectID: "p1", VisitorID: visitor, Hostname: "shop.example", Pathname: fmt.Sprint("/p/", rng.IntN(500)),
+				Source: fmt.Sprint("source-", v%20), Country: fmt.Sprintf("C%02d", v%50), Browser: browsers[v%6], OS: systems[v%5], Device: "Desktop",
+				At: at.Add(time.Duration(j) * time.Minute)}
+			h.URL = "https://shop.example" + h.Pathname
+			var e domain.Event = &radar.PageviewRecorded{Hit: h}
+			if rng.IntN(10) == 0 {
+				e = &radar.EventRecorded{Hit: h, Name: fmt.Sprint("event-", rng.IntN(10))}
+			}
+			name, data, err := domain.EncodeEvent(e)
+			if err != nil {
+				return err
+			}
+			i++
+			batch = append(batch, eventstore.RecordedEvent{Stream: radar.Stream("p1", visitor), Version: uint64(versions[v]), Type: name, Data: data,
+				Position: eventstore.Position{Commit: uint64(i), Prepare: uint64(i)}, Time: h.At})
+			versions[v]++
+			if len(batch) == cap(batch) || i == events {
+				if err := s.Apply(ctx, batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
