@@ -62,8 +62,29 @@ func DowngradeToV1(s *Store) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `ALTER TABLE visitors DROP COLUMN version`); err != nil {
-		return err
+	for _, q := range []string{
+		`ALTER TABLE visitors DROP COLUMN version`,
+		`ALTER TABLE visitors DROP COLUMN last_start`,
+		`DROP INDEX sessions_start`,
+		`ALTER TABLE sessions RENAME TO tmp`,
+		`CREATE TABLE sessions (project_id TEXT NOT NULL, session_id TEXT NOT NULL, visitor_id TEXT NOT NULL, start INTEGER NOT NULL,
+			end INTEGER NOT NULL, pageviews INTEGER NOT NULL, events INTEGER NOT NULL, source TEXT NOT NULL, referrer TEXT NOT NULL,
+			device TEXT NOT NULL, browser TEXT NOT NULL, os TEXT NOT NULL, country TEXT NOT NULL, entry_page TEXT NOT NULL,
+			PRIMARY KEY (project_id, session_id)) WITHOUT ROWID`,
+		`INSERT INTO sessions SELECT * FROM tmp`,
+		`DROP TABLE tmp`,
+		`CREATE INDEX sessions_start ON sessions (project_id, start)`,
+		`CREATE INDEX sessions_visitor ON sessions (project_id, visitor_id, start)`,
+		`CREATE INDEX hits_visitor ON hits (project_id, visitor_id, ts)`,
+		`DROP TABLE rollup_days`,
+		`DROP TABLE rollup_dims`,
+		`DROP TABLE rollup_dirty`,
+		`DROP INDEX visitors_clicked`,
+		`CREATE INDEX visitors_click ON visitors (click_id)`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

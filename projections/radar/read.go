@@ -440,22 +440,25 @@ func (s *Store) RadarVisitor(ctx context.Context, r queries.RadarRange, visitorI
 	if err := rows.Err(); err != nil {
 		return d, false, err
 	}
-	rows, err = s.r.QueryContext(ctx, `SELECT ts FROM hits WHERE project_id = ? AND visitor_id = ? AND ts BETWEEN ? AND ? ORDER BY ts`, r.ProjectID, visitorID, lo, hi)
+	// Activity per UTC day: the page views and events of the visits that
+	// start on it (hits are not kept by visitor).
+	rows, err = s.r.QueryContext(ctx, `SELECT start, pageviews + events FROM sessions
+		WHERE project_id = ? AND visitor_id = ? AND start BETWEEN ? AND ? ORDER BY start`, r.ProjectID, visitorID, lo, hi)
 	if err != nil {
 		return d, false, err
 	}
 	defer rows.Close()
 	d.Heatmap = []queries.RadarHeatmapEntry{}
 	for rows.Next() {
-		var ms int64
-		if err := rows.Scan(&ms); err != nil {
+		var ms, n int64
+		if err := rows.Scan(&ms, &n); err != nil {
 			return d, false, err
 		}
 		day := time.UnixMilli(ms).UTC().Format(time.DateOnly)
-		if n := len(d.Heatmap); n > 0 && d.Heatmap[n-1].Date == day {
-			d.Heatmap[n-1].Events++
+		if k := len(d.Heatmap); k > 0 && d.Heatmap[k-1].Date == day {
+			d.Heatmap[k-1].Events += n
 		} else {
-			d.Heatmap = append(d.Heatmap, queries.RadarHeatmapEntry{Date: day, Events: 1})
+			d.Heatmap = append(d.Heatmap, queries.RadarHeatmapEntry{Date: day, Events: n})
 		}
 	}
 	return d, true, rows.Err()

@@ -67,25 +67,8 @@ var schema = []string{
 		click_id TEXT NOT NULL,
 		props TEXT NOT NULL,
 		PRIMARY KEY (project_id, ts, visitor_id, seq)) WITHOUT ROWID`,
-	`CREATE INDEX IF NOT EXISTS hits_visitor ON hits (project_id, visitor_id, ts)`,
-	`CREATE TABLE IF NOT EXISTS sessions (
-		project_id TEXT NOT NULL,
-		session_id TEXT NOT NULL,
-		visitor_id TEXT NOT NULL,
-		start INTEGER NOT NULL,
-		end INTEGER NOT NULL,
-		pageviews INTEGER NOT NULL,
-		events INTEGER NOT NULL,
-		source TEXT NOT NULL,
-		referrer TEXT NOT NULL,
-		device TEXT NOT NULL,
-		browser TEXT NOT NULL,
-		os TEXT NOT NULL,
-		country TEXT NOT NULL,
-		entry_page TEXT NOT NULL,
-		PRIMARY KEY (project_id, session_id)) WITHOUT ROWID`,
+	sessionsTable,
 	`CREATE INDEX IF NOT EXISTS sessions_start ON sessions (project_id, start)`,
-	`CREATE INDEX IF NOT EXISTS sessions_visitor ON sessions (project_id, visitor_id, start)`,
 	`CREATE TABLE IF NOT EXISTS visitors (
 		project_id TEXT NOT NULL,
 		visitor_id TEXT NOT NULL,
@@ -101,6 +84,7 @@ var schema = []string{
 		last_seen INTEGER NOT NULL,
 		sessions INTEGER NOT NULL,
 		last_session TEXT NOT NULL,
+		last_start INTEGER NOT NULL DEFAULT 0,
 		version INTEGER NOT NULL DEFAULT -1,
 		PRIMARY KEY (project_id, visitor_id)) WITHOUT ROWID`,
 	// The visitors who came through a click, by project: sales are read
@@ -113,6 +97,27 @@ var schema = []string{
 	conversionsTable,
 	rollupSchema,
 }
+
+// sessionsTable is keyed by visitor and start: a visit is read by its
+// visitor (the next hit, the visitor's details) and written in the
+// visitor's place in the B-tree, which the visitor's row was just read
+// from.
+const sessionsTable = `CREATE TABLE IF NOT EXISTS sessions (
+		project_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		visitor_id TEXT NOT NULL,
+		start INTEGER NOT NULL,
+		end INTEGER NOT NULL,
+		pageviews INTEGER NOT NULL,
+		events INTEGER NOT NULL,
+		source TEXT NOT NULL,
+		referrer TEXT NOT NULL,
+		device TEXT NOT NULL,
+		browser TEXT NOT NULL,
+		os TEXT NOT NULL,
+		country TEXT NOT NULL,
+		entry_page TEXT NOT NULL,
+		PRIMARY KEY (project_id, visitor_id, start)) WITHOUT ROWID`
 
 // conversionsTable is keyed by click, which is how queries read it (a
 // visitor's click): one B-tree, where version 1 had the conversion id as key
@@ -132,7 +137,10 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 //
 //   - 2: conversions keyed by (click_id, conversion_id); the version of a
 //     visitor's stream kept in its row (the applied table is gone); daily
-//     rollups (rollup.go), computed for version 1's days when migrating.
+//     rollups (rollup.go), computed for version 1's days when migrating;
+//     sessions keyed by visitor and start, the visitor's row naming its
+//     last one's start; no index of hits by visitor (a hit writes one
+//     B-tree in random order, its visitor's, instead of three).
 const schemaVersion = 2
 
 var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers", "conversions"}
@@ -202,6 +210,17 @@ func (s *Store) migrate(ctx context.Context) error {
 			`DROP TABLE conversions_v1`,
 			`ALTER TABLE visitors ADD COLUMN version INTEGER NOT NULL DEFAULT -1`,
 			`DROP INDEX IF EXISTS visitors_click`,
+			`DROP INDEX IF EXISTS hits_visitor`,
+			`DROP INDEX IF EXISTS sessions_visitor`,
+			`DROP INDEX IF EXISTS sessions_start`,
+			`ALTER TABLE sessions RENAME TO sessions_v1`,
+			sessionsTable,
+			`INSERT INTO sessions SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM sessions_v1`,
+			`DROP TABLE sessions_v1`,
+			`ALTER TABLE visitors ADD COLUMN last_start INTEGER NOT NULL DEFAULT 0`,
+			`UPDATE visitors SET last_start = coalesce((SELECT s.start FROM sessions s
+				WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id AND s.session_id = visitors.last_session), 0)
+				WHERE last_session <> ''`,
 		} {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
@@ -365,7 +384,8 @@ func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 	st := &visitorState{known: true}
 	var pv, ev, start, end sql.NullInt64
 	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, s.pageviews, s.events, s.start, s.end
-		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.session_id = v.last_session
+		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
+			AND v.last_session <> ''
 		WHERE v.project_id = ? AND v.visitor_id = ?`, project, visitor).
 		Scan(&st.last, &st.session, &st.version, &pv, &ev, &start, &end)
 	st.visit = visit{pv.Int64, ev.Int64, start.Int64, end.Int64}
@@ -442,16 +462,16 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 		}
 		var err error
 		if known {
-			err = a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?,
+			err = a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?), sessions = sessions + 1, last_session = ?, last_start = ?,
 				country = CASE WHEN ? <> '' THEN ? ELSE country END, browser = ?, os = ?, device = ?,
 				source = CASE WHEN source = '' THEN ? ELSE source END,
 				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END, version = ?
 				WHERE project_id = ? AND visitor_id = ?`,
-				ms, session, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID)
+				ms, session, ms, h.Country, h.Country, h.Browser, h.OS, h.Device, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID)
 		} else {
-			err = a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session, version)
-				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
-				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session, re.Version)
+			err = a.Exec(`INSERT INTO visitors (project_id, visitor_id, name, email, country, source, browser, os, device, click_id, first_seen, last_seen, sessions, last_session, last_start, version)
+				VALUES (?, ?, '', '', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+				h.ProjectID, h.VisitorID, h.Country, h.Source, h.Browser, h.OS, h.Device, h.ClickID, ms, ms, session, ms, re.Version)
 		}
 		if err != nil {
 			return err
@@ -465,7 +485,7 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 		}
 		st.visit = v
 		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?
-			WHERE project_id = ? AND session_id = ?`, ms, pv, ev, h.ProjectID, session); err != nil {
+			WHERE project_id = ? AND visitor_id = ? AND start = ?`, ms, pv, ev, h.ProjectID, h.VisitorID, old.start); err != nil {
 			return err
 		}
 		if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
