@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/linkd/linkd/commands"
@@ -125,7 +126,24 @@ func deviceName(t string) string {
 // click exists, is valid, and is of the workspace of the key's project: the
 // visit's source becomes the short link. Anything else leaves the hit as
 // it is (a page view is never refused for its svc_tid).
+//
+// A visitor's tracker sends the tracking id with every hit: what it joins
+// to is kept for joinTTL (found joins only: a click not indexed yet is
+// looked up again).
 func (s *Server) joinClick(ctx context.Context, k queries.APIKey, tid string, h *radar.Hit) {
+	key := joinKey{k.ProjectID, tid}
+	now := s.clock.Now()
+	if j, ok := s.joins.get(key, now); ok {
+		h.WorkspaceID, h.ClickID, h.LinkID, h.Source = j.workspaceID, j.clickID, j.linkID, j.source
+		return
+	}
+	s.lookupClick(ctx, k, tid, h)
+	if h.ClickID != "" {
+		s.joins.put(key, joined{workspaceID: h.WorkspaceID, clickID: h.ClickID, linkID: h.LinkID, source: h.Source, until: now.Add(joinTTL)})
+	}
+}
+
+func (s *Server) lookupClick(ctx context.Context, k queries.APIKey, tid string, h *radar.Hit) {
 	c, err := s.q.ClickByTrackingID.Handle(ctx, queries.ClickByTrackingID{TrackingID: tid})
 	if domain.KindOf(err) == domain.KindNotFound {
 		s.barrier(ctx, s.clicksWM)
@@ -347,4 +365,51 @@ func (s *Server) radarPersonDetails(ctx context.Context, k queries.APIKey, r *ht
 		return nil, &eventError{status: http.StatusNotFound, message: msgVisitorNotFound}
 	}
 	return map[string]any{"data": d}, nil
+}
+
+// joinTTL is how long a tracking id's join is reused: a link's code or a
+// project's workspace changing shows in new visits' source after it.
+const joinTTL = 5 * time.Minute
+
+// maxJoins bounds the joins kept (about 200 bytes each).
+const maxJoins = 1 << 16
+
+type joinKey struct{ project, tid string }
+
+type joined struct {
+	workspaceID, clickID, linkID, source string
+	until                                time.Time
+}
+
+// joinCache is a bounded map of recent joins; when full, an arbitrary
+// entry makes room.
+type joinCache struct {
+	mu sync.Mutex
+	m  map[joinKey]joined
+}
+
+func (c *joinCache) get(k joinKey, now time.Time) (joined, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.m[k]
+	if ok && !now.Before(j.until) {
+		delete(c.m, k)
+		ok = false
+	}
+	return j, ok
+}
+
+func (c *joinCache) put(k joinKey, j joined) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[joinKey]joined{}
+	}
+	if _, ok := c.m[k]; !ok && len(c.m) >= maxJoins {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = j
 }

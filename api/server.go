@@ -87,7 +87,8 @@ type Server struct {
 
 	redirect *Redirector
 
-	keyCache sync.Map // hash -> queries.APIKey
+	keyCache sync.Map  // hash -> queries.APIKey
+	joins    joinCache // Radar: tracking id -> click joined
 }
 
 // Deps are the parts a Server is built from.
