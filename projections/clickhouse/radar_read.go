@@ -1,0 +1,304 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/biter777/countries"
+
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/queries"
+)
+
+// The Radar reports from radar_events, radar_sessions and sales: the same
+// rules as the embedded projection (projections/radar), which the shared
+// contract (projections/radartest) checks. Times are compared at the
+// second (the columns are DateTime).
+
+// radarDirect names visits without a source.
+const radarDirect = "Direct / None"
+
+// radarWhere is the filter of a project's rows in the range on a time
+// column; a zero end is open.
+func radarWhere(r queries.RadarRange, column string, dateColumn string) (string, []any) {
+	w := "project_id = ?"
+	args := []any{r.ProjectID}
+	if !r.Start.IsZero() {
+		w += " AND " + column + " >= ?"
+		args = append(args, r.Start.UTC().Truncate(time.Second))
+		if dateColumn != "" {
+			w += " AND " + dateColumn + " >= toDate(?)"
+			args = append(args, r.Start.UTC().Format(time.DateOnly))
+		}
+	}
+	if !r.End.IsZero() {
+		w += " AND " + column + " <= ?"
+		args = append(args, r.End.UTC().Truncate(time.Second))
+		if dateColumn != "" {
+			w += " AND " + dateColumn + " <= toDate(?)"
+			args = append(args, r.End.UTC().Format(time.DateOnly))
+		}
+	}
+	return w, args
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+func percentOf(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return round2(float64(part) * 100 / float64(whole))
+}
+
+// currencyUnits converts minor units to currency units.
+func currencyUnits(minor int64, currency string) float64 {
+	f, _ := strconv.ParseFloat(conversion.FormatAmount(minor, currency), 64)
+	return f
+}
+
+type radarSale struct {
+	id, currency, visitor, country string
+	amount                         int64
+}
+
+// radarSales are the sales recorded in the range on the clicks of the
+// project's visitors (a visitor's click is the first one its hits carry),
+// each once, with the visitor and its latest country; and the currency
+// revenue is reported in.
+func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange) ([]radarSale, string, error) {
+	var where string
+	var args []any
+	if !rr.Start.IsZero() {
+		where += " AND timestamp >= ?"
+		args = append(args, rr.Start.UTC().Truncate(time.Second))
+	}
+	if !rr.End.IsZero() {
+		where += " AND timestamp <= ?"
+		args = append(args, rr.End.UTC().Truncate(time.Second))
+	}
+	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
+		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
+		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s INNER JOIN " +
+		"(SELECT visitor_id, argMinIf(click_id, timestamp, click_id != '') AS click, argMaxIf(country, timestamp, country != '') AS visitor_country FROM " +
+		r.p.tbl(tRadarEvents) + " WHERE project_id = ? AND visitor_id IN (SELECT visitor_id FROM " + r.p.tbl(tRadarEvents) +
+		" WHERE project_id = ? AND click_id != '') GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
+	args = append(args, rr.ProjectID, rr.ProjectID)
+	rows, err := r.p.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("radar sales: %w", err)
+	}
+	defer rows.Close()
+	var out []radarSale
+	seen := map[string]bool{}
+	count := map[string]int{}
+	for rows.Next() {
+		var x radarSale
+		if err := rows.Scan(&x.id, &x.amount, &x.currency, &x.visitor, &x.country); err != nil {
+			return nil, "", fmt.Errorf("radar sales: %w", err)
+		}
+		if seen[x.id] { // a click two visitors share counts its sale once
+			continue
+		}
+		seen[x.id] = true
+		out = append(out, x)
+		count[x.currency]++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("radar sales: %w", err)
+	}
+	cur := rr.Currency
+	if cur == "" {
+		for c, n := range count {
+			if cur == "" || n > count[cur] || n == count[cur] && c < cur {
+				cur = c
+			}
+		}
+	}
+	return out, cur, nil
+}
+
+// RadarOverview implements queries.RadarReadModel.
+func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	defer cancel()
+	var o queries.RadarOverview
+	w, args := radarWhere(rr, "timestamp", "date")
+	var people, pv, ev uint64
+	if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
+		r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev); err != nil {
+		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+	}
+	o.People, o.Pageviews, o.Events = int64(people), int64(pv), int64(ev)
+	w, args = radarWhere(rr, "started_at", "")
+	var visits, bounces, duration int64
+	if err := r.p.conn.QueryRow(ctx, "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+
+		r.p.tbl(tRadarSessions)+" WHERE "+w, args...).Scan(&visits, &bounces, &duration); err != nil {
+		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+	}
+	o.Visits = visits
+	o.BounceRate = percentOf(bounces, visits)
+	if visits > 0 {
+		o.AvgDurationS = int64(math.Round(float64(duration) / 1000 / float64(visits)))
+	}
+	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
+	sales, cur, err := r.radarSales(ctx, rr)
+	if err != nil {
+		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+	}
+	o.RevenueCurrency = cur
+	if o.RevenueCurrency == "" {
+		o.RevenueCurrency = "usd"
+	}
+	buyers := map[string]bool{}
+	var minor int64
+	for _, x := range sales {
+		o.Sales++
+		buyers[x.visitor] = true
+		if x.currency == cur {
+			minor += x.amount
+		}
+	}
+	o.Revenue = currencyUnits(minor, o.RevenueCurrency)
+	o.ConversionRate = percentOf(int64(len(buyers)), o.People)
+	if o.People > 0 {
+		o.RevenuePerVisitor = round2(o.Revenue / float64(o.People))
+	}
+	return o, nil
+}
+
+func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
+	rows, err := r.p.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queries.RadarCount
+	for rows.Next() {
+		var c queries.RadarCount
+		var n uint64
+		if err := rows.Scan(&c.Name, &n); err != nil {
+			return nil, err
+		}
+		c.People = int64(n)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RadarBreakdowns implements queries.RadarReadModel.
+func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	defer cancel()
+	var b queries.RadarBreakdowns
+	w, args := radarWhere(rr, "timestamp", "date")
+	events := r.p.tbl(tRadarEvents)
+	byVisitors := func(column, cond string) ([]queries.RadarCount, error) {
+		return r.radarCounts(ctx, "SELECT "+column+" AS name, uniqExact(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
+			" GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit), args...)
+	}
+	fail := func(err error) (queries.RadarBreakdowns, error) {
+		return b, fmt.Errorf("clickhouse radar: breakdowns: %w", err)
+	}
+	pages, err := byVisitors("pathname", "kind = 'pageview'")
+	if err != nil {
+		return fail(err)
+	}
+	for _, p := range pages {
+		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
+	}
+	sw, sargs := radarWhere(rr, "started_at", "")
+	if b.Sources, err = r.radarCounts(ctx, "SELECT if(source = '', ?, source) AS name, uniqExact(visitor_id) AS people FROM "+
+		"(SELECT session_id, any(visitor_id) AS visitor_id, argMax(source, version) AS source FROM "+r.p.tbl(tRadarSessions)+
+		" WHERE "+sw+" GROUP BY session_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit),
+		append([]any{radarDirect}, sargs...)...); err != nil {
+		return fail(err)
+	}
+	countries, err := byVisitors("country", "country != ''")
+	if err != nil {
+		return fail(err)
+	}
+	if len(countries) > 0 {
+		sales, cur, err := r.radarSales(ctx, rr)
+		if err != nil {
+			return fail(err)
+		}
+		revenue := map[string]int64{}
+		for _, x := range sales {
+			if x.currency == cur {
+				revenue[x.country] += x.amount
+			}
+		}
+		for _, c := range countries {
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: countryName(c.Name), People: c.People, CountryCode: c.Name, Revenue: currencyUnits(revenue[c.Name], cur)})
+		}
+	}
+	if b.Browsers, err = byVisitors("browser", "browser != ''"); err != nil {
+		return fail(err)
+	}
+	if b.OS, err = byVisitors("os", "os != ''"); err != nil {
+		return fail(err)
+	}
+	if b.Events, err = r.radarEvents(ctx, rr, limit); err != nil {
+		return fail(err)
+	}
+	hosts, err := r.radarCounts(ctx, "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+
+		" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), args...)
+	if err != nil {
+		return fail(err)
+	}
+	for _, h := range hosts {
+		b.Hostnames = append(b.Hostnames, h.Name)
+	}
+	return b, nil
+}
+
+// RadarEvents implements queries.RadarReadModel.
+func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	defer cancel()
+	out, err := r.radarEvents(ctx, rr, limit)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse radar: custom events: %w", err)
+	}
+	return out, nil
+}
+
+func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	w, args := radarWhere(rr, "timestamp", "date")
+	events := r.p.tbl(tRadarEvents)
+	var people uint64
+	if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(visitor_id) FROM "+events+" WHERE "+w, args...).Scan(&people); err != nil {
+		return nil, err
+	}
+	rows, err := r.p.conn.Query(ctx, "SELECT event_name, uniqExact(visitor_id), count() AS n FROM "+events+" WHERE "+w+
+		" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name LIMIT "+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queries.RadarEventStat
+	for rows.Next() {
+		var e queries.RadarEventStat
+		var p, n uint64
+		if err := rows.Scan(&e.EventName, &p, &n); err != nil {
+			return nil, err
+		}
+		e.People, e.Events = int64(p), int64(n)
+		e.CompletionRate = percentOf(e.People, int64(people))
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// countryName is the English name of an ISO 3166-1 alpha-2 code.
+func countryName(code string) string {
+	c := countries.ByName(code)
+	if c == countries.Unknown {
+		return code
+	}
+	return c.String()
+}

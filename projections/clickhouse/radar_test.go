@@ -1,0 +1,91 @@
+package clickhouse
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/projections/radartest"
+)
+
+// radarPair is the Radar projector with the statistics projection that
+// writes the sales it joins (as linkd runs them).
+type radarPair struct {
+	*RadarProjection
+	stats *Projection
+}
+
+func (p radarPair) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if err := p.stats.Apply(ctx, events); err != nil {
+		return err
+	}
+	return p.RadarProjection.Apply(ctx, events)
+}
+
+func openRadarTest(t *testing.T, dsn string) radarPair {
+	t.Helper()
+	ctx := testCtx(t, 2*time.Minute)
+	stats := openTest(t, ctx, dsn)
+	r, err := NewRadar(ctx, stats)
+	if err != nil {
+		t.Fatalf("NewRadar: %v", err)
+	}
+	return radarPair{RadarProjection: r, stats: stats}
+}
+
+// The Radar reports' contract, shared with the embedded projection.
+func TestRadarContract(t *testing.T) {
+	radartest.Run(t, func(t *testing.T) radartest.Store { return openRadarTest(t, chtest.DSN(t)) })
+}
+
+// A restart (a new projector on the same tables) in the middle of visits,
+// with the events since an older checkpoint delivered again, gives the same
+// reports: the visits that go on are read back, repeats are skipped.
+func TestRadarRestartRedelivery(t *testing.T) {
+	dsn := chtest.DSN(t)
+	events := radartest.Fixture(t)
+	first := openRadarTest(t, dsn)
+	for i := 0; i < len(events)*2/3; i++ {
+		if err := first.Apply(context.Background(), events[i:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, from := range []int{len(events) / 3, len(events) / 2} {
+		ctx := testCtx(t, time.Minute)
+		again, err := NewRadar(ctx, first.stats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair := radarPair{RadarProjection: again, stats: first.stats}
+		cp, err := pair.Checkpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := events[len(events)*2/3-1].Position; cp != want {
+			t.Fatalf("checkpoint %v, want %v", cp, want)
+		}
+		if err := pair.Apply(ctx, events[from:len(events)*2/3]); err != nil {
+			t.Fatal(err)
+		}
+		first = pair
+	}
+	if err := first.Apply(context.Background(), events[len(events)*2/3-1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, want := radartest.Read(t, first), radartest.Expected()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after restarts:\n got %+v\nwant %+v", got, want)
+	}
+	// One row of each visit's latest state is left uncancelled.
+	var live, rows uint64
+	ctx := testCtx(t, time.Minute)
+	if err := first.p.conn.QueryRow(ctx, "SELECT toUInt64(sum(sign)), count() FROM "+first.p.tbl(tRadarSessions)+" WHERE project_id = 'p1'").Scan(&live, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if live != 6 {
+		t.Errorf("visits of p1: %d (rows %d), want 6", live, rows)
+	}
+}
