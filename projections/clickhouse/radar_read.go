@@ -82,7 +82,7 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange)
 	}
 	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
 		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
-		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s INNER JOIN " +
+		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
 		"(SELECT visitor_id, argMinIf(click_id, timestamp, click_id != '') AS click, argMaxIf(country, timestamp, country != '') AS visitor_country FROM " +
 		r.p.tbl(tRadarEvents) + " WHERE project_id = ? AND visitor_id IN (SELECT visitor_id FROM " + r.p.tbl(tRadarEvents) +
 		" WHERE project_id = ? AND click_id != '') GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
