@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 )
 
@@ -104,6 +105,16 @@ func radarReports(t *testing.T, url, key, link string) map[string]any {
 // replay (its projection alone, then everything) and compares again; and
 // reads radar_events and radar_sessions as an analyst would.
 func TestRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
+	radarClickHouseScenario(t)
+}
+
+// The same with events relayed over Kafka (kfake).
+func TestKafkaRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
+	cfg := bustest.Kafka(t, 6)
+	radarClickHouseScenario(t, "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
+}
+
+func radarClickHouseScenario(t *testing.T, extra ...string) {
 	dsn := chtest.DSN(t)
 	emb := start(t, t.TempDir(), freeAddr(t))
 	ekey, elink := radarScenario(t, emb.url)
@@ -111,7 +122,8 @@ func TestRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
 	emb.stop()
 
 	dir, addr := t.TempDir(), freeAddr(t)
-	ch := start(t, dir, addr, "LINKD_CLICKHOUSE_DSN="+dsn)
+	extra = append(extra, "LINKD_CLICKHOUSE_DSN="+dsn)
+	ch := start(t, dir, addr, extra...)
 	key, link := radarScenario(t, ch.url)
 	got := radarReports(t, ch.url, key, link)
 	if !reflect.DeepEqual(got, want) {
@@ -127,12 +139,12 @@ func TestRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
 
 	for _, args := range [][]string{{"replay", "--projection", "clickhouse_radar"}, {"replay"}} {
 		cmd := exec.Command(binary, args...)
-		cmd.Env = env(dir, addr, "LINKD_CLICKHOUSE_DSN="+dsn)
+		cmd.Env = env(dir, addr, extra...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("linkd %v: %v\n%s", args, err, out)
 		}
-		ch = start(t, dir, addr, "LINKD_CLICKHOUSE_DSN="+dsn)
+		ch = start(t, dir, addr, extra...)
 		if again := radarReports(t, ch.url, key, link); !reflect.DeepEqual(again, got) {
 			gb, _ := json.Marshal(again)
 			wb, _ := json.Marshal(got)
