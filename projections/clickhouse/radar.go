@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,6 +167,10 @@ type RadarProjection struct {
 	maxWritten uint64                   // highest position in the tables when loaded
 	checkpoint eventstore.Position
 	newest     int64 // latest activity seen (ms), to forget visits that are over
+	// unknownBefore: visits that ended at or before this instant (ms) may
+	// be in the tables and not in memory (not loaded, or forgotten).
+	unknownBefore int64
+	maxVisitors   int // visitors kept in memory before the visits that are over are forgotten
 }
 
 var _ projections.Projector = (*RadarProjection)(nil)
@@ -173,7 +178,7 @@ var _ projections.Projector = (*RadarProjection)(nil)
 // NewRadar creates the Radar tables if missing on p's database and returns
 // the Radar projector, which uses p's connection (close p after it).
 func NewRadar(ctx context.Context, p *Projection) (*RadarProjection, error) {
-	r := &RadarProjection{p: p}
+	r := &RadarProjection{p: p, maxVisitors: 1 << 18}
 	if err := r.ensureSchema(ctx); err != nil {
 		return nil, err
 	}
@@ -243,7 +248,7 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	r.visitors = map[string]*visitorState{}
-	r.checkpoint, r.maxWritten, r.newest = eventstore.Start, 0, 0
+	r.checkpoint, r.maxWritten, r.newest, r.unknownBefore = eventstore.Start, 0, 0, math.MinInt64
 	rows, err := r.p.conn.Query(ctx, "SELECT commit_position, prepare_position FROM "+r.p.tbl(tRadarCheckpoint)+
 		" ORDER BY commit_position DESC, prepare_position DESC LIMIT 1")
 	if err != nil {
@@ -270,6 +275,7 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 		// The visits an event may still continue: those that ended in the
 		// last SessionTimeout (and some) of the latest activity.
 		floor := endMax - radar.SessionTimeout.Milliseconds() - 5*time.Minute.Milliseconds()
+		r.unknownBefore = floor
 		found, err := r.readSessions(ctx, "end_ms >= ?", floor)
 		if err != nil {
 			return fmt.Errorf("clickhouse radar: load visits: %w", err)
@@ -416,13 +422,17 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.R
 			hits = append(hits, radarHit{re: re, hit: &e.Hit, event: true, name: e.Name, props: e.Props})
 		}
 	}
-	// Marks of the visitors with an event that may have been written.
+	// Marks and latest visit, from the tables, of the visitors with an
+	// event that may have been written, or that may continue a visit not
+	// in memory.
 	missing := map[string][]string{}
+	timeout := radar.SessionTimeout.Milliseconds()
 	for _, h := range hits {
-		if h.re.Position.Commit > r.maxWritten {
+		st := r.visitors[visitorKey(h.hit.ProjectID, h.hit.VisitorID)]
+		if st != nil && st.marks {
 			continue
 		}
-		if st := r.visitors[visitorKey(h.hit.ProjectID, h.hit.VisitorID)]; st != nil && st.marks {
+		if h.re.Position.Commit > r.maxWritten && (st != nil || h.hit.At.UnixMilli()-timeout > r.unknownBefore) {
 			continue
 		}
 		missing[h.hit.ProjectID] = append(missing[h.hit.ProjectID], h.hit.VisitorID)
@@ -441,7 +451,6 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.R
 		changed = map[string]*change{}
 		order   []string
 	)
-	timeout := radar.SessionTimeout.Milliseconds()
 	for _, h := range hits {
 		st := r.state(h.hit.ProjectID, h.hit.VisitorID)
 		if !st.marks {
@@ -534,12 +543,15 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.R
 // continue it) when they are many: at most their marks are read again,
 // for an event that comes again after a failure.
 func (r *RadarProjection) forget() {
-	if len(r.visitors) < 1<<18 {
+	if len(r.visitors) < r.maxVisitors {
 		return
 	}
 	cutoff := r.newest - radar.SessionTimeout.Milliseconds() - 5*time.Minute.Milliseconds()
 	for k, st := range r.visitors {
 		if st.sess == nil || st.sess.endMS < cutoff {
+			if st.sess != nil {
+				r.unknownBefore = max(r.unknownBefore, st.sess.endMS)
+			}
 			delete(r.visitors, k)
 		}
 	}

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/projections/projectiontest"
 	"github.com/linkd/linkd/projections/radartest"
+	"github.com/linkd/linkd/queries"
 )
 
 // radarPair is the Radar projector with the statistics projection that
@@ -87,5 +90,34 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	}
 	if live != 6 {
 		t.Errorf("visits of p1: %d (rows %d), want 6", live, rows)
+	}
+}
+
+// A visitor forgotten from memory (its visit looked over) whose next event
+// comes late, after other visitors' later ones (a lagging partition),
+// still continues its visit: it is read back from the tables.
+func TestRadarForgottenVisitorContinuesItsVisit(t *testing.T) {
+	pair := openRadarTest(t, chtest.DSN(t))
+	pair.maxVisitors = 1
+	var l projectiontest.Log
+	hit := func(visitor string, at time.Duration) {
+		l.Add(t, radar.Stream("p1", visitor), &radar.PageviewRecorded{Hit: radar.Hit{ProjectID: "p1", VisitorID: visitor,
+			URL: "https://a.example/", Hostname: "a.example", Pathname: "/", At: radartest.T0.Add(at)}})
+		if err := pair.Apply(context.Background(), l.Events[len(l.Events)-1:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hit("x", 0)
+	hit("y", 40*time.Minute) // x's visit looks over: x is forgotten
+	if _, ok := pair.visitors[visitorKey("p1", "x")]; ok {
+		t.Fatal("x was not forgotten")
+	}
+	hit("x", 20*time.Minute) // late, but within x's visit
+	o, err := pair.RadarOverview(context.Background(), queries.RadarRange{ProjectID: "p1", Start: radartest.T0.Add(-time.Hour), End: radartest.T0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Visits != 2 || o.Pageviews != 3 || o.BounceRate != 50 || o.AvgDurationS != 600 {
+		t.Errorf("overview %+v, want 2 visits (x's of 20 minutes, y's bounce), 3 page views", o)
 	}
 }
