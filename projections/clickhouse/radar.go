@@ -61,8 +61,38 @@ const RadarProjectionName = "clickhouse_radar"
 const (
 	tRadarEvents     = "radar_events"
 	tRadarSessions   = "radar_sessions"
+	tRadarDaily      = "radar_daily"
+	tRadarDailyView  = "radar_daily_mv"
 	tRadarCheckpoint = "radar_checkpoint"
 )
+
+// radar_daily: per project, UTC day, dimension and value, the hits and
+// the unique visitors (uniq states) of radar_events, written by the view
+// radar_daily_mv with every INSERT into radar_events. The reports read it
+// for ranges of whole days. Every INSERT into radar_events has an
+// insert_id (increasing) that radar_daily keeps as max_insert_id: an
+// INSERT whose rows reached radar_events but not the view (a crash
+// between the two) is found at start and rebuilt from radar_events.
+var radarDailyColumns = []col{
+	{"project_id", "String"},
+	{"date", "Date"},
+	{"dimension", "String"},
+	{"value", "String"},
+	{"hits", "UInt64"},
+	{"visitors", "AggregateFunction(" + uniqFunc + ", String)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+// radarDailyQuery is the SELECT of radar_daily_mv over source: each row of
+// radar_events counts in dimension "all", in "kind" (pageview or event),
+// in "page" (page views) or "event" (custom events), and in "country",
+// "browser", "os" and "hostname".
+func radarDailyQuery(source string) string {
+	return "SELECT project_id, date, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, count() AS hits, " +
+		uniqFunc + "State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
+		" ARRAY JOIN arrayConcat([('all', ''), ('kind', toString(kind)), ('country', country), ('browser', browser), ('os', os), ('hostname', hostname)], " +
+		"if(kind = 'pageview', [('page', pathname)], [('event', event_name)])) AS dv GROUP BY project_id, date, dimension, value"
+}
 
 var radarEventColumns = []col{
 	{"project_id", "String"},
@@ -88,6 +118,7 @@ var radarEventColumns = []col{
 	{"link_id", "String"},
 	{"stream_version", "UInt64"},
 	{"position", "UInt64"},
+	{"insert_id", "UInt64"},
 }
 
 var radarSessionColumns = []col{
@@ -125,6 +156,8 @@ func radarTables() []table {
 			engine: "ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, visitor_id, timestamp)"},
 		{name: tRadarSessions, cols: radarSessionColumns,
 			engine: "ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(started_at) ORDER BY (project_id, started_at, session_id)"},
+		{name: tRadarDaily, cols: radarDailyColumns,
+			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
 		{name: tRadarCheckpoint, cols: []col{{"projection", "String"}, {"commit_position", "UInt64"}, {"prepare_position", "UInt64"}, {"updated_at", "DateTime"}},
 			engine: "ENGINE = ReplacingMergeTree(commit_position) ORDER BY projection"},
 	}
@@ -170,7 +203,8 @@ type RadarProjection struct {
 	// unknownBefore: visits that ended at or before this instant (ms) may
 	// be in the tables and not in memory (not loaded, or forgotten).
 	unknownBefore int64
-	maxVisitors   int // visitors kept in memory before the visits that are over are forgotten
+	maxVisitors   int    // visitors kept in memory before the visits that are over are forgotten
+	nextInsert    uint64 // insert_id of the next INSERT into radar_events
 }
 
 var _ projections.Projector = (*RadarProjection)(nil)
@@ -192,6 +226,11 @@ func (r *RadarProjection) ensureSchema(ctx context.Context) error {
 		if err := r.p.ensureTable(ctx, t); err != nil {
 			return fmt.Errorf("clickhouse radar: schema: %w", err)
 		}
+	}
+	q := "CREATE MATERIALIZED VIEW IF NOT EXISTS " + r.p.tbl(tRadarDailyView) + " TO " + r.p.tbl(tRadarDaily) +
+		" AS " + radarDailyQuery(r.p.tbl(tRadarEvents))
+	if err := r.p.conn.Exec(ctx, q); err != nil {
+		return fmt.Errorf("clickhouse radar: create view %s: %w", tRadarDailyView, err)
 	}
 	return nil
 }
@@ -222,7 +261,7 @@ func (r *RadarProjection) Reset(ctx context.Context) error {
 	r.loaded = false
 	dctx, cancel := context.WithTimeout(ctx, r.p.opts.DDLTimeout)
 	defer cancel()
-	for _, t := range radarTables() {
+	for _, t := range append([]table{{name: tRadarDailyView}}, radarTables()...) {
 		if err := r.p.conn.Exec(dctx, "DROP TABLE IF EXISTS "+r.p.tbl(t.name)); err != nil {
 			return fmt.Errorf("clickhouse radar: reset: drop %s: %w", t.name, err)
 		}
@@ -270,6 +309,24 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
 	r.maxWritten = max(evMax, sessMax)
+	// Recovery of radar_daily: the INSERTs into radar_events that the view
+	// did not write.
+	var lastInsert, dailyInsert uint64
+	if err := r.p.conn.QueryRow(ctx, "SELECT max(insert_id) FROM "+r.p.tbl(tRadarEvents)).Scan(&lastInsert); err != nil {
+		return fmt.Errorf("clickhouse radar: load: %w", err)
+	}
+	if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+r.p.tbl(tRadarDaily)).Scan(&dailyInsert); err != nil {
+		return fmt.Errorf("clickhouse radar: load: %w", err)
+	}
+	if lastInsert > dailyInsert {
+		r.p.log.Warn("clickhouse radar: rebuilding radar_daily for the INSERTs it lacks", "from", dailyInsert+1, "to", lastInsert)
+		q := "INSERT INTO " + r.p.tbl(tRadarDaily) + " (" + columnNames(radarDailyColumns) + ") " +
+			radarDailyQuery("(SELECT * FROM "+r.p.tbl(tRadarEvents)+" WHERE insert_id > "+strconv.FormatUint(dailyInsert, 10)+")")
+		if err := r.p.conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("clickhouse radar: rebuild %s: %w", tRadarDaily, err)
+		}
+	}
+	r.nextInsert = lastInsert + 1
 	r.newest = endMax
 	if r.maxWritten > 0 {
 		// The visits an event may still continue: those that ended in the
@@ -605,7 +662,7 @@ func (r *RadarProjection) insertEvents(ctx context.Context, hits []radarHit, ses
 			country, browser, os, device, clickID, linkID, kind                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 			ts, date                                                              = make([]time.Time, n), make([]time.Time, n)
 			keys, values                                                          = make([][]string, n), make([][]string, n)
-			version, position                                                     = make([]uint64, n), make([]uint64, n)
+			version, position, insertID                                           = make([]uint64, n), make([]uint64, n), make([]uint64, n)
 		)
 		for j, i := range idx {
 			h := hits[i]
@@ -630,13 +687,14 @@ func (r *RadarProjection) insertEvents(ctx context.Context, hits []radarHit, ses
 				vs[k] = h.props[key]
 			}
 			keys[j], values[j] = ks, vs
-			version[j], position[j] = h.re.Version, h.re.Position.Commit
+			version[j], position[j], insertID[j] = h.re.Version, h.re.Position.Commit, r.nextInsert
 		}
 		cols := []any{project, workspace, visitor, sess, ts, date, kind, name, url, host, path, ref, source,
-			country, browser, os, device, keys, values, clickID, linkID, version, position}
+			country, browser, os, device, keys, values, clickID, linkID, version, position, insertID}
 		if err := r.p.insertColumns(ctx, tRadarEvents, names, cols, ""); err != nil {
 			return err
 		}
+		r.nextInsert++
 	}
 	return nil
 }

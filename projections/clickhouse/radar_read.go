@@ -45,6 +45,33 @@ func radarWhere(r queries.RadarRange, column string, dateColumn string) (string,
 	return w, args
 }
 
+// radarDays returns the range as UTC days when it covers whole days (at
+// the second, as the DateTime columns count): radar_daily answers it.
+// Open ends are whole days.
+func radarDays(r queries.RadarRange) (string, string, bool) {
+	from, to := "1970-01-01", "2105-12-31"
+	if !r.Start.IsZero() {
+		s := r.Start.UTC().Truncate(time.Second)
+		if s.Hour() != 0 || s.Minute() != 0 || s.Second() != 0 {
+			return "", "", false
+		}
+		from = s.Format(time.DateOnly)
+	}
+	if !r.End.IsZero() {
+		e := r.End.UTC().Truncate(time.Second)
+		if e.Hour() != 23 || e.Minute() != 59 || e.Second() != 59 {
+			return "", "", false
+		}
+		to = e.Format(time.DateOnly)
+	}
+	return from, to, true
+}
+
+// dailyWhere filters radar_daily on a project, days and a dimension.
+func dailyWhere(r queries.RadarRange, from, to, dimension string) (string, []any) {
+	return "project_id = ? AND date >= toDate(?) AND date <= toDate(?) AND dimension = ?", []any{r.ProjectID, from, to, dimension}
+}
+
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 func percentOf(part, whole int64) float64 {
@@ -67,9 +94,9 @@ type radarSale struct {
 
 // radarSales are the sales recorded in the range on the clicks of the
 // project's visitors (a visitor's click is the first one its hits carry),
-// each once, with the visitor and its latest country; and the currency
-// revenue is reported in.
-func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange) ([]radarSale, string, error) {
+// each once, with the visitor and (withCountry) its latest country; and
+// the currency revenue is reported in.
+func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) ([]radarSale, string, error) {
 	var where string
 	var args []any
 	if !rr.Start.IsZero() {
@@ -80,13 +107,22 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange)
 		where += " AND timestamp <= ?"
 		args = append(args, rr.End.UTC().Truncate(time.Second))
 	}
-	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
+	events := r.p.tbl(tRadarEvents)
+	buyers := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id FROM " +
 		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
 		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
-		"(SELECT visitor_id, argMinIf(click_id, timestamp, click_id != '') AS click, argMaxIf(country, timestamp, country != '') AS visitor_country FROM " +
-		r.p.tbl(tRadarEvents) + " WHERE project_id = ? AND visitor_id IN (SELECT visitor_id FROM " + r.p.tbl(tRadarEvents) +
-		" WHERE project_id = ? AND click_id != '') GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
-	args = append(args, rr.ProjectID, rr.ProjectID)
+		"(SELECT visitor_id, argMin(click_id, timestamp) AS click FROM " + events +
+		" WHERE project_id = ? AND click_id != '' GROUP BY visitor_id) AS v USING click"
+	args = append(args, rr.ProjectID)
+	q := "SELECT conversion_id, amount, currency, visitor_id, '' FROM (" + buyers + ") ORDER BY conversion_id, visitor_id"
+	if withCountry {
+		// The latest country of each buyer, from its own hits only.
+		q = "SELECT b.conversion_id, b.amount, b.currency, b.visitor_id, c.visitor_country FROM (" + buyers + ") AS b ALL LEFT JOIN " +
+			"(SELECT visitor_id, argMaxIf(country, timestamp, country != '') AS visitor_country FROM " + events +
+			" WHERE project_id = ? AND visitor_id IN (SELECT visitor_id FROM (" + buyers + ")) GROUP BY visitor_id) AS c USING visitor_id" +
+			" ORDER BY b.conversion_id, b.visitor_id"
+		args = append(append(append([]any{}, args...), rr.ProjectID), args...)
+	}
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("radar sales: %w", err)
@@ -126,14 +162,25 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var o queries.RadarOverview
-	w, args := radarWhere(rr, "timestamp", "date")
 	var people, pv, ev uint64
-	if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
-		r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev); err != nil {
-		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+	if from, to, ok := radarDays(rr); ok {
+		w, args := dailyWhere(rr, from, to, "all")
+		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"Merge(visitors) FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&people); err != nil {
+			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+		}
+		w, args = dailyWhere(rr, from, to, "kind")
+		if err := r.p.conn.QueryRow(ctx, "SELECT sumIf(hits, value = 'pageview'), sumIf(hits, value = 'event') FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&pv, &ev); err != nil {
+			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+		}
+	} else {
+		w, args := radarWhere(rr, "timestamp", "date")
+		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
+			r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev); err != nil {
+			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
+		}
 	}
 	o.People, o.Pageviews, o.Events = int64(people), int64(pv), int64(ev)
-	w, args = radarWhere(rr, "started_at", "")
+	w, args := radarWhere(rr, "started_at", "")
 	var visits, bounces, duration int64
 	if err := r.p.conn.QueryRow(ctx, "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+
 		r.p.tbl(tRadarSessions)+" WHERE "+w, args...).Scan(&visits, &bounces, &duration); err != nil {
@@ -145,7 +192,7 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 		o.AvgDurationS = int64(math.Round(float64(duration) / 1000 / float64(visits)))
 	}
 	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
-	sales, cur, err := r.radarSales(ctx, rr)
+	sales, cur, err := r.radarSales(ctx, rr, false)
 	if err != nil {
 		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 	}
@@ -196,14 +243,28 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	var b queries.RadarBreakdowns
 	w, args := radarWhere(rr, "timestamp", "date")
 	events := r.p.tbl(tRadarEvents)
-	byVisitors := func(column, cond string) ([]queries.RadarCount, error) {
-		return r.radarCounts(ctx, "SELECT "+column+" AS name, uniqExact(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
+	from, to, days := radarDays(rr)
+	// byVisitors ranks the values of a dimension by unique visitors, from
+	// radar_daily (dimension) or radar_events (column, cond).
+	byVisitors := func(dimension, column, cond string) ([]queries.RadarCount, error) {
+		if days {
+			dw, dargs := dailyWhere(rr, from, to, dimension)
+			if cond != "" {
+				dw += " AND value != ''"
+			}
+			return r.radarCounts(ctx, "SELECT value AS name, "+uniqFunc+"Merge(visitors) AS people FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+
+				" GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit), dargs...)
+		}
+		if cond == "" {
+			cond = "1"
+		}
+		return r.radarCounts(ctx, "SELECT "+column+" AS name, "+uniqFunc+"(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
 			" GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit), args...)
 	}
 	fail := func(err error) (queries.RadarBreakdowns, error) {
 		return b, fmt.Errorf("clickhouse radar: breakdowns: %w", err)
 	}
-	pages, err := byVisitors("pathname", "kind = 'pageview'")
+	pages, err := byVisitors("page", "pathname", "kind = 'pageview'")
 	if err != nil {
 		return fail(err)
 	}
@@ -211,18 +272,21 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
 	}
 	sw, sargs := radarWhere(rr, "started_at", "")
-	if b.Sources, err = r.radarCounts(ctx, "SELECT if(source = '', ?, source) AS name, uniqExact(visitor_id) AS people FROM "+
-		"(SELECT session_id, any(visitor_id) AS visitor_id, argMax(source, version) AS source FROM "+r.p.tbl(tRadarSessions)+
-		" WHERE "+sw+" GROUP BY session_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit),
+	// A visitor counts for a source when one of its visits has it: a
+	// (source, visitor) pair whose rows' signs add up above 0 (a visit's
+	// cancelled states have their own source and cancel out).
+	if b.Sources, err = r.radarCounts(ctx, "SELECT name, count() AS people FROM "+
+		"(SELECT if(source = '', ?, source) AS name, visitor_id FROM "+r.p.tbl(tRadarSessions)+
+		" WHERE "+sw+" GROUP BY name, visitor_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit),
 		append([]any{radarDirect}, sargs...)...); err != nil {
 		return fail(err)
 	}
-	countries, err := byVisitors("country", "country != ''")
+	countries, err := byVisitors("country", "country", "country != ''")
 	if err != nil {
 		return fail(err)
 	}
 	if len(countries) > 0 {
-		sales, cur, err := r.radarSales(ctx, rr)
+		sales, cur, err := r.radarSales(ctx, rr, true)
 		if err != nil {
 			return fail(err)
 		}
@@ -236,17 +300,21 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			b.Countries = append(b.Countries, queries.RadarCountry{Name: countryName(c.Name), People: c.People, CountryCode: c.Name, Revenue: currencyUnits(revenue[c.Name], cur)})
 		}
 	}
-	if b.Browsers, err = byVisitors("browser", "browser != ''"); err != nil {
+	if b.Browsers, err = byVisitors("browser", "browser", "browser != ''"); err != nil {
 		return fail(err)
 	}
-	if b.OS, err = byVisitors("os", "os != ''"); err != nil {
+	if b.OS, err = byVisitors("os", "os", "os != ''"); err != nil {
 		return fail(err)
 	}
 	if b.Events, err = r.radarEvents(ctx, rr, limit); err != nil {
 		return fail(err)
 	}
-	hosts, err := r.radarCounts(ctx, "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+
-		" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), args...)
+	hostQ, hostArgs := "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), args
+	if days {
+		dw, dargs := dailyWhere(rr, from, to, "hostname")
+		hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), dargs
+	}
+	hosts, err := r.radarCounts(ctx, hostQ, hostArgs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -270,12 +338,23 @@ func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange
 func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
 	w, args := radarWhere(rr, "timestamp", "date")
 	events := r.p.tbl(tRadarEvents)
+	peopleQ := "SELECT " + uniqFunc + "(visitor_id) FROM " + events + " WHERE " + w
+	eventsQ := "SELECT event_name, " + uniqFunc + "(visitor_id), count() AS n FROM " + events + " WHERE " + w +
+		" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name LIMIT " + strconv.Itoa(limit)
+	peopleArgs, eventsArgs := args, args
+	if from, to, ok := radarDays(rr); ok {
+		var dw string
+		dw, peopleArgs = dailyWhere(rr, from, to, "all")
+		peopleQ = "SELECT " + uniqFunc + "Merge(visitors) FROM " + r.p.tbl(tRadarDaily) + " WHERE " + dw
+		dw, eventsArgs = dailyWhere(rr, from, to, "event")
+		eventsQ = "SELECT value, " + uniqFunc + "Merge(visitors), sum(hits) AS n FROM " + r.p.tbl(tRadarDaily) + " WHERE " + dw +
+			" GROUP BY value ORDER BY n DESC, value LIMIT " + strconv.Itoa(limit)
+	}
 	var people uint64
-	if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(visitor_id) FROM "+events+" WHERE "+w, args...).Scan(&people); err != nil {
+	if err := r.p.conn.QueryRow(ctx, peopleQ, peopleArgs...).Scan(&people); err != nil {
 		return nil, err
 	}
-	rows, err := r.p.conn.Query(ctx, "SELECT event_name, uniqExact(visitor_id), count() AS n FROM "+events+" WHERE "+w+
-		" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name LIMIT "+strconv.Itoa(limit), args...)
+	rows, err := r.p.conn.Query(ctx, eventsQ, eventsArgs...)
 	if err != nil {
 		return nil, err
 	}

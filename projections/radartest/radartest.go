@@ -39,6 +39,12 @@ const Project = "p1"
 // Range is the fixture's report range: every visit but visitor d's.
 var Range = queries.RadarRange{ProjectID: Project, Start: T0.Add(-time.Hour), End: T0.Add(48 * time.Hour)}
 
+// Days is a range of whole UTC days (as the API makes of start and end
+// dates) holding the same events as Range: ClickHouse answers it from its
+// daily aggregates.
+var Days = queries.RadarRange{ProjectID: Project, Start: time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC),
+	End: time.Date(2026, 3, 15, 23, 59, 59, int(999*time.Millisecond), time.UTC)}
+
 type hitSpec struct {
 	visitor, host, path, source, country, browser, os, device, click string
 	at                                                               time.Duration
@@ -122,6 +128,10 @@ type Reports struct {
 	Overview, OverviewUSD queries.RadarOverview
 	Breakdowns, Limited   queries.RadarBreakdowns
 	Events, AllTime       []queries.RadarEventStat
+	// The same over Days.
+	DaysOverview   queries.RadarOverview
+	DaysBreakdowns queries.RadarBreakdowns
+	DaysEvents     []queries.RadarEventStat
 }
 
 // Read runs every report of the contract on s.
@@ -150,12 +160,21 @@ func Read(t *testing.T, s Store) Reports {
 	if out.AllTime, err = s.RadarEvents(ctx, queries.RadarRange{ProjectID: Project}, 1); err != nil {
 		t.Fatalf("custom events: %v", err)
 	}
+	if out.DaysOverview, err = s.RadarOverview(ctx, Days); err != nil {
+		t.Fatalf("overview of whole days: %v", err)
+	}
+	if out.DaysBreakdowns, err = s.RadarBreakdowns(ctx, Days, 50); err != nil {
+		t.Fatalf("breakdowns of whole days: %v", err)
+	}
+	if out.DaysEvents, err = s.RadarEvents(ctx, Days, 50); err != nil {
+		t.Fatalf("custom events of whole days: %v", err)
+	}
 	return out
 }
 
 // Expected is what the fixture's reports are, worked out by hand.
 func Expected() Reports {
-	return Reports{
+	r := Reports{
 		// people a, b, c, e; visits a (2), b, c, e; bounces: a's second, b,
 		// e; durations 150 s (a) + 180 s (c) over 5 visits; sales of a
 		// (usd) and c (2 x eur): eur has the most.
@@ -185,6 +204,8 @@ func Expected() Reports {
 		// All time: d is a fifth person.
 		AllTime: []queries.RadarEventStat{{EventName: "Signup", People: 2, Events: 2, CompletionRate: 40}},
 	}
+	r.DaysOverview, r.DaysBreakdowns, r.DaysEvents = r.Overview, r.Breakdowns, r.Events
+	return r
 }
 
 // Run runs the contract; open returns an empty store that the test owns.
@@ -199,6 +220,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		check(t, "breakdowns, limit 1", got.Limited, want.Limited)
 		check(t, "custom events", got.Events, want.Events)
 		check(t, "custom events of all time, limit 1", got.AllTime, want.AllTime)
+		check(t, "overview of whole days", got.DaysOverview, want.DaysOverview)
+		check(t, "breakdowns of whole days", got.DaysBreakdowns, want.DaysBreakdowns)
+		check(t, "custom events of whole days", got.DaysEvents, want.DaysEvents)
 	})
 	t.Run("Empty", func(t *testing.T) {
 		s := open(t)
