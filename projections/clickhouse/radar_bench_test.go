@@ -25,7 +25,9 @@ import (
 // 8 sources; a visitor in 20 came through a short-link click, and every
 // other such click has a sale (usd or eur). Every visit also has an older
 // state written and cancelled (sign +1 and -1, unmerged), as a visit
-// updated across batches leaves until ClickHouse merges it.
+// updated across batches leaves until ClickHouse merges it. The tables are
+// then merged (OPTIMIZE ... FINAL), as past days are in a running system,
+// unless LINKD_BENCH_RADAR_UNMERGED is set.
 func BenchmarkRadarReports(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("LINKD_BENCH_RADAR_EVENTS"))
 	if n <= 0 {
@@ -40,7 +42,7 @@ func BenchmarkRadarReports(b *testing.B) {
 	sql := func(q string) {
 		b.Helper()
 		q = strings.NewReplacer("{N}", strconv.Itoa(n), "{V}", strconv.Itoa(visitors), "{events}", r.p.tbl(tRadarEvents),
-			"{sessions}", r.p.tbl(tRadarSessions), "{sales}", r.p.tbl(tSales)).Replace(q)
+			"{sessions}", r.p.tbl(tRadarSessions), "{sales}", r.p.tbl(tSales), "{daily}", r.p.tbl(tRadarDaily)).Replace(q)
 		if err := r.p.conn.Exec(ctx, q); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
@@ -84,6 +86,13 @@ func BenchmarkRadarReports(b *testing.B) {
 		SELECT concat('s-', toString(number)), concat('s-', toString(number)), 'Purchase', concat('clk-', toString(number * 40)), 'l-bench', 'w-bench', 'p-bench',
 			'c', 'c', ts, toDate(ts), 1, ts, '', '', '', '', '', '', 1000 + number % 9000, arrayElement(['usd', 'eur'], 1 + number % 2)
 		FROM (SELECT number, toDateTime('2026-01-02 00:00:00') + (intHash32(number) % (25 * 86400)) AS ts FROM numbers(intDiv({V}, 40)))`)
+	if os.Getenv("LINKD_BENCH_RADAR_UNMERGED") == "" {
+		// Data of past days is merged by ClickHouse in the background;
+		// freshly generated data is not yet: merge it, as it would be.
+		for _, t := range []string{"{daily}", "{sessions}"} {
+			sql("OPTIMIZE TABLE " + t + " FINAL")
+		}
+	}
 	var rows, sessions uint64
 	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
 	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)

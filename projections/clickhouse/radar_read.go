@@ -93,9 +93,8 @@ type radarSale struct {
 }
 
 // radarSales are the sales recorded in the range on the clicks of the
-// project's visitors (a visitor's click is the first one its hits carry),
-// each once, with the visitor and (withCountry) its latest country; and
-// the currency revenue is reported in.
+// project's visitors, each once, with the visitor and (withCountry) its
+// country; and the currency revenue is reported in.
 func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) ([]radarSale, string, error) {
 	var where string
 	var args []any
@@ -107,22 +106,18 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 		where += " AND timestamp <= ?"
 		args = append(args, rr.End.UTC().Truncate(time.Second))
 	}
-	events := r.p.tbl(tRadarEvents)
-	buyers := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id FROM " +
+	// A visitor's click is the first its hits carry; its country the
+	// latest of those hits (the tracker sends the click with every hit).
+	country := "''"
+	if withCountry {
+		country = "argMaxIf(country, timestamp, country != '')"
+	}
+	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
 		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
 		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
-		"(SELECT visitor_id, argMin(click_id, timestamp) AS click FROM " + events +
-		" WHERE project_id = ? AND click_id != '' GROUP BY visitor_id) AS v USING click"
+		"(SELECT visitor_id, argMin(click_id, timestamp) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarEvents) +
+		" WHERE project_id = ? AND click_id != '' GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
 	args = append(args, rr.ProjectID)
-	q := "SELECT conversion_id, amount, currency, visitor_id, '' FROM (" + buyers + ") ORDER BY conversion_id, visitor_id"
-	if withCountry {
-		// The latest country of each buyer, from its own hits only.
-		q = "SELECT b.conversion_id, b.amount, b.currency, b.visitor_id, c.visitor_country FROM (" + buyers + ") AS b ALL LEFT JOIN " +
-			"(SELECT visitor_id, argMaxIf(country, timestamp, country != '') AS visitor_country FROM " + events +
-			" WHERE project_id = ? AND visitor_id IN (SELECT visitor_id FROM (" + buyers + ")) GROUP BY visitor_id) AS c USING visitor_id" +
-			" ORDER BY b.conversion_id, b.visitor_id"
-		args = append(append(append([]any{}, args...), rr.ProjectID), args...)
-	}
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("radar sales: %w", err)
