@@ -30,6 +30,7 @@ import (
 	"github.com/linkd/linkd/internal/httperr"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
 	radarstore "github.com/linkd/linkd/projections/radar"
@@ -46,8 +47,10 @@ type App struct {
 	stats  statsProjection
 	clicks *clickindex.Store
 	radar  *radarstore.Store
-	limit  *clicklimit.Limiter
-	secret *secrets.Secret
+	// chRadar is Radar in ClickHouse, when the statistics are there.
+	chRadar *clickhouse.RadarProjection
+	limit   *clicklimit.Limiter
+	secret  *secrets.Secret
 
 	runner  runner
 	server  *api.Server
@@ -140,6 +143,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	a.closers = append(a.closers, a.radar.Close)
 	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar}
+	if a.chRadar, err = openClickHouseRadar(ctx, a.stats); err != nil {
+		return nil, fmt.Errorf("radar in ClickHouse: %w", err)
+	}
+	if a.chRadar != nil {
+		projs = append(projs, a.chRadar)
+	}
 	if a.runner, err = newRunner(cfg, a.store, projs, log, a.metrics); err != nil {
 		return nil, err
 	}
@@ -155,8 +164,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	cipher := a.secret.Cipher()
 	recorder := commands.RecordClickHandler{Deps: deps}
 	links := api.NewLinkCache(a.core, 0)
+	var radarModel queries.RadarReadModel = a.radar
+	if a.chRadar != nil {
+		radarModel = radarReports{ch: a.chRadar, people: a.radar, head: a.store, log: log,
+			marks: []*projections.Watermark{a.runner.Watermark(a.chRadar.Name()), a.runner.Watermark(a.stats.Name())}}
+	}
 	q := queries.New(queries.Sources{
-		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: a.radar,
+		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
 	a.limit = clicklimit.New(cfg.ClickLimit)
@@ -233,7 +247,11 @@ func (a *App) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name} {
+	names := []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name}
+	if a.chRadar != nil {
+		names = append(names, a.chRadar.Name())
+	}
+	for _, name := range names {
 		if err := a.runner.Watermark(name).Wait(ctx, head); err != nil {
 			return fmt.Errorf("projection %s did not catch up: %w", name, err)
 		}

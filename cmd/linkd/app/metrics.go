@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"github.com/linkd/linkd/projections/clickindex"
+	radarstore "github.com/linkd/linkd/projections/radar"
 	"net/http"
 	"strings"
 	"sync"
@@ -78,7 +79,11 @@ func (m *metrics) handler(a *App) http.Handler {
 		Name: "linkd_clicks_uncounted_total",
 		Help: "Accesses answered but not counted: a visitor over LINKD_CLICK_LIMIT clicks on one link in the hour.",
 	}, func() float64 { return float64(a.limit.Uncounted()) }))
-	for _, name := range []string{"core", a.stats.Name(), clickindex.Name} {
+	names := []string{"core", a.stats.Name(), clickindex.Name, radarstore.Name}
+	if a.chRadar != nil {
+		names = append(names, a.chRadar.Name())
+	}
+	for _, name := range names {
 		wm := a.runner.Watermark(name)
 		if wm == nil {
 			continue

@@ -52,6 +52,13 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 	}
 	defer rs.Close()
 	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks, rs.Name(): rs}
+	chRadar, err := openClickHouseRadar(ctx, stats)
+	if err != nil {
+		return err
+	}
+	if chRadar != nil {
+		all[chRadar.Name()] = chRadar
+	}
 	if len(names) == 0 {
 		for n := range all {
 			names = append(names, n)

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/clickhouse"
+	radarstore "github.com/linkd/linkd/projections/radar"
+	"github.com/linkd/linkd/queries"
+)
+
+// openClickHouseRadar opens the Radar projector of ClickHouse on the
+// connection of the statistics projection, when that is ClickHouse (nil
+// otherwise).
+func openClickHouseRadar(ctx context.Context, stats statsProjection) (*clickhouse.RadarProjection, error) {
+	p, ok := stats.(*clickhouse.Projection)
+	if !ok {
+		return nil, nil
+	}
+	return clickhouse.NewRadar(ctx, p)
+}
+
+// radarReports serves the Radar reports: overview, breakdowns and custom
+// events from ClickHouse, once its Radar projector and the statistics
+// projector (which writes the sales) have applied everything appended
+// before the request; people and details from the embedded Radar
+// projection, always fresh (docs/decisions.md).
+type radarReports struct {
+	ch     *clickhouse.RadarProjection
+	people *radarstore.Store
+	head   interface {
+		Head(ctx context.Context) (eventstore.Position, error)
+	}
+	marks []*projections.Watermark
+	log   *slog.Logger
+}
+
+var _ queries.RadarReadModel = radarReports{}
+
+// radarWait bounds how long a report waits for ClickHouse to catch up.
+const radarWait = 10 * time.Second
+
+func (r radarReports) wait(ctx context.Context) error {
+	head, err := r.head.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("radar: head of the log: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, radarWait)
+	defer cancel()
+	for _, wm := range r.marks {
+		if wm == nil || wm.Reached(head) {
+			continue
+		}
+		if err := wm.Wait(wctx, head); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				// Answer with what ClickHouse has rather than not at all.
+				r.log.Warn("radar: ClickHouse has not applied the latest events; the report may miss them", "position", head.String())
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (r radarReports) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
+	if err := r.wait(ctx); err != nil {
+		return queries.RadarOverview{}, err
+	}
+	return r.ch.RadarOverview(ctx, rr)
+}
+
+func (r radarReports) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+	if err := r.wait(ctx); err != nil {
+		return queries.RadarBreakdowns{}, err
+	}
+	return r.ch.RadarBreakdowns(ctx, rr, limit)
+}
+
+func (r radarReports) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
+	return r.ch.RadarEvents(ctx, rr, limit)
+}
+
+func (r radarReports) RadarPeople(ctx context.Context, rr queries.RadarRange, limit int, cursor string) (queries.RadarPeoplePage, error) {
+	return r.people.RadarPeople(ctx, rr, limit, cursor)
+}
+
+func (r radarReports) RadarVisitor(ctx context.Context, rr queries.RadarRange, visitorID string) (queries.RadarVisitorDetails, bool, error) {
+	return r.people.RadarVisitor(ctx, rr, visitorID)
+}

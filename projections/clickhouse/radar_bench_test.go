@@ -1,0 +1,132 @@
+package clickhouse
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/queries"
+)
+
+// BenchmarkRadarReports generates a Radar dataset in ClickHouse (server
+// side, INSERT ... SELECT FROM numbers: the projector's speed is not what
+// is measured) of LINKD_BENCH_RADAR_EVENTS events (opt-in; e.g. 10000000)
+// by a tenth as many visitors, all of one project, over 30 days, and times
+// the overview and breakdowns of the 30-day range and of a 7-day one.
+// docs/benchmarks-clickhouse.md has the command and the results.
+//
+// The data: visitor v has 10 hits on average (events n with n % V = v),
+// cut into 1 to 3 visits two days apart; every fourth hit is a custom event
+// (3 names), page views over 50 paths, 21 countries, 8 browsers, 7 systems,
+// 8 sources; a visitor in 20 came through a short-link click, and every
+// other such click has a sale (usd or eur). Every visit also has an older
+// state written and cancelled (sign +1 and -1, unmerged), as a visit
+// updated across batches leaves until ClickHouse merges it. The tables are
+// then merged (OPTIMIZE ... FINAL), as past days are in a running system,
+// unless LINKD_BENCH_RADAR_UNMERGED is set.
+func BenchmarkRadarReports(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("LINKD_BENCH_RADAR_EVENTS"))
+	if n <= 0 {
+		b.Skip("set LINKD_BENCH_RADAR_EVENTS (e.g. 10000000) to generate a Radar dataset and time the reports")
+	}
+	visitors := max(n/10, 1)
+	ctx := testCtx(b, time.Hour)
+	pair := openRadarTest(b, chtest.DSN(b))
+	r := pair.RadarProjection
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t0 := time.Now()
+	sql := func(q string) {
+		b.Helper()
+		q = strings.NewReplacer("{N}", strconv.Itoa(n), "{V}", strconv.Itoa(visitors), "{events}", r.p.tbl(tRadarEvents),
+			"{sessions}", r.p.tbl(tRadarSessions), "{sales}", r.p.tbl(tSales), "{daily}", r.p.tbl(tRadarDaily)).Replace(q)
+		if err := r.p.conn.Exec(ctx, q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	// v: visitor, k: its hit, spv: its visits, s: the hit's visit.
+	sql(`INSERT INTO {events} (project_id, workspace_id, visitor_id, session_id, timestamp, date, kind, event_name, url, hostname, pathname,
+		referrer, source, country, browser, os, device, click_id, link_id, stream_version, position)
+		SELECT 'p-bench', 'w-bench', toString(v), concat(toString(v), '-', toString(s)), ts, toDate(ts),
+			if(k % 4 = 3, 'event', 'pageview'), if(k % 4 = 3, arrayElement(['Signup', 'Download', 'Purchase'], 1 + (v + k) % 3), ''),
+			concat('https://shop.example', p), 'shop.example', p, '', src,
+			arrayElement(['US','BR','DE','FR','GB','IN','JP','ES','IT','CA','MX','NL','PL','SE','AU','AR','CO','PT','TR','ID',''], 1 + v % 21),
+			arrayElement(['Chrome','Safari','Firefox','Edge','Samsung Internet','Instagram','Facebook','Opera'], 1 + v % 8),
+			arrayElement(['iOS','Android','Windows','macOS','Linux','ChromeOS',''], 1 + v % 7), arrayElement(['mobile','desktop','tablet'], 1 + v % 3),
+			if(v % 20 = 0, concat('clk-', toString(v)), ''), if(v % 20 = 0, 'l-bench', ''), k, number
+		FROM (
+			SELECT number, number % {V} AS v, intDiv(number, {V}) AS k, 1 + v % 3 AS spv, k % spv AS s,
+				toDateTime('2026-01-01 00:00:00') + (intHash32(v) % (25 * 86400)) + s * 2 * 86400 + intDiv(k, spv) * 40 AS ts,
+				concat('/page-', toString(intHash32(number) % 50)) AS p,
+				arrayElement(['', 'google.com', 'news.example', 't.co', 'facebook.com', 'newsletter', 'short.example/abc', 'reddit.com'], 1 + (v + s) % 8) AS src
+			FROM numbers({N})
+		)`)
+	for _, sign := range []string{"[1]", "[1, -1]"} {
+		older := "0"
+		if sign != "[1]" {
+			older = "1" // an older state (one hit less), written and cancelled
+		}
+		sql(`INSERT INTO {sessions} (project_id, workspace_id, visitor_id, session_id, sign, version, started_at, ended_at, start_ms, end_ms,
+			duration_ms, pageviews, events, is_bounce, entry_page, exit_page, hostname, source, referrer, country, browser, os, device, click_id, link_id, position)
+			SELECT project_id, workspace_id, visitor_id, session_id, sg, ver + 1 - ` + older + `, st, en, toInt64(st) * 1000, toInt64(en) * 1000,
+				(toUInt64(en) - toUInt64(st)) * 1000, pv, ev, pv + ev - ` + older + ` = 1 AND ev = 0, entry, entry, 'shop.example', src, '', country, browser, os, device, clk, lnk, pos
+			FROM (
+				SELECT project_id, any(workspace_id) AS workspace_id, visitor_id, session_id, max(stream_version) AS ver, min(timestamp) AS st, max(timestamp) AS en,
+					toUInt32(countIf(kind = 'pageview')) AS pv, toUInt32(countIf(kind = 'event')) AS ev, argMin(pathname, timestamp) AS entry,
+					any(source) AS src, any(country) AS country, any(browser) AS browser, any(os) AS os, any(device) AS device,
+					any(click_id) AS clk, any(link_id) AS lnk, max(position) AS pos
+				FROM {events} GROUP BY project_id, visitor_id, session_id
+			) ARRAY JOIN ` + sign + ` AS sg`)
+	}
+	sql(`INSERT INTO {sales} (event_id, conversion_id, event_name, click_id, link_id, workspace_id, project_id, customer_id, customer_external_id,
+		timestamp, date, first, clicked_at, country, device_type, browser, os, referrer, metadata, amount, currency)
+		SELECT concat('s-', toString(number)), concat('s-', toString(number)), 'Purchase', concat('clk-', toString(number * 40)), 'l-bench', 'w-bench', 'p-bench',
+			'c', 'c', ts, toDate(ts), 1, ts, '', '', '', '', '', '', 1000 + number % 9000, arrayElement(['usd', 'eur'], 1 + number % 2)
+		FROM (SELECT number, toDateTime('2026-01-02 00:00:00') + (intHash32(number) % (25 * 86400)) AS ts FROM numbers(intDiv({V}, 40)))`)
+	if os.Getenv("LINKD_BENCH_RADAR_UNMERGED") == "" {
+		// Data of past days is merged by ClickHouse in the background;
+		// freshly generated data is not yet: merge it, as it would be.
+		for _, t := range []string{"{daily}", "{sessions}"} {
+			sql("OPTIMIZE TABLE " + t + " FINAL")
+		}
+	}
+	var rows, sessions uint64
+	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
+	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)
+	b.Logf("generated %d events, %d session rows, %d visitors in %v (load average %s)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), loadavg())
+
+	month := queries.RadarRange{ProjectID: "p-bench", Start: start, End: start.AddDate(0, 0, 30).Add(-time.Second)}
+	week := queries.RadarRange{ProjectID: "p-bench", Start: start.AddDate(0, 0, 10), End: start.AddDate(0, 0, 17).Add(-time.Second)}
+	o, err := r.RadarOverview(ctx, month)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("30-day overview: %+v", o)
+	for _, bc := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"Overview/30d", func(ctx context.Context) error { _, err := r.RadarOverview(ctx, month); return err }},
+		{"Breakdowns/30d", func(ctx context.Context) error { _, err := r.RadarBreakdowns(ctx, month, 50); return err }},
+		{"Overview/7d", func(ctx context.Context) error { _, err := r.RadarOverview(ctx, week); return err }},
+		{"Breakdowns/7d", func(ctx context.Context) error { _, err := r.RadarBreakdowns(ctx, week, 50); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for range b.N {
+				t := time.Now()
+				if err := bc.run(ctx); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+			}
+			reportPercentiles(b, lat)
+			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
+				b.ReportMetric(v, "loadavg")
+			}
+		})
+	}
+}

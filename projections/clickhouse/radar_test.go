@@ -1,0 +1,154 @@
+package clickhouse
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/projections/projectiontest"
+	"github.com/linkd/linkd/projections/radartest"
+	"github.com/linkd/linkd/queries"
+)
+
+// radarPair is the Radar projector with the statistics projection that
+// writes the sales it joins (as linkd runs them).
+type radarPair struct {
+	*RadarProjection
+	stats *Projection
+}
+
+func (p radarPair) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if err := p.stats.Apply(ctx, events); err != nil {
+		return err
+	}
+	return p.RadarProjection.Apply(ctx, events)
+}
+
+func openRadarTest(t testing.TB, dsn string) radarPair {
+	t.Helper()
+	ctx := testCtx(t, 2*time.Minute)
+	stats := openTest(t, ctx, dsn)
+	r, err := NewRadar(ctx, stats)
+	if err != nil {
+		t.Fatalf("NewRadar: %v", err)
+	}
+	return radarPair{RadarProjection: r, stats: stats}
+}
+
+// The Radar reports' contract, shared with the embedded projection.
+func TestRadarContract(t *testing.T) {
+	radartest.Run(t, func(t *testing.T) radartest.Store { return openRadarTest(t, chtest.DSN(t)) })
+}
+
+// A restart (a new projector on the same tables) in the middle of visits,
+// with the events since an older checkpoint delivered again, gives the same
+// reports: the visits that go on are read back, repeats are skipped.
+func TestRadarRestartRedelivery(t *testing.T) {
+	dsn := chtest.DSN(t)
+	events := radartest.Fixture(t)
+	first := openRadarTest(t, dsn)
+	for i := 0; i < len(events)*2/3; i++ {
+		if err := first.Apply(context.Background(), events[i:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, from := range []int{len(events) / 3, len(events) / 2} {
+		ctx := testCtx(t, time.Minute)
+		again, err := NewRadar(ctx, first.stats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair := radarPair{RadarProjection: again, stats: first.stats}
+		cp, err := pair.Checkpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := events[len(events)*2/3-1].Position; cp != want {
+			t.Fatalf("checkpoint %v, want %v", cp, want)
+		}
+		if err := pair.Apply(ctx, events[from:len(events)*2/3]); err != nil {
+			t.Fatal(err)
+		}
+		first = pair
+	}
+	if err := first.Apply(context.Background(), events[len(events)*2/3-1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, want := radartest.Read(t, first), radartest.Expected()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after restarts:\n got %+v\nwant %+v", got, want)
+	}
+	// One row of each visit's latest state is left uncancelled.
+	var live, rows uint64
+	ctx := testCtx(t, time.Minute)
+	if err := first.p.conn.QueryRow(ctx, "SELECT toUInt64(sum(sign)), count() FROM "+first.p.tbl(tRadarSessions)+" WHERE project_id = 'p1'").Scan(&live, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if live != 6 {
+		t.Errorf("visits of p1: %d (rows %d), want 6", live, rows)
+	}
+}
+
+// A visitor forgotten from memory (its visit looked over) whose next event
+// comes late, after other visitors' later ones (a lagging partition),
+// still continues its visit: it is read back from the tables.
+func TestRadarForgottenVisitorContinuesItsVisit(t *testing.T) {
+	pair := openRadarTest(t, chtest.DSN(t))
+	pair.maxVisitors = 1
+	var l projectiontest.Log
+	hit := func(visitor string, at time.Duration) {
+		l.Add(t, radar.Stream("p1", visitor), &radar.PageviewRecorded{Hit: radar.Hit{ProjectID: "p1", VisitorID: visitor,
+			URL: "https://a.example/", Hostname: "a.example", Pathname: "/", At: radartest.T0.Add(at)}})
+		if err := pair.Apply(context.Background(), l.Events[len(l.Events)-1:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hit("x", 0)
+	hit("y", 40*time.Minute) // x's visit looks over: x is forgotten
+	if _, ok := pair.visitors[visitorKey("p1", "x")]; ok {
+		t.Fatal("x was not forgotten")
+	}
+	hit("x", 20*time.Minute) // late, but within x's visit
+	o, err := pair.RadarOverview(context.Background(), queries.RadarRange{ProjectID: "p1", Start: radartest.T0.Add(-time.Hour), End: radartest.T0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Visits != 2 || o.Pageviews != 3 || o.BounceRate != 50 || o.AvgDurationS != 600 {
+		t.Errorf("overview %+v, want 2 visits (x's of 20 minutes, y's bounce), 3 page views", o)
+	}
+}
+
+// An INSERT into radar_events whose rows the view did not carry to
+// radar_daily (a crash between the two: here the view is dropped for the
+// batch) is rebuilt when the projector starts again.
+func TestRadarDailyRecovery(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	first := openRadarTest(t, chtest.DSN(t))
+	events := radartest.Fixture(t)
+	half := len(events) / 2
+	if err := first.Apply(ctx, events[:half]); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.p.conn.Exec(ctx, "DROP TABLE "+first.p.tbl(tRadarDailyView)); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Apply(ctx, events[half:half+4]); err != nil {
+		t.Fatal(err)
+	}
+	again, err := NewRadar(ctx, first.stats) // a restart: the view is created again, radar_daily rebuilt
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := radarPair{RadarProjection: again, stats: first.stats}
+	if err := pair.Apply(ctx, events[half:]); err != nil {
+		t.Fatal(err)
+	}
+	got, want := radartest.Read(t, pair), radartest.Expected()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the rebuild:\n got %+v\nwant %+v", got, want)
+	}
+}
