@@ -158,7 +158,8 @@ func TestRollupsAgreeWithHits(t *testing.T) {
 	if err := crashed.w.QueryRow(`SELECT count(*) FROM rollup_dirty`).Scan(&dirty); err != nil || dirty == 0 {
 		t.Fatalf("%d days marked dirty before the crash (%v)", dirty, err)
 	}
-	crashed.Close() // without writing the days: what SIGKILL leaves
+	clear(crashed.roll.dirty) // what SIGKILL leaves: Close writes nothing
+	crashed.Close()
 	crashed = openAt(t, filepath.Join(dir, "crashed.db"))
 	defer crashed.Close()
 
@@ -182,5 +183,35 @@ func TestRollupsAgreeWithHits(t *testing.T) {
 		if got := fromHits(t, replay, r); !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("range %d from the hits:\n%+v\nrollups:\n%+v", i, got, want[i])
 		}
+	}
+}
+
+// Close writes the days changed since they were last written, so that the
+// next Open has nothing to recompute.
+func TestCloseWritesRollups(t *testing.T) {
+	events := visits(t)
+	path := filepath.Join(t.TempDir(), "radar.db")
+	s := openAt(t, path)
+	clock := time.Now()
+	s.roll.now = func() time.Time { return clock }
+	s.roll.last = clock // nothing due before Close
+	if err := s.Apply(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, s, ranges[0])
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path)
+	defer s.Close()
+	var dirty, days int
+	if err := s.w.QueryRow(`SELECT (SELECT count(*) FROM rollup_dirty), (SELECT count(*) FROM rollup_days)`).Scan(&dirty, &days); err != nil {
+		t.Fatal(err)
+	}
+	if dirty != 0 || days < 3 {
+		t.Errorf("after Close: %d days marked dirty, %d written; want none, and every day of the visits", dirty, days)
+	}
+	if got := readAll(t, s, ranges[0]); !reflect.DeepEqual(got, want) {
+		t.Errorf("after reopening:\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -299,8 +299,27 @@ func versionsIntoVisitors(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.r.Close(), s.w.Close()) }
+// Close writes the days the projector changed since it last wrote them
+// (after a crash, Open recomputes them instead) and closes the database.
+func (s *Store) Close() error {
+	var err error
+	if len(s.roll.dirty) > 0 {
+		err = s.writeRollups(context.Background())
+	}
+	return errors.Join(err, s.r.Close(), s.w.Close())
+}
+
+func (s *Store) writeRollups(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := s.roll.flush(ctx, tx, true); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
 
 // Name implements projections.Projector.
 func (s *Store) Name() string { return Name }
