@@ -54,7 +54,6 @@ var extensionSchema = []string{
 	`CREATE INDEX IF NOT EXISTS pixels_ws ON pixels(workspace_id, deleted, created_at, id)`,
 }
 
-
 // applyExtension applies an event of a template or pixel stream, once.
 func (a *applier) applyExtension(re eventstore.RecordedEvent) error {
 	table, kind := "utm_templates", KindUTMTemplate
