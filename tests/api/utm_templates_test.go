@@ -32,6 +32,23 @@ func location(t *testing.T, s *apptest.Server, code string, headers ...string) s
 	return r.Header.Get("Location")
 }
 
+// linkRefs creates a UTM template and a pixel in key's default workspace,
+// for links to name.
+func linkRefs(t *testing.T, s *apptest.Server, key string) (template, pixel string) {
+	t.Helper()
+	template = str(s.MustCreate("/v1/utm-templates", key, map[string]any{"name": "Template", "utm_source": "tpl"}), "id")
+	pixel = str(s.MustCreate("/v1/pixels", key, map[string]any{"name": "Pixel", "type": "meta", "pixel_id": "123"}), "id")
+	return template, pixel
+}
+
+// withRefs points a link body's utm_template_id and pixel_id at a real
+// template and pixel of key's default workspace.
+func withRefs(t *testing.T, s *apptest.Server, key string, body map[string]any) map[string]any {
+	t.Helper()
+	body["utm_template_id"], body["pixel_id"] = linkRefs(t, s, key)
+	return body
+}
+
 func query(t *testing.T, raw string) url.Values {
 	t.Helper()
 	u, err := url.Parse(raw)
