@@ -124,7 +124,7 @@ func servePixelPage(w http.ResponseWriter, p *queries.Pixel, target string) {
 	v := pixelVendors[p.Type]
 	var nb [18]byte
 	_, _ = rand.Read(nb[:])
-	nonce := base64.StdEncoding.EncodeToString(nb[:])
+	nonce := base64.RawURLEncoding.EncodeToString(nb[:]) // no + or /, which an attribute would escape
 	data := map[string]any{
 		"Type": p.Type, "ID": p.PixelID, "Target": template.URL(target), "Host": hostOf(target),
 		"Script": v.script(p.PixelID), "Nonce": nonce, "MaxWait": pixelMaxWaitMS, "Settle": pixelSettleMS,
