@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,5 +224,38 @@ func TestUTMTemplateAtRedirect(t *testing.T) {
 	cleared := obj(t, s.Do("PUT", "/v1/links/"+str(l, "id"), alice, map[string]any{"utm_template_id": ""}), http.StatusOK)
 	if str(cleared, "utm_template_id") != "" {
 		t.Errorf("cleared: %v", cleared["utm_template_id"])
+	}
+}
+
+// A template or pixel named by the path has its own rate-limit count; the
+// collections count with the caller's links.
+func TestUTMTemplateAndPixelRateLimits(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := users(s, "alice")[0]
+	tpl, px := linkRefs(t, s, alice)
+	remaining := func(path string) int {
+		t.Helper()
+		r := s.Do("GET", path, alice, nil)
+		rateHeaders(t, path, r)
+		n, err := strconv.Atoi(r.Header.Get("X-RateLimit-Remaining"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, path := range []string{"/v1/utm-templates/" + tpl, "/v1/pixels/" + px} {
+		before := remaining("/v1/links")
+		first := remaining(path)
+		if second := remaining(path); second != first-1 {
+			t.Errorf("%s: remaining %d then %d", path, first, second)
+		}
+		if after := remaining("/v1/links"); after != before-1 {
+			t.Errorf("%s counts with the collection: %d then %d", path, before, after)
+		}
+	}
+	a, b := remaining("/v1/utm-templates"), remaining("/v1/pixels")
+	if c := remaining("/v1/links"); b != a-1 || c != b-1 {
+		t.Errorf("collections: %d %d %d, want one count", a, b, c)
 	}
 }
