@@ -30,7 +30,8 @@ type LinkCache struct {
 	// (kind + "/" + id -> link ids): they hold its values, resolved when
 	// they were read, and are forgotten when it changes.
 	users map[string]map[string]struct{}
-	// gen counts invalidations: a link read before one is not cached.
+	// gen counts the invalidations that forget links (not click counts,
+	// keys or projects): a link read before one is not cached.
 	gen uint64
 }
 
@@ -50,16 +51,18 @@ var _ queries.LinkAccessReadModel = (*LinkCache)(nil)
 func (c *LinkCache) Invalidate(kind, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
 	switch kind {
 	case "link":
+		c.gen++
 		c.forget(id)
 	case core.KindUTMTemplate, core.KindPixel:
+		c.gen++
 		for linkID := range c.users[kind+"/"+id] {
 			c.forget(linkID)
 		}
 		delete(c.users, kind+"/"+id)
 	case "domain", "workspace", "reset":
+		c.gen++
 		c.links = map[string]*queries.Link{}
 		c.byID = map[string]string{}
 		c.domains = map[string]string{}

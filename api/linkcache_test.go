@@ -106,3 +106,23 @@ func TestLinkCacheForgetsLinksOfAChangedTemplateOrPixel(t *testing.T) {
 	get("tpl")
 	want("then cached", map[string]int{"tpl": 4})
 }
+
+// Changes that forget no link (click counts, keys, projects) do not keep a
+// link being read out of the cache: under load they land all the time.
+func TestLinkCacheKeepsReadsAcrossOtherChanges(t *testing.T) {
+	src := &countingSource{reads: map[string]int{}, links: map[string]queries.Link{"plain": {ID: "l1", Code: "plain"}}}
+	c := NewLinkCache(src, 0)
+	src.hook = func() {
+		for _, kind := range []string{"clicks", "apikey", "project"} {
+			c.Invalidate(kind, "l1")
+		}
+	}
+	for range 3 {
+		if _, err := c.LinkByCode(context.Background(), "", "plain"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := src.read("plain"); n != 1 {
+		t.Errorf("read %d times, want 1", n)
+	}
+}
