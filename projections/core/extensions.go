@@ -132,6 +132,11 @@ func (a *applier) templateUpdated(id string, e *utmtemplate.Updated, version uin
 	return a.Exec(`UPDATE utm_templates SET updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), version, id)
 }
 
+// liveWorkspace keeps the templates and pixels of deleted workspaces out
+// of reads by id: they went with their workspace (lists only ever cover
+// live workspaces).
+const liveWorkspace = `workspace_id IN (SELECT id FROM workspaces WHERE deleted = 0)`
+
 const templateCols = `id, workspace_id, name, utm_source, utm_medium, utm_campaign, utm_term, utm_content, utm_name, created_at, updated_at`
 
 func scanTemplate(sc interface{ Scan(...any) error }, extra ...any) (queries.UTMTemplate, error) {
@@ -143,9 +148,9 @@ func scanTemplate(sc interface{ Scan(...any) error }, extra ...any) (queries.UTM
 	return t, err
 }
 
-// UTMTemplate returns a template by id.
+// UTMTemplate returns a live template of a live workspace by id.
 func (s *Store) UTMTemplate(ctx context.Context, id string) (queries.UTMTemplate, bool, error) {
-	t, err := scanTemplate(s.r.QueryRowContext(ctx, `SELECT `+templateCols+` FROM utm_templates WHERE id = ? AND deleted = 0`, id))
+	t, err := scanTemplate(s.r.QueryRowContext(ctx, `SELECT `+templateCols+` FROM utm_templates WHERE id = ? AND deleted = 0 AND `+liveWorkspace, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, false, nil
 	}
@@ -174,9 +179,9 @@ func scanPixel(sc interface{ Scan(...any) error }, extra ...any) (queries.Pixel,
 	return p, err
 }
 
-// Pixel returns a pixel by id.
+// Pixel returns a live pixel of a live workspace by id.
 func (s *Store) Pixel(ctx context.Context, id string) (queries.Pixel, bool, error) {
-	p, err := scanPixel(s.r.QueryRowContext(ctx, `SELECT `+pixelCols+` FROM pixels WHERE id = ? AND deleted = 0`, id))
+	p, err := scanPixel(s.r.QueryRowContext(ctx, `SELECT `+pixelCols+` FROM pixels WHERE id = ? AND deleted = 0 AND `+liveWorkspace, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, false, nil
 	}

@@ -259,3 +259,25 @@ func TestUTMTemplateAndPixelRateLimits(t *testing.T) {
 		t.Errorf("collections: %d %d %d, want one count", a, b, c)
 	}
 }
+
+// Templates and pixels go with their workspace.
+func TestUTMTemplatesAndPixelsGoWithTheirWorkspace(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := users(s, "alice")[0]
+	workspace(s, alice, "Main")
+	ws := workspace(s, alice, "Campaign")
+	tpl := str(s.MustCreate("/v1/utm-templates", alice, map[string]any{"name": "T", "workspace_id": ws}), "id")
+	px := str(s.MustCreate("/v1/pixels", alice, map[string]any{"name": "P", "type": "tiktok", "pixel_id": "C4ABC", "workspace_id": ws}), "id")
+	wantMessage(t, s.Do("DELETE", "/v1/workspaces/"+ws, alice, nil))
+	wantError(t, s.Do("GET", "/v1/utm-templates/"+tpl, alice, nil), http.StatusNotFound, msgTplNotFound)
+	wantError(t, s.Do("PUT", "/v1/utm-templates/"+tpl, alice, map[string]any{"name": "x"}), http.StatusNotFound, msgTplNotFound)
+	wantError(t, s.Do("DELETE", "/v1/pixels/"+px, alice, nil), http.StatusNotFound, msgPixelNotFound)
+	wantError(t, s.Do("GET", "/v1/pixels/"+px, alice, nil), http.StatusNotFound, msgPixelNotFound)
+	if p := envelope(t, s.Do("GET", "/v1/utm-templates", alice, nil)); len(p.Items) != 0 {
+		t.Errorf("templates of a deleted workspace listed: %v", ids(p.Items))
+	}
+	if p := envelope(t, s.Do("GET", "/v1/pixels", alice, nil)); len(p.Items) != 0 {
+		t.Errorf("pixels of a deleted workspace listed: %v", ids(p.Items))
+	}
+}
