@@ -36,16 +36,50 @@ f.callMethod=function(){send(arguments)};var q=f.queue;f.queue=[];for(var k=0;k<
 // gif1x1 is a transparent pixel.
 var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
+// pixelPlatform is what the test stands in for of an ad platform: the
+// script its page loads (a fake that reads what the page's stub queued and
+// sends one beacon, as the real tag does), and where the beacon goes.
+type pixelPlatform struct {
+	typ, tagID string
+	script     string // the URL the page loads
+	fake       string // the script the test answers
+	beaconHost string
+	beaconPath string
+	idParam    string // the beacon's parameter naming the pixel
+}
+
+var pixelPlatforms = []pixelPlatform{
+	{typ: "meta", tagID: pixelTagID, script: "https://connect.facebook.net/en_US/fbevents.js", fake: fakeFbevents,
+		beaconHost: "www.facebook.com", beaconPath: "/tr", idParam: "id"},
+	{typ: "google", tagID: "G-TEST42", script: "https://www.googletagmanager.com/gtag/js?id=G-TEST42",
+		fake: `(function(){var id="";for(var i=0;i<dataLayer.length;i++){if(dataLayer[i][0]==="config")id=dataLayer[i][1]}
+new Image().src="https://region1.google-analytics.com/g/collect?v=2&en=page_view&tid="+encodeURIComponent(id)})();`,
+		beaconHost: "region1.google-analytics.com", beaconPath: "/g/collect", idParam: "tid"},
+	{typ: "linkedin", tagID: "5551234", script: "https://snap.licdn.com/li.lms-analytics/insight.min.js",
+		fake:       `new Image().src="https://px.ads.linkedin.com/collect/?fmt=gif&pid="+encodeURIComponent(window._linkedin_partner_id);`,
+		beaconHost: "px.ads.linkedin.com", beaconPath: "/collect/", idParam: "pid"},
+	{typ: "tiktok", tagID: "CTEST123", script: "https://analytics.tiktok.com/i18n/pixel/events.js?sdkid=CTEST123&lib=ttq",
+		fake: `(function(){var id=Object.keys(ttq._i)[0],pv=false;for(var i=0;i<ttq.length;i++){if(ttq[i][0]==="page")pv=true}
+if(pv)new Image().src="https://analytics.tiktok.com/api/v2/pixel?event=Pageview&sdkid="+encodeURIComponent(id)})();`,
+		beaconHost: "analytics.tiktok.com", beaconPath: "/api/v2/pixel", idParam: "sdkid"},
+	{typ: "x", tagID: "o1xyz", script: "https://static.ads-twitter.com/uwt.js",
+		fake: `(function(){var id="";for(var i=0;i<twq.queue.length;i++){if(twq.queue[i][0]==="config")id=twq.queue[i][1]}
+new Image().src="https://t.co/1/i/adsct?p_id=Twitter&txn_id="+encodeURIComponent(id)})();`,
+		beaconHost: "t.co", beaconPath: "/1/i/adsct", idParam: "txn_id"},
+}
+
 // pixelTab is a tab whose every request is paused: those to linkd and the
-// target's site go on, Meta's are answered by the test (the script held
-// until release), anything else fails and is kept in foreign.
+// target's site go on, the platform's are answered by the test (its script
+// handed to the test on script, to answer), anything else fails and is
+// kept in foreign.
 type pixelTab struct {
-	ctx     context.Context
-	mu      sync.Mutex
-	seen    []string
-	foreign []string
-	script  chan fetch.RequestID // the request of fbevents.js, held
-	beacons chan string          // the URLs of www.facebook.com/tr requests
+	ctx      context.Context
+	platform pixelPlatform
+	mu       sync.Mutex
+	seen     []string
+	foreign  []string
+	script   chan fetch.RequestID // the request of the platform's script
+	beacons  chan string          // the URLs of its beacon requests
 }
 
 func (p *pixelTab) call(f func(ctx context.Context, tg *chromedp.Target) error) error {
@@ -67,13 +101,13 @@ func (p *pixelTab) requests() (seen, foreign []string) {
 }
 
 // openPixelTab opens a tab as a desktop Chrome, with JavaScript on or off.
-func openPixelTab(t *testing.T, parent context.Context, deadline time.Time, local []string, js bool) *pixelTab {
+func openPixelTab(t *testing.T, parent context.Context, deadline time.Time, local []string, platform pixelPlatform, js bool) *pixelTab {
 	t.Helper()
 	tctx, cancel := chromedp.NewContext(parent)
 	t.Cleanup(cancel)
 	tctx, cancel = context.WithDeadline(tctx, deadline)
 	t.Cleanup(cancel)
-	p := &pixelTab{ctx: tctx, script: make(chan fetch.RequestID, 1), beacons: make(chan string, 8)}
+	p := &pixelTab{ctx: tctx, platform: platform, script: make(chan fetch.RequestID, 1), beacons: make(chan string, 8)}
 	paused := make(chan *fetch.EventRequestPaused, 64)
 	if err := chromedp.Listen(tctx, func(ev any) {
 		if e, ok := ev.(*fetch.EventRequestPaused); ok {
@@ -102,9 +136,9 @@ func openPixelTab(t *testing.T, parent context.Context, deadline time.Time, loca
 					_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
 					return err
 				})
-			case e.Request.URL == "https://connect.facebook.net/en_US/fbevents.js":
+			case e.Request.URL == platform.script:
 				p.script <- e.RequestID
-			case u.Host == "www.facebook.com" && u.Path == "/tr":
+			case u.Host == platform.beaconHost && u.Path == platform.beaconPath:
 				p.beacons <- e.Request.URL
 				p.fulfil(e.RequestID, "image/gif", gif1x1)
 			default:
@@ -217,7 +251,7 @@ func TestPixelPageInBrowser(t *testing.T) {
 	}
 
 	t.Run("JavaScript", func(t *testing.T) {
-		tab := openPixelTab(t, ctx, budget, local, true)
+		tab := openPixelTab(t, ctx, budget, local, pixelPlatforms[0], true)
 		tab.open(t, s.URL+"/"+code)
 		var held fetch.RequestID
 		select {
@@ -260,7 +294,7 @@ func TestPixelPageInBrowser(t *testing.T) {
 	})
 
 	t.Run("no JavaScript", func(t *testing.T) {
-		tab := openPixelTab(t, ctx, budget, local, false)
+		tab := openPixelTab(t, ctx, budget, local, pixelPlatforms[0], false)
 		tab.open(t, s.URL+"/"+code)
 		if b := tab.beacon(t); b.Get("id") != pixelTagID || b.Get("ev") != "PageView" || b.Get("noscript") != "1" {
 			t.Errorf("beacon %v", b)
@@ -279,7 +313,37 @@ func TestPixelPageInBrowser(t *testing.T) {
 			t.Errorf("clicks %v, want 2", n)
 		}
 	})
+
+	// Every platform: the page's stub and the platform's script meet (the
+	// fake reads what the stub queued), the Content-Security-Policy lets
+	// the script and its beacon through, and the browser goes on.
+	for _, pf := range pixelPlatforms {
+		t.Run("platform "+pf.typ, func(t *testing.T) {
+			id, _ := s.MustCreate("/v1/pixels", alice, map[string]any{"name": pf.typ, "type": pf.typ, "pixel_id": pf.tagID})["id"].(string)
+			l := s.MustCreate("/v1/links", alice, map[string]any{"original_url": site.URL + "/landing?p=" + pf.typ, "pixel_id": id})
+			tab := openPixelTab(t, ctx, budget, local, pf, true)
+			tab.open(t, s.URL+"/"+str(l["code"]))
+			select {
+			case held := <-tab.script:
+				tab.fulfil(held, "application/javascript", []byte(pf.fake))
+			case <-time.After(10 * time.Second):
+				seen, _ := tab.requests()
+				t.Fatalf("the page did not load %s; requests: %v", pf.script, seen)
+			}
+			if b := tab.beacon(t); b.Get(pf.idParam) != pf.tagID {
+				t.Errorf("beacon %v, want %s=%s", b, pf.idParam, pf.tagID)
+			}
+			if landed := tab.landing(t, site.URL+"/landing"); pixelQuery(t, landed).Get("p") != pf.typ {
+				t.Errorf("landed on %s", landed)
+			}
+			if _, foreign := tab.requests(); len(foreign) > 0 {
+				t.Errorf("the page requested other hosts: %v", foreign)
+			}
+		})
+	}
 }
+
+func str(v any) string { s, _ := v.(string); return s }
 
 func pixelQuery(t *testing.T, raw string) url.Values {
 	t.Helper()
