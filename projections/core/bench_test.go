@@ -43,7 +43,7 @@ func BenchmarkApplySales(b *testing.B) {
 	for i := range b.N {
 		c := rand.IntN(customers)
 		l.Add(b, conversion.CustomerStream("w1", fmt.Sprint(c)), &conversion.SaleTracked{ConversionID: fmt.Sprintf("v%d", i), CustomerID: fmt.Sprintf("c%d", c),
-			Click: conversion.Click{ClickID: fmt.Sprintf("k%d", rand.IntN(1<<30)), LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0},
+			Click:     conversion.Click{ClickID: fmt.Sprintf("k%d", rand.IntN(1<<30)), LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0},
 			EventName: "Purchase", AmountMinor: 1999, Currency: "usd", Timestamp: t0})
 	}
 	b.ResetTimer()
