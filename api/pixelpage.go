@@ -72,12 +72,14 @@ var pixelVendors = map[string]pixelVendor{
 }
 
 // wantsPixelPage tells whether an access gets the pixel page: a link with
-// a pixel, followed by a person's browser (not a crawler, preview fetcher
-// or script) that accepts HTML, on GET or the password form's POST, to a
-// target the page may navigate to (never a scheme the browser would run
-// in the short link's origin; link validation refuses those already).
+// a pixel, followed by a browser (a person's, or an automated browser such
+// as HeadlessChrome, which runs pages as a person's does; never a crawler,
+// preview fetcher or script) that accepts HTML, on GET or the password
+// form's POST, to a target the page may navigate to (never a scheme the
+// browser would run in the short link's origin; link validation refuses
+// those already).
 func wantsPixelPage(r *http.Request, l *queries.Link, info *enrich.Result, target string) bool {
-	if l.Pixel == nil || info.Bot || r.UserAgent() == "" {
+	if l.Pixel == nil || r.UserAgent() == "" || info.Bot && !automatedBrowser[info.BotName] {
 		return false
 	}
 	if u, err := url.Parse(target); err != nil || u.Scheme == "" || link.IsBrowserScheme(u.Scheme) {
@@ -91,6 +93,10 @@ func wantsPixelPage(r *http.Request, l *queries.Link, info *enrich.Result, targe
 	}
 	return strings.Contains(strings.ToLower(r.Header.Get("Accept")), "text/html")
 }
+
+// automatedBrowser are the bots (by the enrichment's name) that are real
+// browsers: they get the page, and, as bots, are not counted.
+var automatedBrowser = map[string]bool{"HeadlessChrome": true, "PhantomJS": true}
 
 // pixelTemplate: html/template escapes the target and the id for each
 // context (JavaScript strings, URLs, attributes).

@@ -66,23 +66,26 @@ func TestWantsPixelPage(t *testing.T) {
 		link                             *queries.Link
 		bot                              bool
 		want                             bool
+		botName                          string
 	}{
-		{"browser", "GET", chrome, "text/html,*/*", "https://x.example/", px, false, true},
-		{"password form", "POST", chrome, "text/html", "https://x.example/", px, false, true},
-		{"app deep link", "GET", chrome, "text/html", "shop://item/1", px, false, true},
-		{"no pixel", "GET", chrome, "text/html", "https://x.example/", &queries.Link{}, false, false},
-		{"bot", "GET", chrome, "text/html", "https://x.example/", px, true, false},
-		{"no HTML", "GET", chrome, "*/*", "https://x.example/", px, false, false},
-		{"HEAD", "HEAD", chrome, "text/html", "https://x.example/", px, false, false},
-		{"no user agent", "GET", "", "text/html", "https://x.example/", px, false, false},
-		{"script target", "GET", chrome, "text/html", "javascript:alert(1)", px, false, false},
-		{"data target", "GET", chrome, "text/html", "data:text/html,x", px, false, false},
-		{"unknown type", "GET", chrome, "text/html", "https://x.example/", &queries.Link{Pixel: &queries.Pixel{Type: "myspace"}}, false, false},
+		{"browser", "GET", chrome, "text/html,*/*", "https://x.example/", px, false, true, ""},
+		{"password form", "POST", chrome, "text/html", "https://x.example/", px, false, true, ""},
+		{"app deep link", "GET", chrome, "text/html", "shop://item/1", px, false, true, ""},
+		{"no pixel", "GET", chrome, "text/html", "https://x.example/", &queries.Link{}, false, false, ""},
+		{"bot", "GET", chrome, "text/html", "https://x.example/", px, true, false, "Googlebot"},
+		{"headless browser", "GET", chrome, "text/html", "https://x.example/", px, true, true, "HeadlessChrome"},
+		{"headless without HTML", "GET", chrome, "*/*", "https://x.example/", px, true, false, "HeadlessChrome"},
+		{"no HTML", "GET", chrome, "*/*", "https://x.example/", px, false, false, ""},
+		{"HEAD", "HEAD", chrome, "text/html", "https://x.example/", px, false, false, ""},
+		{"no user agent", "GET", "", "text/html", "https://x.example/", px, false, false, ""},
+		{"script target", "GET", chrome, "text/html", "javascript:alert(1)", px, false, false, ""},
+		{"data target", "GET", chrome, "text/html", "data:text/html,x", px, false, false, ""},
+		{"unknown type", "GET", chrome, "text/html", "https://x.example/", &queries.Link{Pixel: &queries.Pixel{Type: "myspace"}}, false, false, ""},
 	} {
 		r := httptest.NewRequest(c.method, "/code", nil)
 		r.Header.Set("User-Agent", c.ua)
 		r.Header.Set("Accept", c.accept)
-		if got := wantsPixelPage(r, c.link, &enrich.Result{Bot: c.bot}, c.target); got != c.want {
+		if got := wantsPixelPage(r, c.link, &enrich.Result{Bot: c.bot, BotName: c.botName}, c.target); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

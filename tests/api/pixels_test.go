@@ -148,6 +148,15 @@ func TestPixelAtRedirect(t *testing.T) {
 		t.Errorf("clicks %v then %v: the page counts once", before, after)
 	}
 
+	// An automated browser runs pages too: it gets the page, uncounted.
+	headless := "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36"
+	if r := s.Do("GET", "/"+code, "", nil, "User-Agent", headless, "Accept", browserAccept); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "fbevents.js") {
+		t.Errorf("HeadlessChrome: %d", r.Status)
+	}
+	if n := obj(t, s.Do("GET", "/v1/links/"+linkID, alice, nil), http.StatusOK)["clicks"].(float64); n != after {
+		t.Errorf("HeadlessChrome counted: clicks %v, want %v", n, after)
+	}
+
 	// Another type, after the pixel changes; none after it is deleted.
 	obj(t, s.Do("PUT", "/v1/pixels/"+str(px, "id"), alice, map[string]any{"type": "google", "pixel_id": "G-TEST42"}), http.StatusOK)
 	r = s.Do("GET", "/"+code, "", nil, "User-Agent", chromeUA, "Accept", browserAccept)
