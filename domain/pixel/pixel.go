@@ -49,10 +49,10 @@ const MaxNameLength = 255
 const MsgNotFound = "Pixel not found"
 
 // tagID is what a platform's id (a Meta pixel id, a Google measurement id
-// such as G-XXXX or AW-123, a LinkedIn partner id, a TikTok or X pixel id)
-// may look like: letters, digits and - _ . only, since it ends up in a
-// script and in URLs.
-var tagID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+// such as G-XXXX or AW-123, with a conversion label after a slash, a
+// LinkedIn partner id, a TikTok or X pixel id) may look like: letters,
+// digits and - _ . / only, since it ends up in a script and in URLs.
+var tagID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_./-]{0,99}$`)
 
 type Created struct {
 	ID          string    `json:"id"`
@@ -160,9 +160,16 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// NormalizeType checks a type and returns it in lower case.
+// typeAliases are the platforms' former names.
+var typeAliases = map[string]string{"facebook": TypeMeta, "twitter": TypeX}
+
+// NormalizeType checks a type and returns it in lower case; a platform's
+// former name (facebook, twitter) gives its current one.
 func NormalizeType(t string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(t))
+	if a, ok := typeAliases[n]; ok {
+		return a, nil
+	}
 	for _, v := range Types {
 		if n == v {
 			return n, nil
@@ -181,7 +188,7 @@ func NormalizeTagID(id string) (string, error) {
 		return "", domain.Invalid("pixel_id is required")
 	}
 	if !tagID.MatchString(id) {
-		return "", domain.Invalid("Invalid pixel_id: use the platform's id (letters, digits, '-', '_' and '.', at most 100)")
+		return "", domain.Invalid("Invalid pixel_id: use the platform's id (letters, digits, '-', '_', '.' and '/', at most 100)")
 	}
 	return id, nil
 }

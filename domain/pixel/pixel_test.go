@@ -28,6 +28,14 @@ func TestCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	Then(t, p, created())
+	for give, want := range map[string]string{"Facebook": "meta", "twitter": "x", "X": "x", " TikTok ": "tiktok"} {
+		if got, err := pixel.NormalizeType(give); err != nil || got != want {
+			t.Errorf("type %q: %q %v, want %q", give, got, err, want)
+		}
+	}
+	if got, err := pixel.NormalizeTagID("AW-123456789/AbC-D_efG"); err != nil || got != "AW-123456789/AbC-D_efG" {
+		t.Errorf("Google Ads id with label: %q %v", got, err)
+	}
 	for _, typ := range pixel.Types {
 		if _, err := pixel.Create("p1", "w1", "x", typ, "G-ABC_1.2", "alice", T0); err != nil {
 			t.Errorf("type %s: %v", typ, err)
