@@ -142,9 +142,10 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 	if resource == resDomains {
 		limit = s.cfg.DomainLimit
 	}
-	// The count is per resource (the link, project, domain or workspace a
-	// path names; the caller's collection otherwise) and per user, so that
-	// nobody spends another user's quota, not even with refused requests.
+	// The count is per resource (the link, project, domain, workspace, UTM
+	// template or pixel a path names; the caller's collection otherwise)
+	// and per user, so that nobody spends another user's quota, not even
+	// with refused requests.
 	vars := mux.Vars(r)
 	id := "user:" + p.key.UserID
 	if p.key.Operator {
@@ -153,7 +154,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 		// user (keys the operator makes without user_id are user admin's).
 		id = "operator:" + p.key.ID
 	}
-	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id"} {
+	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id", "template_id", "pixel_id"} {
 		if v := vars[name]; v != "" {
 			id = name + ":" + v + "|" + id
 			break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/linkd/linkd/projections/core"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -25,6 +26,13 @@ type LinkCache struct {
 	links   map[string]*queries.Link // domainID + "/" + code
 	byID    map[string]string        // link id -> cache key
 	domains map[string]string        // host -> domain id ("" for none)
+	// users are the cached links that name each UTM template or pixel
+	// (kind + "/" + id -> link ids): they hold its values, resolved when
+	// they were read, and are forgotten when it changes.
+	users map[string]map[string]struct{}
+	// gen counts the invalidations that forget links (not click counts,
+	// keys or projects): a link read before one is not cached.
+	gen uint64
 }
 
 // NewLinkCache builds a cache of at most size links (default 100,000).
@@ -32,7 +40,8 @@ func NewLinkCache(src LinkSource, size int) *LinkCache {
 	if size <= 0 {
 		size = 100_000
 	}
-	return &LinkCache{src: src, size: size, links: map[string]*queries.Link{}, byID: map[string]string{}, domains: map[string]string{}}
+	return &LinkCache{src: src, size: size, links: map[string]*queries.Link{}, byID: map[string]string{}, domains: map[string]string{},
+		users: map[string]map[string]struct{}{}}
 }
 
 var _ queries.LinkAccessReadModel = (*LinkCache)(nil)
@@ -44,14 +53,49 @@ func (c *LinkCache) Invalidate(kind, id string) {
 	defer c.mu.Unlock()
 	switch kind {
 	case "link":
-		if key, ok := c.byID[id]; ok {
-			delete(c.links, key)
-			delete(c.byID, id)
+		c.gen++
+		c.forget(id)
+	case core.KindUTMTemplate, core.KindPixel:
+		c.gen++
+		for linkID := range c.users[kind+"/"+id] {
+			c.forget(linkID)
 		}
+		delete(c.users, kind+"/"+id)
 	case "domain", "workspace", "reset":
+		c.gen++
 		c.links = map[string]*queries.Link{}
 		c.byID = map[string]string{}
 		c.domains = map[string]string{}
+		c.users = map[string]map[string]struct{}{}
+	}
+}
+
+// forget drops a cached link (the caller holds mu). Its entries in users
+// stay until their template or pixel changes: forgetting an id twice is
+// harmless.
+func (c *LinkCache) forget(linkID string) {
+	if key, ok := c.byID[linkID]; ok {
+		delete(c.links, key)
+		delete(c.byID, linkID)
+	}
+}
+
+// used records that a cached link resolved its template and pixel (the
+// caller holds mu).
+func (c *LinkCache) used(l *queries.Link) {
+	add := func(kind, id string) {
+		set := c.users[kind+"/"+id]
+		if set == nil {
+			set = map[string]struct{}{}
+			c.users[kind+"/"+id] = set
+		}
+		set[l.ID] = struct{}{}
+	}
+	if l.UTMTemplateID != "" {
+		add(core.KindUTMTemplate, l.UTMTemplateID)
+	}
+	if l.PixelID != nil && *l.PixelID != "" {
+		add(core.KindPixel, *l.PixelID)
 	}
 }
 
@@ -84,6 +128,7 @@ func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*que
 	key := domainID + "/" + code
 	c.mu.RLock()
 	l, ok := c.links[key]
+	gen := c.gen
 	c.mu.RUnlock()
 	if ok {
 		return l, nil
@@ -93,12 +138,16 @@ func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*que
 		return nil, err
 	}
 	c.mu.Lock()
-	if len(c.links) >= c.size {
-		c.links = map[string]*queries.Link{}
-		c.byID = map[string]string{}
+	if c.gen == gen { // else what was read may predate a change: not kept
+		if len(c.links) >= c.size {
+			c.links = map[string]*queries.Link{}
+			c.byID = map[string]string{}
+			c.users = map[string]map[string]struct{}{}
+		}
+		c.links[key] = &v
+		c.byID[v.ID] = key
+		c.used(&v)
 	}
-	c.links[key] = &v
-	c.byID[v.ID] = key
 	c.mu.Unlock()
 	return &v, nil
 }

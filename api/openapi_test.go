@@ -751,12 +751,67 @@ func TestOpenAPIConformance(t *testing.T) {
 	r.do(call{method: "DELETE", path: "/v1/domains/" + dom2, key: alice, want: 200})
 	r.do(call{method: "DELETE", path: "/v1/domains/" + dom2, key: alice, want: 404})
 
+	// ---- UTM templates and pixels (extensions)
+	tpl := r.created(call{method: "POST", path: "/v1/utm-templates", key: alice, body: map[string]any{
+		"name": "Newsletter", "workspace_id": ws, "utm_source": "news", "utm_medium": "email", "utm_campaign": nil}}).str(t, "id")
+	gone := r.created(call{method: "POST", path: "/v1/utm-templates", key: alice, body: map[string]any{"name": "Default workspace template"}}).str(t, "id")
+	r.do(call{method: "POST", path: "/v1/utm-templates", key: alice, body: map[string]any{"utm_source": "x"}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/v1/utm-templates", key: bob, body: map[string]any{"name": "x", "workspace_id": ws}, want: 403})
+	r.do(call{method: "POST", path: "/v1/utm-templates", key: alice, body: map[string]any{"name": "x", "workspace_id": unknownID}, want: 404})
+	r.do(call{method: "GET", path: "/v1/utm-templates?page_size=1", key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/utm-templates?workspace_id=" + ws, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/utm-templates?page=0", key: alice, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/v1/utm-templates?workspace_id=" + ws, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/utm-templates?workspace_id=" + unknownID, key: alice, want: 404})
+	r.do(call{method: "GET", path: "/v1/utm-templates/" + tpl, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/utm-templates/" + tpl, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/utm-templates/" + unknownID, key: alice, want: 404})
+	r.do(call{method: "PUT", path: "/v1/utm-templates/" + tpl, key: alice, body: map[string]any{"utm_campaign": "spring", "utm_medium": nil}, want: 200})
+	r.do(call{method: "PUT", path: "/v1/utm-templates/" + tpl, key: alice, body: map[string]any{"name": ""}, want: 400, invalid: true})
+	r.do(call{method: "PUT", path: "/v1/utm-templates/" + tpl, key: bob, body: map[string]any{"name": "x"}, want: 403})
+	r.do(call{method: "PUT", path: "/v1/utm-templates/" + unknownID, key: alice, body: map[string]any{"name": "x"}, want: 404})
+	r.do(call{method: "DELETE", path: "/v1/utm-templates/" + gone, key: bob, want: 403})
+	r.do(call{method: "DELETE", path: "/v1/utm-templates/" + gone, key: alice, want: 200})
+	r.do(call{method: "DELETE", path: "/v1/utm-templates/" + gone, key: alice, want: 404})
+	px := r.created(call{method: "POST", path: "/v1/pixels", key: alice, body: map[string]any{
+		"name": "Retargeting", "type": "meta", "pixel_id": "1234567890123456", "workspace_id": ws}}).str(t, "id")
+	pxGone := r.created(call{method: "POST", path: "/v1/pixels", key: alice, body: map[string]any{"name": "Analytics", "type": "google", "pixel_id": "G-ABC123"}}).str(t, "id")
+	r.do(call{method: "POST", path: "/v1/pixels", key: alice, body: map[string]any{"name": "x", "type": "snapchat", "pixel_id": "1"}, want: 400})
+	r.do(call{method: "POST", path: "/v1/pixels", key: alice, body: map[string]any{"name": "x", "type": "meta", "pixel_id": "<script>"}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/v1/pixels", key: bob, body: map[string]any{"name": "x", "type": "x", "pixel_id": "o1", "workspace_id": ws}, want: 403})
+	r.do(call{method: "POST", path: "/v1/pixels", key: alice, body: map[string]any{"name": "x", "type": "x", "pixel_id": "o1", "workspace_id": unknownID}, want: 404})
+	r.do(call{method: "GET", path: "/v1/pixels", key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/pixels?page_size=1&workspace_id=" + ws, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/pixels?page_size=101", key: alice, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/v1/pixels?workspace_id=" + ws, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/pixels?workspace_id=" + unknownID, key: alice, want: 404})
+	r.do(call{method: "GET", path: "/v1/pixels/" + px, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/pixels/" + px, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/pixels/" + unknownID, key: alice, want: 404})
+	r.do(call{method: "PUT", path: "/v1/pixels/" + px, key: alice, body: map[string]any{"name": "Meta retargeting"}, want: 200})
+	r.do(call{method: "PUT", path: "/v1/pixels/" + px, key: alice, body: map[string]any{"pixel_id": "a b"}, want: 400, invalid: true})
+	r.do(call{method: "PUT", path: "/v1/pixels/" + px, key: bob, body: map[string]any{"name": "x"}, want: 403})
+	r.do(call{method: "PUT", path: "/v1/pixels/" + unknownID, key: alice, body: map[string]any{"name": "x"}, want: 404})
+	r.do(call{method: "DELETE", path: "/v1/pixels/" + pxGone, key: bob, want: 403})
+	r.do(call{method: "DELETE", path: "/v1/pixels/" + pxGone, key: alice, want: 200})
+	r.do(call{method: "DELETE", path: "/v1/pixels/" + pxGone, key: alice, want: 404})
+	r.do(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{"original_url": "https://example.com", "utm_template_id": unknownID}, want: 404})
+	r.do(call{method: "POST", path: "/v1/links", key: bob, body: map[string]any{"original_url": "https://example.com", "pixel_id": px}, want: 403})
+	pixLink := r.created(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{
+		"original_url": "https://example.com/pixel", "workspace_id": ws, "pixel_id": px, "utm_template_id": tpl}})
+	pixPage := r.do(call{method: "GET", path: "/" + pixLink.str(t, "code"), want: 200, header: []string{
+		"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36", "Accept", "text/html"}})
+	if !strings.Contains(string(pixPage.body), "utm_source=news") || !strings.Contains(string(pixPage.body), "fbevents.js") {
+		t.Errorf("pixel page: %s", pixPage.body)
+	}
+	r.do(call{method: "GET", path: "/" + pixLink.str(t, "code"), want: 302})
+
 	// ---- links
 	plainLink := r.created(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{"original_url": "https://example.com/a"}})
 	plain, plainCode := plainLink.str(t, "id"), plainLink.str(t, "code")
 	full := r.created(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{
 		"original_url": "https://example.com/launch?ref=x", "custom_code": "launch-2025",
-		"workspace_id": ws, "project_id": project, "domain_id": nil, "pixel_id": "px_1",
+		"workspace_id": ws, "project_id": project, "domain_id": nil, "pixel_id": px,
 		"name": "Launch", "description": "The launch page", "app": "Acme", "app_logo": "https://example.com/logo.png",
 		"android_link": "intent://launch#Intent;scheme=acme;end", "ios_link": "acme://launch",
 		"windows_link": "https://example.com/win", "macos_link": "https://example.com/mac",
@@ -768,7 +823,7 @@ func TestOpenAPIConformance(t *testing.T) {
 			"size": 300, "color": "#112233", "background_color": "#fff", "error_correction_level": "q",
 		},
 		"utm_name": "n", "utm_source": "newsletter", "utm_medium": "email", "utm_campaign": "spring",
-		"utm_term": "t", "utm_content": "c", "utm_template_id": "tpl_1", "referrer": "https://example.com/",
+		"utm_term": "t", "utm_content": "c", "utm_template_id": tpl, "referrer": "https://example.com/",
 		"password_description": "",
 		"excluded_countries":   []map[string]any{{"code": "us", "label": "United States", "phone": "+1"}},
 		"has_public_stat":      true, "enable_conversion_tracking": true,

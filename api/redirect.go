@@ -139,6 +139,10 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
+	if wantsPixelPage(r, a.Link, &info, target) { // api/pixelpage.go
+		servePixelPage(w, a.Link.Pixel, target)
+		return
+	}
 	h.Set("Location", target)
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer-when-downgrade")

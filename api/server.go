@@ -243,6 +243,18 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("DELETE", "/links/{link_id}", resLinks, s.deleteLink)
 	route("GET", "/links/{link_id}/qr", resLinks, s.linkQR)
 
+	// Extensions: UTM templates and tracking pixels, for links to name.
+	route("POST", "/utm-templates", resLinks, s.createUTMTemplate)
+	route("GET", "/utm-templates", resLinks, s.listUTMTemplates)
+	route("GET", "/utm-templates/{template_id}", resLinks, s.getUTMTemplate)
+	route("PUT", "/utm-templates/{template_id}", resLinks, s.updateUTMTemplate)
+	route("DELETE", "/utm-templates/{template_id}", resLinks, s.deleteUTMTemplate)
+	route("POST", "/pixels", resLinks, s.createPixel)
+	route("GET", "/pixels", resLinks, s.listPixels)
+	route("GET", "/pixels/{pixel_id}", resLinks, s.getPixel)
+	route("PUT", "/pixels/{pixel_id}", resLinks, s.updatePixel)
+	route("DELETE", "/pixels/{pixel_id}", resLinks, s.deletePixel)
+
 	route("GET", "/customers", resAnalytics, s.listCustomers)
 	route("GET", "/customers/{customer_id}", resAnalytics, s.getCustomer)
 

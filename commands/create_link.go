@@ -99,6 +99,9 @@ func (h CreateLinkHandler) Handle(ctx context.Context, c CreateLink) (*link.Link
 	if err := h.checkRefs(ctx, w.ID, attrs.ProjectID, attrs.DomainID); err != nil {
 		return nil, res, err
 	}
+	if err := checkExtensionRefs(ctx, h.Deps, &attrs); err != nil {
+		return nil, res, err
+	}
 	if c.Password != "" {
 		if len(c.Password) > link.MaxPasswordBytes {
 			return nil, res, domain.Invalid("password is too long")

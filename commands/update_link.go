@@ -74,6 +74,9 @@ func (h UpdateLinkHandler) Handle(ctx context.Context, c UpdateLink) (*link.Link
 		if err := checkRefs(ctx, h.Deps, target.ID, projectID, nil); err != nil {
 			return Result{}, err
 		}
+		if err := checkExtensionPatch(ctx, h.Deps, l, target.ID, &p); err != nil {
+			return Result{}, err
+		}
 		if target.ID != l.WorkspaceID && domainID != nil {
 			return Result{}, domain.Invalid("A link on a custom domain cannot move to another workspace")
 		}

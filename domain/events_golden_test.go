@@ -16,9 +16,11 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/customdomain"
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 )
 
@@ -110,6 +112,15 @@ func samples() map[string]domain.Event {
 		&radar.PageviewRecorded{Hit: hit},
 		&radar.EventRecorded{Hit: hit, Name: "signup", Props: map[string]string{"plan": "pro"}},
 		&radar.VisitorIdentified{Hit: hit, Name: "Ada", Email: "ada@example.com"},
+		&utmtemplate.Created{TemplateID: "tpl-1", WorkspaceID: "ws-1", Name: "Newsletter", CreatedBy: "alice", At: at,
+			Values: utmtemplate.Values{Source: "news", Medium: "email", Campaign: "spring", Term: "shoes", Content: "banner", Name: "spring-sale"}},
+		&utmtemplate.Updated{TemplateID: "tpl-1", WorkspaceID: "ws-1", Name: domain.Some("Weekly"), At: at, Patch: utmtemplate.Patch{
+			Source: domain.Some("weekly"), Medium: domain.NullOpt[string](), Campaign: domain.Some("summer"), Term: domain.Some(""),
+			Content: domain.Some("footer"), Name: domain.Some("summer-sale")}},
+		&utmtemplate.Deleted{TemplateID: "tpl-1", WorkspaceID: "ws-1", At: at},
+		&pixel.Created{ID: "px-1", WorkspaceID: "ws-1", Name: "Retargeting", Type: "meta", PixelID: "1234567890123456", CreatedBy: "alice", At: at},
+		&pixel.Updated{ID: "px-1", WorkspaceID: "ws-1", Name: domain.Some("Analytics"), Type: domain.Some("google"), PixelID: domain.Some("G-ABC123"), At: at},
+		&pixel.Deleted{ID: "px-1", WorkspaceID: "ws-1", At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

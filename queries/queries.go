@@ -22,6 +22,10 @@ type Queries struct {
 	DomainsPage      DomainsPageHandler
 	APIKeyByHash     APIKeyByHashHandler
 	UserAPIKeys      UserAPIKeysHandler
+	UTMTemplateByID  UTMTemplateByIDHandler
+	UTMTemplatesPage UTMTemplatesPageHandler
+	PixelByID        PixelByIDHandler
+	PixelsPage       PixelsPageHandler
 
 	CustomersPage     CustomersPageHandler
 	CustomerByID      CustomerByIDHandler
@@ -52,6 +56,8 @@ type CoreReadModel interface {
 	OriginAllowedReadModel
 	CustomersPageReadModel
 	CustomerByIDReadModel
+	UTMTemplatesReadModel
+	PixelsReadModel
 	DefaultWorkspace(ctx context.Context, userID string) (Workspace, bool, error)
 }
 
@@ -94,6 +100,10 @@ func New(s Sources) Queries {
 		DomainsPage:      DomainsPageHandler{ReadModel: s.Core},
 		APIKeyByHash:     APIKeyByHashHandler{ReadModel: s.Core},
 		UserAPIKeys:      UserAPIKeysHandler{ReadModel: s.Core},
+		UTMTemplateByID:  UTMTemplateByIDHandler{ReadModel: s.Core},
+		UTMTemplatesPage: UTMTemplatesPageHandler{ReadModel: s.Core},
+		PixelByID:        PixelByIDHandler{ReadModel: s.Core},
+		PixelsPage:       PixelsPageHandler{ReadModel: s.Core},
 
 		CustomersPage:     CustomersPageHandler{ReadModel: s.Core},
 		CustomerByID:      CustomerByIDHandler{ReadModel: s.Core},

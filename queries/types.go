@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/utmtemplate"
 )
 
 // Link is the read model of a link.
@@ -22,6 +23,11 @@ type Link struct {
 	Clicks        int64
 	WorkspacePlan string
 	link.Attributes
+	// TemplateValues are the values of the link's UTM template, and Pixel
+	// its tracking pixel: resolved for the links that short URLs follow
+	// (LinkAccess), nil otherwise and when the template or pixel is gone.
+	TemplateValues *utmtemplate.Values
+	Pixel          *Pixel
 }
 
 // Workspace is the read model of a workspace.

@@ -14,7 +14,9 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/customdomain"
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/project"
+	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/sqlitedb"
@@ -102,6 +104,8 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 		table, kind = "api_keys", "apikey"
 	case conversion.CustomerCategory:
 		return a.applyCustomer(re)
+	case utmtemplate.Category, pixel.Category:
+		return a.applyExtension(re)
 	default:
 		return nil
 	}

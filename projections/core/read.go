@@ -57,12 +57,20 @@ func (s *Store) Link(ctx context.Context, id string) (queries.Link, bool, error)
 }
 
 // LinkByCode returns the link with a code on a domain ("" for the default
-// domain).
+// domain), with its UTM template's values and its pixel resolved.
 func (s *Store) LinkByCode(ctx context.Context, domainID, code string) (queries.Link, bool, error) {
+	var l queries.Link
+	var ok bool
+	var err error
 	if domainID == "" {
-		return s.oneLink(ctx, "l.code = ? AND l.domain_id IS NULL", code)
+		l, ok, err = s.oneLink(ctx, "l.code = ? AND l.domain_id IS NULL", code)
+	} else {
+		l, ok, err = s.oneLink(ctx, "l.code = ? AND l.domain_id = ?", code, domainID)
 	}
-	return s.oneLink(ctx, "l.code = ? AND l.domain_id = ?", code, domainID)
+	if ok {
+		err = s.resolveExtensions(ctx, &l)
+	}
+	return l, ok, err
 }
 
 // Links lists links by filter, one page.

@@ -18,6 +18,8 @@ import (
 	"sync"
 
 	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/pixel"
+	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
@@ -164,14 +166,15 @@ var schema = []string{
 }
 
 var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys",
-	"customers", "customer_events"}
+	"customers", "customer_events", "utm_templates", "pixels"}
 
 // schemaVersion is the version of the tables above, kept in SQLite's
 // user_version (0: written before versions were kept).
 //
 //   - 2: link_clicks and the customer tables are WITHOUT ROWID.
 //   - 3: no customer_revenue (summed from customer_events when read).
-const schemaVersion = 3
+//   - 4: utm_templates and pixels (new tables, nothing to convert).
+const schemaVersion = 4
 
 // withoutRowID are the tables that version 2 made WITHOUT ROWID.
 var withoutRowID = []string{"link_clicks", "customers", "customer_events"}
@@ -197,7 +200,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	create := func() error {
-		for _, stmt := range append(schema[:len(schema):len(schema)], customerSchema...) {
+		for _, stmt := range append(append(schema[:len(schema):len(schema)], customerSchema...), extensionSchema...) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
@@ -260,7 +263,7 @@ func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string {
-	return []string{"link", "clicks", "workspace", "project", "domain", "apikey", conversion.CustomerCategory}
+	return []string{"link", "clicks", "workspace", "project", "domain", "apikey", conversion.CustomerCategory, utmtemplate.Category, pixel.Category}
 }
 
 // Checkpoint implements projections.Projector.

@@ -114,7 +114,7 @@ func TestLinkEveryFieldRoundTrips(t *testing.T) {
 	alice := s.NewKey("alice", "full", nil)
 	proj := str(s.MustCreate("/v1/projects", alice, map[string]any{"name": "P"}), "id")
 	dom := str(s.MustCreate("/v1/domains", alice, map[string]any{"domain": "go.example.com"}), "id")
-	body := fullLink(proj, dom)
+	body := withRefs(t, s, alice, fullLink(proj, dom))
 
 	created := obj(t, s.Do("POST", "/v1/links", alice, body), http.StatusCreated)
 	checkLink(t, "created", created, body)
@@ -290,8 +290,17 @@ func TestLinkPartialUpdate(t *testing.T) {
 		field string
 		value any
 	}{"project_id", proj2})
+	tpl, px := linkRefs(t, s, alice)
+	tpl2, px2 := linkRefs(t, s, alice)
 	for i, c := range cases {
+		switch c.field { // the template and pixel named must exist
+		case "utm_template_id":
+			c.value = tpl2
+		case "pixel_id":
+			c.value = px2
+		}
 		body := fullLink(proj, "")
+		body["utm_template_id"], body["pixel_id"] = tpl, px
 		delete(body, "domain_id")
 		body["custom_code"] = q("upd-%d", i)
 		before := createLink(s, alice, body)
@@ -334,7 +343,7 @@ func TestLinkUpdateClearsAndRefuses(t *testing.T) {
 	alice, bob := s.NewKey("alice", "full", nil), s.NewKey("bob", "full", nil)
 	proj := str(s.MustCreate("/v1/projects", alice, map[string]any{"name": "P"}), "id")
 	bobProj := str(s.MustCreate("/v1/projects", bob, map[string]any{"name": "B"}), "id")
-	body := fullLink(proj, "")
+	body := withRefs(t, s, alice, fullLink(proj, ""))
 	delete(body, "domain_id")
 	id := str(createLink(s, alice, body), "id")
 
@@ -654,7 +663,7 @@ func TestFreePlan(t *testing.T) {
 	// The pro plan (the default) has everything and tracks conversions by default.
 	pro := start(t)
 	bob := pro.NewKey("bob", "full", nil)
-	pl := createLink(pro, bob, fullLink("", ""))
+	pl := createLink(pro, bob, withRefs(t, pro, bob, fullLink("", "")))
 	if pl["enable_conversion_tracking"] != false {
 		t.Errorf("explicit false not kept")
 	}

@@ -50,6 +50,8 @@ func snapshot(t *testing.T, url string) map[string]any {
 		snap["wsstats-"+id] = get("/v1/stats/workspaces/" + id)
 	}
 	snap["projects"] = get("/v1/projects?page_size=100")
+	snap["utm-templates"] = get("/v1/utm-templates?page_size=100")
+	snap["pixels"] = get("/v1/pixels?page_size=100")
 	snap["domains"] = get("/v1/domains?page_size=100")
 	snap["keys"] = get("/v1/api-keys")
 	customers := get("/v1/customers?page_size=100").(map[string]any)
@@ -93,11 +95,13 @@ func replayScenario(t *testing.T, extra ...string) {
 	mustOK(st, b, err, "project")
 	var pr struct{ ID string }
 	_ = json.Unmarshal(b, &pr)
+	tpl, px := replayTemplateAndPixel(t, p.url, ws.ID)
 	var ids, codes []string
 	for i := 0; i < 30; i++ {
 		body := map[string]any{"original_url": fmt.Sprintf("https://example.com/%d", i), "name": fmt.Sprintf("link %d", i)}
 		if i%3 == 0 {
 			body["workspace_id"], body["project_id"] = ws.ID, pr.ID
+			body["utm_template_id"], body["pixel_id"] = tpl, px
 		}
 		st, b, _, err := do("POST", p.url+"/v1/links", operatorKey, body)
 		mustOK(st, b, err, "link")
@@ -159,6 +163,11 @@ func replayScenario(t *testing.T, extra ...string) {
 		t.Fatalf("%d customers before the replay, want 2", n)
 	}
 	site.snapshot(t, p.url, before)
+	for _, k := range []string{"utm-templates", "pixels"} {
+		if n := len(before[k].(map[string]any)["items"].([]any)); n != 1 {
+			t.Fatalf("%d %s before the replay, want 1", n, k)
+		}
+	}
 	if o := before["radar-overview"].(map[string]any)["data"].(map[string]any); o["people"] != 6.0 || o["sales"] != 4.0 {
 		t.Fatalf("Radar overview before the replay: %v", o)
 	}
@@ -194,4 +203,35 @@ func replayScenario(t *testing.T, extra ...string) {
 			t.Errorf("snapshot sizes differ: %d before, %d after", len(before), len(after))
 		}
 	}
+}
+
+// replayTemplateAndPixel makes a UTM template and a pixel in a workspace,
+// each changed once, and another of each deleted; it returns the ids of
+// the live ones.
+func replayTemplateAndPixel(t *testing.T, url, ws string) (tpl, px string) {
+	t.Helper()
+	create := func(path string, body map[string]any) string {
+		t.Helper()
+		body["workspace_id"] = ws
+		st, b, _, err := do("POST", url+path, operatorKey, body)
+		if err != nil || st != 201 {
+			t.Fatalf("POST %s: %d %v %s", path, st, err, b)
+		}
+		var v struct{ ID string }
+		_ = json.Unmarshal(b, &v)
+		return v.ID
+	}
+	call := func(method, path string, body any) {
+		t.Helper()
+		if st, b, _, err := do(method, url+path, operatorKey, body); err != nil || st != 200 {
+			t.Fatalf("%s %s: %d %v %s", method, path, st, err, b)
+		}
+	}
+	tpl = create("/v1/utm-templates", map[string]any{"name": "Newsletter", "utm_source": "news", "utm_medium": "email"})
+	call("PUT", "/v1/utm-templates/"+tpl, map[string]any{"utm_campaign": "spring", "utm_medium": nil})
+	call("DELETE", "/v1/utm-templates/"+create("/v1/utm-templates", map[string]any{"name": "Old"}), nil)
+	px = create("/v1/pixels", map[string]any{"name": "Ads", "type": "meta", "pixel_id": "1234567890"})
+	call("PUT", "/v1/pixels/"+px, map[string]any{"type": "google", "pixel_id": "G-REPLAY1"})
+	call("DELETE", "/v1/pixels/"+create("/v1/pixels", map[string]any{"name": "Old", "type": "x", "pixel_id": "o1"}), nil)
+	return tpl, px
 }
