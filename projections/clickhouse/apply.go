@@ -30,6 +30,11 @@ func (p *Projection) Apply(ctx context.Context, events []eventstore.RecordedEven
 	if p.closed {
 		return errClosed
 	}
+	// A batch whose context already ended is not started: the driver may
+	// still run a query on a pooled connection before it looks.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("clickhouse: apply: %w", err)
+	}
 	if p.needRecovery {
 		if err := p.recoverLocked(ctx); err != nil {
 			return fmt.Errorf("clickhouse: recover: %w", err)
