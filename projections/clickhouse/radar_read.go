@@ -107,16 +107,17 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 		args = append(args, rr.End.UTC().Truncate(time.Second))
 	}
 	// A visitor's click is the first its hits carry; its country the
-	// latest of those hits (the tracker sends the click with every hit).
+	// latest of those hits (the tracker sends the click with every hit):
+	// radar_clicks.
 	country := "''"
 	if withCountry {
-		country = "argMaxIf(country, timestamp, country != '')"
+		country = "argMaxMerge(click_country)"
 	}
 	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
 		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
 		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
-		"(SELECT visitor_id, argMin(click_id, timestamp) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarEvents) +
-		" WHERE project_id = ? AND click_id != '' GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
+		"(SELECT visitor_id, argMinMerge(first_click) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarClicks) +
+		" WHERE project_id = ? GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
 	args = append(args, rr.ProjectID)
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
