@@ -45,6 +45,31 @@ func radarWhere(r queries.RadarRange, column string, dateColumn string) (string,
 	return w, args
 }
 
+// The instants a DateTime holds (UTC).
+var (
+	dateTimeMin = time.Unix(0, 0).UTC()
+	dateTimeMax = time.Date(2105, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// clampRange brings the ends of a range (years 1 to 9999 in the API) into
+// what DateTime holds: a range beyond it has no rows anyway.
+func clampRange(r queries.RadarRange) queries.RadarRange {
+	clamp := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		if t.Before(dateTimeMin) {
+			return dateTimeMin
+		}
+		if t.After(dateTimeMax) {
+			return dateTimeMax
+		}
+		return t
+	}
+	r.Start, r.End = clamp(r.Start), clamp(r.End)
+	return r
+}
+
 // radarDays returns the range as UTC days when it covers whole days (at
 // the second, as the DateTime columns count): radar_daily answers it.
 // Open ends are whole days.
@@ -155,6 +180,7 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 
 // RadarOverview implements queries.RadarReadModel.
 func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var o queries.RadarOverview
@@ -234,6 +260,7 @@ func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any
 
 // RadarBreakdowns implements queries.RadarReadModel.
 func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var b queries.RadarBreakdowns
@@ -322,6 +349,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 
 // RadarEvents implements queries.RadarReadModel.
 func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	out, err := r.radarEvents(ctx, rr, limit)
