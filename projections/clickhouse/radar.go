@@ -63,6 +63,8 @@ const (
 	tRadarSessions   = "radar_sessions"
 	tRadarDaily      = "radar_daily"
 	tRadarDailyView  = "radar_daily_mv"
+	tRadarClicks     = "radar_clicks"
+	tRadarClicksView = "radar_clicks_mv"
 	tRadarCheckpoint = "radar_checkpoint"
 )
 
@@ -81,6 +83,34 @@ var radarDailyColumns = []col{
 	{"hits", "UInt64"},
 	{"visitors", "AggregateFunction(" + uniqFunc + ", String)"},
 	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+// radar_clicks: per project and visitor who came through a short-link
+// click, its first click and its latest country, from its hits with a
+// click (the sales join of the reports), written by radar_clicks_mv.
+var radarClicksColumns = []col{
+	{"project_id", "String"},
+	{"visitor_id", "String"},
+	{"first_click", "AggregateFunction(argMin, String, DateTime)"},
+	{"click_country", "AggregateFunction(argMax, String, DateTime)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+func radarClicksQuery(source string) string {
+	return "SELECT project_id, visitor_id, argMinState(click_id, timestamp) AS first_click, " +
+		"argMaxStateIf(country, timestamp, country != '') AS click_country, maxState(insert_id) AS max_insert_id FROM " + source +
+		" WHERE click_id != '' GROUP BY project_id, visitor_id"
+}
+
+// radarViews are the views of radar_events: view, target, its columns and
+// its SELECT over a source.
+var radarViews = []struct {
+	name, target string
+	cols         []col
+	query        func(string) string
+}{
+	{tRadarDailyView, tRadarDaily, radarDailyColumns, radarDailyQuery},
+	{tRadarClicksView, tRadarClicks, radarClicksColumns, radarClicksQuery},
 }
 
 // radarDailyQuery is the SELECT of radar_daily_mv over source: each row of
@@ -158,6 +188,8 @@ func radarTables() []table {
 			engine: "ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(started_at) ORDER BY (project_id, started_at, session_id)"},
 		{name: tRadarDaily, cols: radarDailyColumns,
 			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
+		{name: tRadarClicks, cols: radarClicksColumns,
+			engine: "ENGINE = AggregatingMergeTree ORDER BY (project_id, visitor_id) SETTINGS index_granularity = 1024"},
 		{name: tRadarCheckpoint, cols: []col{{"projection", "String"}, {"commit_position", "UInt64"}, {"prepare_position", "UInt64"}, {"updated_at", "DateTime"}},
 			engine: "ENGINE = ReplacingMergeTree(commit_position) ORDER BY projection"},
 	}
@@ -227,10 +259,12 @@ func (r *RadarProjection) ensureSchema(ctx context.Context) error {
 			return fmt.Errorf("clickhouse radar: schema: %w", err)
 		}
 	}
-	q := "CREATE MATERIALIZED VIEW IF NOT EXISTS " + r.p.tbl(tRadarDailyView) + " TO " + r.p.tbl(tRadarDaily) +
-		" AS " + radarDailyQuery(r.p.tbl(tRadarEvents))
-	if err := r.p.conn.Exec(ctx, q); err != nil {
-		return fmt.Errorf("clickhouse radar: create view %s: %w", tRadarDailyView, err)
+	for _, v := range radarViews {
+		q := "CREATE MATERIALIZED VIEW IF NOT EXISTS " + r.p.tbl(v.name) + " TO " + r.p.tbl(v.target) +
+			" AS " + v.query(r.p.tbl(tRadarEvents))
+		if err := r.p.conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("clickhouse radar: create view %s: %w", v.name, err)
+		}
 	}
 	return nil
 }
@@ -261,7 +295,7 @@ func (r *RadarProjection) Reset(ctx context.Context) error {
 	r.loaded = false
 	dctx, cancel := context.WithTimeout(ctx, r.p.opts.DDLTimeout)
 	defer cancel()
-	for _, t := range append([]table{{name: tRadarDailyView}}, radarTables()...) {
+	for _, t := range append([]table{{name: tRadarDailyView}, {name: tRadarClicksView}}, radarTables()...) {
 		if err := r.p.conn.Exec(dctx, "DROP TABLE IF EXISTS "+r.p.tbl(t.name)); err != nil {
 			return fmt.Errorf("clickhouse radar: reset: drop %s: %w", t.name, err)
 		}
@@ -309,21 +343,25 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
 	r.maxWritten = max(evMax, sessMax)
-	// Recovery of radar_daily: the INSERTs into radar_events that the view
-	// did not write.
-	var lastInsert, dailyInsert uint64
+	// Recovery of the views' tables: the INSERTs into radar_events that a
+	// view did not write (radar_clicks only has those with a click: what
+	// it lacks of the others is nothing).
+	var lastInsert uint64
 	if err := r.p.conn.QueryRow(ctx, "SELECT max(insert_id) FROM "+r.p.tbl(tRadarEvents)).Scan(&lastInsert); err != nil {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
-	if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+r.p.tbl(tRadarDaily)).Scan(&dailyInsert); err != nil {
-		return fmt.Errorf("clickhouse radar: load: %w", err)
-	}
-	if lastInsert > dailyInsert {
-		r.p.log.Warn("clickhouse radar: rebuilding radar_daily for the INSERTs it lacks", "from", dailyInsert+1, "to", lastInsert)
-		q := "INSERT INTO " + r.p.tbl(tRadarDaily) + " (" + columnNames(radarDailyColumns) + ") " +
-			radarDailyQuery("(SELECT * FROM "+r.p.tbl(tRadarEvents)+" WHERE insert_id > "+strconv.FormatUint(dailyInsert, 10)+")")
+	for _, v := range radarViews {
+		var have uint64
+		if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+r.p.tbl(v.target)).Scan(&have); err != nil {
+			return fmt.Errorf("clickhouse radar: load: %w", err)
+		}
+		if lastInsert <= have {
+			continue
+		}
+		q := "INSERT INTO " + r.p.tbl(v.target) + " (" + columnNames(v.cols) + ") " +
+			v.query("(SELECT * FROM "+r.p.tbl(tRadarEvents)+" WHERE insert_id > "+strconv.FormatUint(have, 10)+")")
 		if err := r.p.conn.Exec(ctx, q); err != nil {
-			return fmt.Errorf("clickhouse radar: rebuild %s: %w", tRadarDaily, err)
+			return fmt.Errorf("clickhouse radar: rebuild %s: %w", v.target, err)
 		}
 	}
 	r.nextInsert = lastInsert + 1

@@ -45,6 +45,31 @@ func radarWhere(r queries.RadarRange, column string, dateColumn string) (string,
 	return w, args
 }
 
+// The instants a DateTime holds (UTC).
+var (
+	dateTimeMin = time.Unix(0, 0).UTC()
+	dateTimeMax = time.Date(2105, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// clampRange brings the ends of a range (years 1 to 9999 in the API) into
+// what DateTime holds: a range beyond it has no rows anyway.
+func clampRange(r queries.RadarRange) queries.RadarRange {
+	clamp := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		if t.Before(dateTimeMin) {
+			return dateTimeMin
+		}
+		if t.After(dateTimeMax) {
+			return dateTimeMax
+		}
+		return t
+	}
+	r.Start, r.End = clamp(r.Start), clamp(r.End)
+	return r
+}
+
 // radarDays returns the range as UTC days when it covers whole days (at
 // the second, as the DateTime columns count): radar_daily answers it.
 // Open ends are whole days.
@@ -107,16 +132,17 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 		args = append(args, rr.End.UTC().Truncate(time.Second))
 	}
 	// A visitor's click is the first its hits carry; its country the
-	// latest of those hits (the tracker sends the click with every hit).
+	// latest of those hits (the tracker sends the click with every hit):
+	// radar_clicks.
 	country := "''"
 	if withCountry {
-		country = "argMaxIf(country, timestamp, country != '')"
+		country = "argMaxMerge(click_country)"
 	}
 	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
 		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
 		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
-		"(SELECT visitor_id, argMin(click_id, timestamp) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarEvents) +
-		" WHERE project_id = ? AND click_id != '' GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
+		"(SELECT visitor_id, argMinMerge(first_click) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarClicks) +
+		" WHERE project_id = ? GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
 	args = append(args, rr.ProjectID)
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
@@ -154,6 +180,7 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 
 // RadarOverview implements queries.RadarReadModel.
 func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var o queries.RadarOverview
@@ -233,6 +260,7 @@ func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any
 
 // RadarBreakdowns implements queries.RadarReadModel.
 func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var b queries.RadarBreakdowns
@@ -321,6 +349,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 
 // RadarEvents implements queries.RadarReadModel.
 func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	out, err := r.radarEvents(ctx, rr, limit)

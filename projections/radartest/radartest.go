@@ -237,6 +237,28 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		}
 		check(t, "breakdowns", b, queries.RadarBreakdowns{})
 	})
+	// The API takes years 1 to 9999.
+	t.Run("WidestRange", func(t *testing.T) {
+		s := open(t)
+		apply(t, s, Fixture(t))
+		wide := queries.RadarRange{ProjectID: Project, Start: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+			End: time.Date(9999, 12, 31, 23, 59, 59, int(999*time.Millisecond), time.UTC)}
+		e, err := s.RadarEvents(context.Background(), wide, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, "custom events", e, Expected().AllTime)
+		o, err := s.RadarOverview(context.Background(), wide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.People != 5 || o.Pageviews != 8 || o.Sales != 4 {
+			t.Errorf("overview of all time: %+v, want 5 people, 8 page views, 4 sales", o)
+		}
+		if _, err := s.RadarBreakdowns(context.Background(), wide, 50); err != nil {
+			t.Fatal(err)
+		}
+	})
 	// Delivery is at least once and batches differ between live
 	// processing and replay: event by event, one batch, and every prefix
 	// again give the same reports.
