@@ -215,3 +215,39 @@ func TestCloseWritesRollups(t *testing.T) {
 		t.Errorf("after reopening:\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// A batch that fails halfway (an event it cannot decode) leaves neither
+// its rollups nor its visitors' state behind: applying the log again gives
+// what a clean run gives.
+func TestFailedBatchLeavesNothing(t *testing.T) {
+	events := visits(t)
+	ctx := context.Background()
+	clean := openAt(t, filepath.Join(t.TempDir(), "clean.db"))
+	defer clean.Close()
+	if err := clean.Apply(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, filepath.Join(t.TempDir(), "failed.db"))
+	defer s.Close()
+	half := len(events) / 2
+	if err := s.Apply(ctx, events[:half/2]); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]eventstore.RecordedEvent(nil), events[half/2:half]...)
+	broken := bad[len(bad)-1]
+	broken.Data = []byte(`{"hit":`)
+	bad[len(bad)-1] = broken
+	if err := s.Apply(ctx, bad); err == nil {
+		t.Fatal("a batch with an undecodable event was applied")
+	}
+	for i := half / 2; i < len(events); i += 97 {
+		if err := s.Apply(ctx, events[i:min(i+97, len(events))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range ranges {
+		if got, want := readAll(t, s, r), readAll(t, clean, r); !reflect.DeepEqual(got, want) {
+			t.Errorf("range %d after a failed batch:\n%+v\nclean:\n%+v", i, got, want)
+		}
+	}
+}

@@ -42,6 +42,10 @@ type Store struct {
 	w    *sql.DB // the projector's one connection
 	r    *sql.DB // readers
 	roll *rollups
+	// visitors is the projector's copy of the visitors' rows it applied
+	// events to lately (at most maxVisitors): a visit's next hit need not
+	// read its visitor's row. Forgotten when a batch fails.
+	visitors map[visitorKey]*visitorState
 	// noRollups computes every report from the hits and sessions (tests
 	// compare the rollups with it).
 	noRollups bool
@@ -151,7 +155,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{w: w, r: r, roll: newRollups()}
+	s := &Store{w: w, r: r, roll: newRollups(), visitors: map[visitorKey]*visitorState{}}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: schema: %w", err)
@@ -335,6 +339,7 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 // Reset implements projections.Projector.
 func (s *Store) Reset(ctx context.Context) error {
 	s.roll.reset()
+	clear(s.visitors)
 	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
@@ -351,13 +356,24 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	s.roll.begin()
 	if err := s.apply(ctx, tx, events); err != nil {
 		tx.Rollback()
+		clear(s.visitors) // they may hold what the failed batch did
 		return errors.Join(err, s.roll.failed(ctx, s.w))
 	}
 	return nil
 }
 
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: map[visitorKey]*visitorState{}, roll: s.roll, tx: tx}
+	if len(s.visitors) > maxVisitors {
+		n := len(s.visitors) / 2
+		for k := range s.visitors { // arbitrary ones
+			if n == 0 {
+				break
+			}
+			delete(s.visitors, k)
+			n--
+		}
+	}
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -378,12 +394,16 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 
 type applier struct {
 	*sqlitedb.Batch
-	visitors map[visitorKey]*visitorState // read or written in this batch
+	visitors map[visitorKey]*visitorState // the Store's
 	roll     *rollups
 	tx       *sql.Tx
 }
 
 type visitorKey struct{ project, visitor string }
+
+// maxVisitors bounds the visitors' rows the projector keeps (about 200
+// bytes each).
+const maxVisitors = 100_000
 
 // visitorState is what applying a visitor's next event needs of its row.
 type visitorState struct {
