@@ -3,13 +3,11 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/biter777/countries"
 
-	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -97,30 +95,11 @@ func dailyWhere(r queries.RadarRange, from, to, dimension string) (string, []any
 	return "project_id = ? AND date >= toDate(?) AND date <= toDate(?) AND dimension = ?", []any{r.ProjectID, from, to, dimension}
 }
 
-func round2(f float64) float64 { return math.Round(f*100) / 100 }
-
-func percentOf(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return round2(float64(part) * 100 / float64(whole))
-}
-
-// currencyUnits converts minor units to currency units.
-func currencyUnits(minor int64, currency string) float64 {
-	f, _ := strconv.ParseFloat(conversion.FormatAmount(minor, currency), 64)
-	return f
-}
-
-type radarSale struct {
-	id, currency, visitor, country string
-	amount                         int64
-}
-
 // radarSales are the sales recorded in the range on the clicks of the
 // project's visitors, each once, with the visitor and (withCountry) its
 // country; and the currency revenue is reported in.
-func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) ([]radarSale, string, error) {
+func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) (queries.RadarSales, error) {
+	var out queries.RadarSales
 	var where string
 	var args []any
 	if !rr.Start.IsZero() {
@@ -146,36 +125,20 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 	args = append(args, rr.ProjectID)
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("radar sales: %w", err)
+		return out, fmt.Errorf("radar sales: %w", err)
 	}
 	defer rows.Close()
-	var out []radarSale
-	seen := map[string]bool{}
-	count := map[string]int{}
 	for rows.Next() {
-		var x radarSale
-		if err := rows.Scan(&x.id, &x.amount, &x.currency, &x.visitor, &x.country); err != nil {
-			return nil, "", fmt.Errorf("radar sales: %w", err)
+		var x queries.RadarSale
+		if err := rows.Scan(&x.ConversionID, &x.AmountMinor, &x.Currency, &x.VisitorID, &x.Country); err != nil {
+			return out, fmt.Errorf("radar sales: %w", err)
 		}
-		if seen[x.id] { // a click two visitors share counts its sale once
-			continue
-		}
-		seen[x.id] = true
-		out = append(out, x)
-		count[x.currency]++
+		out.Add(x)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("radar sales: %w", err)
+		return out, fmt.Errorf("radar sales: %w", err)
 	}
-	cur := rr.Currency
-	if cur == "" {
-		for c, n := range count {
-			if cur == "" || n > count[cur] || n == count[cur] && c < cur {
-				cur = c
-			}
-		}
-	}
-	return out, cur, nil
+	return out, nil
 }
 
 // RadarOverview implements queries.RadarReadModel.
@@ -201,42 +164,18 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 		}
 	}
-	o.People, o.Pageviews, o.Events = int64(people), int64(pv), int64(ev)
 	w, args := radarWhere(rr, "started_at", "")
 	var visits, bounces, duration int64
 	if err := r.p.conn.QueryRow(ctx, "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+
 		r.p.tbl(tRadarSessions)+" WHERE "+w, args...).Scan(&visits, &bounces, &duration); err != nil {
 		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 	}
-	o.Visits = visits
-	o.BounceRate = percentOf(bounces, visits)
-	if visits > 0 {
-		o.AvgDurationS = int64(math.Round(float64(duration) / 1000 / float64(visits)))
-	}
-	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
-	sales, cur, err := r.radarSales(ctx, rr, false)
+	sales, err := r.radarSales(ctx, rr, false)
 	if err != nil {
 		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 	}
-	o.RevenueCurrency = cur
-	if o.RevenueCurrency == "" {
-		o.RevenueCurrency = "usd"
-	}
-	buyers := map[string]bool{}
-	var minor int64
-	for _, x := range sales {
-		o.Sales++
-		buyers[x.visitor] = true
-		if x.currency == cur {
-			minor += x.amount
-		}
-	}
-	o.Revenue = currencyUnits(minor, o.RevenueCurrency)
-	o.ConversionRate = percentOf(int64(len(buyers)), o.People)
-	if o.People > 0 {
-		o.RevenuePerVisitor = round2(o.Revenue / float64(o.People))
-	}
-	return o, nil
+	t := queries.RadarTotals{People: int64(people), Visits: visits, Pageviews: int64(pv), Events: int64(ev), Bounces: bounces, DurationMS: duration}
+	return queries.NewRadarOverview(t, sales.List, sales.Currency(rr.Currency)), nil
 }
 
 func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
@@ -309,18 +248,15 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 		return fail(err)
 	}
 	if len(countries) > 0 {
-		sales, cur, err := r.radarSales(ctx, rr, true)
+		sales, err := r.radarSales(ctx, rr, true)
 		if err != nil {
 			return fail(err)
 		}
-		revenue := map[string]int64{}
-		for _, x := range sales {
-			if x.currency == cur {
-				revenue[x.country] += x.amount
-			}
-		}
+		cur := sales.Currency(rr.Currency)
+		revenue := queries.RevenueByCountry(sales.List, cur)
 		for _, c := range countries {
-			b.Countries = append(b.Countries, queries.RadarCountry{Name: countryName(c.Name), People: c.People, CountryCode: c.Name, Revenue: currencyUnits(revenue[c.Name], cur)})
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: countryName(c.Name), People: c.People, CountryCode: c.Name,
+				Revenue: queries.CurrencyUnits(revenue[c.Name], cur)})
 		}
 	}
 	if b.Browsers, err = byVisitors("browser", "browser", "browser != ''"); err != nil {
@@ -391,7 +327,7 @@ func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange
 			return nil, err
 		}
 		e.People, e.Events = int64(p), int64(n)
-		e.CompletionRate = percentOf(e.People, int64(people))
+		e.CompletionRate = queries.Percent(e.People, int64(people))
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/biter777/countries"
 
-	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -33,21 +31,6 @@ func bounds(r queries.RadarRange) (int64, int64) {
 	return lo, hi
 }
 
-func round2(f float64) float64 { return math.Round(f*100) / 100 }
-
-func percent(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return round2(float64(part) * 100 / float64(whole))
-}
-
-// units converts minor units of currency to currency units.
-func units(minor int64, currency string) float64 {
-	f, _ := strconv.ParseFloat(conversion.FormatAmount(minor, currency), 64) // exact decimal text: the nearest float
-	return f
-}
-
 // salesOf is the sales (kind 'sale') of the clicks of the project's
 // visitors, recorded in the range: one row per sale with its visitor.
 // CROSS JOIN keeps SQLite from starting with every sale of every
@@ -57,45 +40,22 @@ const salesOf = `SELECT c.conversion_id, c.amount_minor, c.currency, v.visitor_i
 	FROM visitors v INDEXED BY visitors_clicked CROSS JOIN conversions c ON c.click_id = v.click_id
 	WHERE v.project_id = ? AND v.click_id <> '' AND c.kind = 'sale' AND c.at BETWEEN ? AND ?`
 
-type sale struct {
-	id, currency, visitor, country string
-	amount                         int64
-}
-
-func (s *Store) sales(ctx context.Context, r queries.RadarRange) ([]sale, string, error) {
+func (s *Store) sales(ctx context.Context, r queries.RadarRange) (queries.RadarSales, error) {
+	var out queries.RadarSales
 	lo, hi := bounds(r)
 	rows, err := s.r.QueryContext(ctx, salesOf, r.ProjectID, lo, hi)
 	if err != nil {
-		return nil, "", err
+		return out, err
 	}
 	defer rows.Close()
-	var out []sale
-	seen := map[string]bool{}
-	count := map[string]int{}
 	for rows.Next() {
-		var x sale
-		if err := rows.Scan(&x.id, &x.amount, &x.currency, &x.visitor, &x.country); err != nil {
-			return nil, "", err
+		var x queries.RadarSale
+		if err := rows.Scan(&x.ConversionID, &x.AmountMinor, &x.Currency, &x.VisitorID, &x.Country); err != nil {
+			return out, err
 		}
-		if seen[x.id] { // a click two visitors share counts its sale once
-			continue
-		}
-		seen[x.id] = true
-		out = append(out, x)
-		count[x.currency]++
+		out.Add(x)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	cur := r.Currency
-	if cur == "" {
-		for c, n := range count {
-			if cur == "" || n > count[cur] || n == count[cur] && c < cur {
-				cur = c
-			}
-		}
-	}
-	return out, cur, nil
+	return out, rows.Err()
 }
 
 // RadarOverview implements queries.RadarReadModel.
@@ -106,35 +66,13 @@ func (s *Store) RadarOverview(ctx context.Context, r queries.RadarRange) (querie
 	if err != nil {
 		return o, err
 	}
-	o.People, o.Pageviews, o.Events, o.Visits = a.people.Count(), a.pageviews, a.events, a.visits
-	o.BounceRate = percent(a.bounces, o.Visits)
-	if o.Visits > 0 {
-		o.AvgDurationS = int64(math.Round(float64(a.durationMS) / 1000 / float64(o.Visits)))
-	}
-	o.AvgDurationMMSS = fmt.Sprintf("%02d:%02d", o.AvgDurationS/60, o.AvgDurationS%60)
-	sales, cur, err := s.sales(ctx, r)
+	sales, err := s.sales(ctx, r)
 	if err != nil {
 		return o, err
 	}
-	o.RevenueCurrency = cur
-	if o.RevenueCurrency == "" {
-		o.RevenueCurrency = "usd"
-	}
-	buyers := map[string]bool{}
-	var minor int64
-	for _, x := range sales {
-		o.Sales++
-		buyers[x.visitor] = true
-		if x.currency == cur {
-			minor += x.amount
-		}
-	}
-	o.Revenue = units(minor, o.RevenueCurrency)
-	o.ConversionRate = percent(int64(len(buyers)), o.People)
-	if o.People > 0 {
-		o.RevenuePerVisitor = round2(o.Revenue / float64(o.People))
-	}
-	return o, nil
+	t := queries.RadarTotals{People: a.people.Count(), Visits: a.visits, Pageviews: a.pageviews, Events: a.events,
+		Bounces: a.bounces, DurationMS: a.durationMS}
+	return queries.NewRadarOverview(t, sales.List, sales.Currency(r.Currency)), nil
 }
 
 // ranked is a dimension's values, most people first (then by name), at
@@ -198,18 +136,15 @@ func (s *Store) RadarBreakdowns(ctx context.Context, r queries.RadarRange, limit
 		return v
 	}))
 	if countries := ranked(a, dimCountry, limit, false, nil); len(countries) > 0 {
-		sales, cur, err := s.sales(ctx, r)
+		sales, err := s.sales(ctx, r)
 		if err != nil {
 			return b, err
 		}
-		revenue := map[string]int64{}
-		for _, x := range sales {
-			if x.currency == cur {
-				revenue[x.country] += x.amount
-			}
-		}
+		cur := sales.Currency(r.Currency)
+		revenue := queries.RevenueByCountry(sales.List, cur)
 		for _, c := range countries {
-			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.name), People: c.people, CountryCode: c.name, Revenue: units(revenue[c.name], cur)})
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.name), People: c.people, CountryCode: c.name,
+				Revenue: queries.CurrencyUnits(revenue[c.name], cur)})
 		}
 	}
 	b.Browsers = counts(ranked(a, dimBrowser, limit, false, nil))
@@ -225,7 +160,7 @@ func events(a *agg, limit int) []queries.RadarEventStat {
 	var out []queries.RadarEventStat
 	people := a.people.Count()
 	for _, e := range ranked(a, dimEvent, limit, true, nil) {
-		out = append(out, queries.RadarEventStat{EventName: e.name, People: e.people, Events: e.n, CompletionRate: percent(e.people, people)})
+		out = append(out, queries.RadarEventStat{EventName: e.name, People: e.people, Events: e.n, CompletionRate: queries.Percent(e.people, people)})
 	}
 	return out
 }
@@ -324,7 +259,7 @@ func (s *Store) clickRevenue(ctx context.Context, clickID, currency string) (flo
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].code < all[j].code })
 	for _, c := range all {
 		if currency == "" || c.code == currency {
-			return units(c.minor, c.code), nil
+			return queries.CurrencyUnits(c.minor, c.code), nil
 		}
 	}
 	return 0, nil
