@@ -143,10 +143,21 @@ func (s *Sketch) Merge(o *Sketch) {
 	if s.regs == nil {
 		s.densify()
 	}
-	for j, r := range o.regs {
-		if r > s.regs[j] {
-			s.regs[j] = r
-		}
+	maxRegs(s.regs, o.regs)
+}
+
+// maxRegs sets each register of dst to the larger of it and src's, eight
+// at a time: registers are below 128, so for bytes a and b the high bit of
+// (a|0x80)-b is set exactly when a >= b, and no byte borrows from the next.
+// A month of a busy site's days is thousands of merges of 4 KiB.
+func maxRegs(dst, src []uint8) {
+	const high = 0x8080808080808080
+	for i := 0; i+8 <= len(dst); i += 8 {
+		a := binary.LittleEndian.Uint64(dst[i:])
+		b := binary.LittleEndian.Uint64(src[i:])
+		ge := ((a | high) - b) & high // per byte: a >= b
+		m := (ge >> 7) * 0xff
+		binary.LittleEndian.PutUint64(dst[i:], a&m|b&^m)
 	}
 }
 

@@ -134,3 +134,19 @@ func TestMergeRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxRegs(t *testing.T) {
+	a := make([]uint8, registers)
+	b := make([]uint8, registers)
+	for i := range a {
+		a[i], b[i] = uint8(i*7%54), uint8(i*13%54)
+	}
+	want := make([]uint8, registers)
+	for i := range want {
+		want[i] = max(a[i], b[i])
+	}
+	maxRegs(a, b)
+	if fmt.Sprint(a) != fmt.Sprint(want) {
+		t.Fatal("maxRegs differs from a byte-wise maximum")
+	}
+}
