@@ -31,7 +31,7 @@ func DowngradeToV1(s *Store) error {
 		`INSERT INTO conversions SELECT conversion_id, kind, click_id, customer, amount_minor, currency, at FROM tmp`,
 		`DROP TABLE tmp`,
 		`CREATE TABLE applied (stream TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID`,
-		`INSERT INTO applied (stream, version) SELECT DISTINCT customer, 99 FROM conversions`,
+		`INSERT INTO applied (stream, version) SELECT DISTINCT customer, 99 FROM conversions WHERE customer <> ''`,
 		`PRAGMA user_version = 0`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

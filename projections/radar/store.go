@@ -456,13 +456,14 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	case *radar.VisitorIdentified:
 		return a.identify(re, e)
 	case *conversion.CustomerCreated:
-		return a.customer(re.Stream, e.Profile, true)
+		return a.customer(re.Stream, e.Profile)
 	case *conversion.CustomerUpdated:
-		return a.customer(re.Stream, e.Profile, false)
+		return a.customer(re.Stream, e.Profile)
 	case *conversion.LeadTracked:
 		return a.conversion(e.ConversionID, "lead", e.ClickID, re.Stream, 0, "", e.Timestamp.UnixMilli())
 	case *conversion.SaleTracked:
-		return a.conversion(e.ConversionID, "sale", e.ClickID, re.Stream, e.AmountMinor, e.Currency, e.Timestamp.UnixMilli())
+		// A sale's customer identifies no one (a lead's does): not kept.
+		return a.conversion(e.ConversionID, "sale", e.ClickID, "", e.AmountMinor, e.Currency, e.Timestamp.UnixMilli())
 	}
 	return nil
 }
@@ -567,14 +568,18 @@ func (a *applier) identify(re eventstore.RecordedEvent, e *radar.VisitorIdentifi
 	return nil
 }
 
-func (a *applier) customer(stream string, p conversion.Profile, created bool) error {
+// customer keeps the name and email of a customer that has any: what a
+// lead on a visitor's click identifies the visitor with. Customers known
+// by their externalId alone (most of a shop's) cost no row.
+func (a *applier) customer(stream string, p conversion.Profile) error {
 	name := strings.TrimSpace(p.Firstname + " " + p.Lastname)
-	if created {
-		return a.Exec(`INSERT INTO customers (stream, name, email) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, stream, name, p.Email)
+	if name == "" && p.Email == "" {
+		return nil
 	}
-	return a.Exec(`UPDATE customers SET
-		name = CASE WHEN ? <> '' THEN ? ELSE name END,
-		email = CASE WHEN ? <> '' THEN ? ELSE email END WHERE stream = ?`, name, name, p.Email, p.Email, stream)
+	return a.Exec(`INSERT INTO customers (stream, name, email) VALUES (?, ?, ?)
+		ON CONFLICT (stream) DO UPDATE SET
+			name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END,
+			email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE email END`, stream, name, p.Email)
 }
 
 func (a *applier) conversion(id, kind, clickID, customer string, amount int64, currency string, ms int64) error {
