@@ -24,8 +24,8 @@ import (
 
 var customerSchema = []string{
 	`CREATE TABLE IF NOT EXISTS customers (
-		stream TEXT PRIMARY KEY,
-		id TEXT NOT NULL UNIQUE,
+		stream TEXT NOT NULL,
+		id TEXT PRIMARY KEY,
 		workspace_id TEXT NOT NULL,
 		external_id TEXT NOT NULL,
 		email TEXT NOT NULL DEFAULT '',
@@ -66,7 +66,7 @@ var customerSchema = []string{
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
-		return a.Exec(`UPDATE customers SET version = ? WHERE stream = ? AND version < ?`, re.Version, re.Stream, re.Version)
+		return nil // every event below checks its own version
 	}
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 		at := e.At.UnixNano()
 		return a.Exec(`INSERT INTO customers (stream, id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(stream) DO NOTHING`,
+			ON CONFLICT(id) DO NOTHING`,
 			re.Stream, e.CustomerID, e.WorkspaceID, e.ExternalID, e.Email, e.Firstname, e.Lastname, e.PhoneNumber, e.AvatarURL, at, at, re.Version)
 	case *conversion.CustomerUpdated:
 		return a.Exec(`UPDATE customers SET
@@ -86,9 +86,9 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 			lastname = CASE WHEN ? <> '' THEN ? ELSE lastname END,
 			phone_number = CASE WHEN ? <> '' THEN ? ELSE phone_number END,
 			avatar_url = CASE WHEN ? <> '' THEN ? ELSE avatar_url END,
-			updated_at = ?, version = ? WHERE stream = ? AND version < ?`,
+			updated_at = ?, version = ? WHERE id = ? AND version < ?`,
 			e.Email, e.Email, e.Firstname, e.Firstname, e.Lastname, e.Lastname, e.PhoneNumber, e.PhoneNumber, e.AvatarURL, e.AvatarURL,
-			e.At.UnixNano(), re.Version, re.Stream, re.Version)
+			e.At.UnixNano(), re.Version, e.CustomerID, re.Version)
 	case *conversion.LeadTracked:
 		first := ""
 		args := []any{e.Timestamp.UnixNano(), re.Version}
@@ -96,21 +96,21 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 			first = `, link_id = CASE WHEN click_id = '' THEN ? ELSE link_id END, click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END`
 			args = []any{e.LinkID, e.ClickID, e.Timestamp.UnixNano(), re.Version}
 		}
-		n, err := a.ExecN(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ? AND version < ?`,
-			append(args, re.Stream, re.Version)...)
+		n, err := a.ExecN(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE id = ? AND version < ?`,
+			append(args, e.CustomerID, re.Version)...)
 		if err != nil || n == 0 {
 			return err
 		}
 		return a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano())
 	case *conversion.SaleTracked:
-		n, err := a.ExecN(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE stream = ? AND version < ?`,
-			e.Timestamp.UnixNano(), re.Version, re.Stream, re.Version)
+		n, err := a.ExecN(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE id = ? AND version < ?`,
+			e.Timestamp.UnixNano(), re.Version, e.CustomerID, re.Version)
 		if err != nil || n == 0 {
 			return err
 		}
 		return a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano())
 	}
-	return a.Exec(`UPDATE customers SET version = ? WHERE stream = ? AND version < ?`, re.Version, re.Stream, re.Version)
+	return nil
 }
 
 func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {

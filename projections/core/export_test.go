@@ -62,3 +62,33 @@ func Tables(s *Store) (map[string]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// DowngradeCustomersToV4 keys s's customers by stream again, as schema
+// versions 2 to 4 did, keeping their rows.
+func DowngradeCustomersToV4(s *Store) error {
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var ddl string
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'customers'`).Scan(&ddl); err != nil {
+		return err
+	}
+	old := strings.Replace(strings.Replace(ddl, "stream TEXT NOT NULL,", "stream TEXT PRIMARY KEY,", 1), "id TEXT PRIMARY KEY,", "id TEXT NOT NULL UNIQUE,", 1)
+	for _, q := range []string{
+		`ALTER TABLE customers RENAME TO tmp`,
+		`DROP INDEX IF EXISTS customers_ws`,
+		old,
+		`INSERT INTO customers SELECT * FROM tmp`,
+		`DROP TABLE tmp`,
+		`CREATE INDEX customers_ws ON customers (workspace_id, created_at, id)`,
+		`PRAGMA user_version = 4`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}

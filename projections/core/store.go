@@ -174,7 +174,9 @@ var tables = []string{"checkpoint", "workspaces", "members", "projects", "domain
 //   - 2: link_clicks and the customer tables are WITHOUT ROWID.
 //   - 3: no customer_revenue (summed from customer_events when read).
 //   - 4: utm_templates and pixels (new tables, nothing to convert).
-const schemaVersion = 4
+//   - 5: customers keyed by id (time-ordered: a new customer is written at
+//     the end of the B-tree, not at the random place of its stream's hash).
+const schemaVersion = 5
 
 // withoutRowID are the tables that version 2 made WITHOUT ROWID.
 var withoutRowID = []string{"link_clicks", "customers", "customer_events"}
@@ -216,7 +218,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&ddl); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
-		if strings.Contains(ddl, "WITHOUT ROWID") {
+		// Version 2 made them WITHOUT ROWID; version 5 keys customers by
+		// id (the columns stay in their order, for the copy below).
+		if strings.Contains(ddl, "WITHOUT ROWID") && !(t == "customers" && strings.Contains(ddl, "stream TEXT PRIMARY KEY")) {
 			continue
 		}
 		// Rename, create anew (create() below), copy, drop: the old table's

@@ -333,3 +333,41 @@ func TestCustomersAreIdempotent(t *testing.T) {
 		t.Errorf("customer %+v, journey of %d", c, len(j))
 	}
 }
+
+// Customers keyed by stream (schema versions 2 to 4) are keyed by id once
+// opened, with their rows, and go on taking sales.
+func TestMigrateCustomersToIDKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	var l log
+	l.workspace(t, "w1", "alice")
+	cs := conversion.CustomerStream("w1", "cus_1")
+	clk := conversion.Click{ClickID: "k1", LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0}
+	l.add(t, cs, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", Profile: conversion.Profile{Email: "a@example.com"}, At: t0})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v1", CustomerID: "c1", Click: clk, AmountMinor: 100, Currency: "usd", First: true, Timestamp: t0})
+	s, err := core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, l.Events)
+	if err := core.DowngradeCustomersToV4(s); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := core.Tables(s); !strings.Contains(tables["customers"], "stream TEXT PRIMARY KEY") {
+		t.Fatalf("the downgrade left %s", tables["customers"])
+	}
+	s.Close()
+	s, err = core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if tables, _ := core.Tables(s); !strings.Contains(tables["customers"], "id TEXT PRIMARY KEY") || tables["customers_ws"] == "" {
+		t.Fatalf("after the migration: %s", tables["customers"])
+	}
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v2", CustomerID: "c1", Click: clk, AmountMinor: 250, Currency: "usd", Timestamp: t0})
+	apply(t, s, l.Events) // the first two again, then the new sale
+	c, ok, err := s.Customer(context.Background(), "c1")
+	if err != nil || !ok || c.Sales != 2 || c.Revenue["usd"] != 350 || c.Email != "a@example.com" {
+		t.Fatalf("customer after the migration: %+v %v %v", c, ok, err)
+	}
+}
