@@ -53,7 +53,7 @@ var (
 		return d
 	})
 	zEncoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
 			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
 		if err != nil {
 			panic(err)
