@@ -116,6 +116,33 @@ func (s *Store) compressSealed(seg *segment) error {
 	return seg.f.Close()
 }
 
+// compressActive compresses the active segment at Close, once appends have
+// stopped and it is fsynced, when it holds at least a quarter of a segment:
+// the next Open writes in a new segment (recover). A smaller one stays
+// plain, so that restarts do not leave many small segments.
+func (s *Store) compressActive() error {
+	if s.opts.noCompress {
+		return nil
+	}
+	segs := *s.segs.Load()
+	seg := segs[len(segs)-1]
+	size := s.w.end - seg.base
+	if size < s.opts.segmentSize/4 || s.syncedEnd.Load() < s.w.end {
+		return nil
+	}
+	path := filepath.Join(s.logDir, zsegName(seg.base))
+	if err := compressSegment(seg.f, size, path, nil); err != nil {
+		return err
+	}
+	if err := syncDir(s.logDir); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(s.logDir, segmentName(seg.base))); err != nil {
+		return err
+	}
+	return syncDir(s.logDir)
+}
+
 // syncLog fsyncs f, a segment that holds the log up to end. A failure does
 // not count when everything up to end is already durable: the writer
 // fsynced the segment when it rolled past it, and the compactor may have

@@ -462,6 +462,12 @@ func (s *Store) Close() error {
 		}
 	}
 	if s.failure() == nil && len(errs) == 0 {
+		if err := s.compressActive(); err != nil {
+			// Not an error of Close: the segment stays plain.
+			s.log.Warn("embedded: compress the last log segment", "err", err)
+		}
+	}
+	if s.failure() == nil && len(errs) == 0 {
 		b := s.db.NewBatch()
 		err := setOffset(b, keyDurable, s.syncedEnd.Load())
 		if err == nil {

@@ -282,8 +282,8 @@ func TestCompressionAfterCrash(t *testing.T) {
 			waitCompressed(t, s)
 			sameEvents(t, "compressed", checkConsistent(t, s), want)
 			closeT(t, s)
-			if p, _ := segmentFiles(t, dir); p != 1 {
-				t.Fatalf("%d plain segment files after compression, want 1", p)
+			if _, err := os.Stat(filepath.Join(logDir, segmentName(base))); !os.IsNotExist(err) {
+				t.Fatalf("plain segment %d still there after compression (%v)", base, err)
 			}
 
 			tc.damage(t, logDir, base, plain)
@@ -356,4 +356,34 @@ func TestReadsDuringCompression(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// TestCompressActiveAtClose: Close compresses the last segment when it
+// holds a quarter of a segment or more; Open then writes in a new one.
+func TestCompressActiveAtClose(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir, segmentSize: 64 << 10}
+	s := openT(t, opts)
+	for s.committed.Load() < 100<<10 {
+		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "first")...)
+	}
+	want := checkConsistent(t, s)
+	closeT(t, s)
+	if plain, compressed := segmentFiles(t, dir); plain != 0 || compressed != 2 {
+		t.Fatalf("%d plain and %d compressed files after Close, want 0 and 2", plain, compressed)
+	}
+	s = openT(t, opts)
+	sameEvents(t, "reopened", checkConsistent(t, s), want)
+	mustAppend(t, s, "a", eventstore.Any(), testEvents(1, "second")...)
+	want = checkConsistent(t, s)
+	closeT(t, s)
+	// The new last segment is small: it stays plain.
+	if plain, compressed := segmentFiles(t, dir); plain != 1 || compressed != 2 {
+		t.Fatalf("%d plain and %d compressed files after the second Close, want 1 and 2", plain, compressed)
+	}
+	s = openT(t, opts)
+	defer closeT(t, s)
+	sameEvents(t, "reopened again", checkConsistent(t, s), want)
+	mustAppend(t, s, "a", eventstore.Any(), testEvents(1, "third")...)
+	checkConsistent(t, s)
 }
