@@ -368,6 +368,7 @@ func TestCompressActiveAtClose(t *testing.T) {
 		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "first")...)
 	}
 	want := checkConsistent(t, s)
+	waitCompressed(t, s) // Close stops the compactor where it is
 	closeT(t, s)
 	if plain, compressed := segmentFiles(t, dir); plain != 0 || compressed != 2 {
 		t.Fatalf("%d plain and %d compressed files after Close, want 0 and 2", plain, compressed)
@@ -386,4 +387,26 @@ func TestCompressActiveAtClose(t *testing.T) {
 	sameEvents(t, "reopened again", checkConsistent(t, s), want)
 	mustAppend(t, s, "a", eventstore.Any(), testEvents(1, "third")...)
 	checkConsistent(t, s)
+}
+
+// TestCompressStopped: a compression stopped by Close leaves no file.
+func TestCompressStopped(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "plain")
+	if err := os.WriteFile(src, jsonish(rand.New(rand.NewPCG(1, 1)), 3*zBlockSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(src)
+	defer f.Close()
+	stop := make(chan struct{})
+	close(stop)
+	dst := filepath.Join(dir, zsegName(0))
+	if err := compressSegment(f, 3*zBlockSize, dst, stop); err != errStopped {
+		t.Fatalf("compressSegment = %v, want errStopped", err)
+	}
+	for _, p := range []string{dst, dst + tmpExt} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want no file", p, err)
+		}
+	}
 }
