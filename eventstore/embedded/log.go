@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -74,6 +75,9 @@ func listSegments(dir string) ([]segmentInfo, error) {
 			return nil, fmt.Errorf("embedded: unexpected file %s in %s", name, dir)
 		}
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir: the compactor replaced it
+		}
 		if err != nil {
 			return nil, err
 		}
