@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -33,17 +35,29 @@ type segment struct {
 	base int64
 	end  int64 // where its data ends once sealed; -1 for the active (last) segment
 	f    *os.File
+	z    *zseg // a compressed segment (zseg.go), whose file is f; nil for a plain one
+}
+
+// readAt reads the segment's bytes at off (relative to base), from the
+// plain file or through decompression.
+func (seg *segment) readAt(p []byte, off int64) (int, error) {
+	if seg.z != nil {
+		return seg.z.readAt(p, off)
+	}
+	return seg.f.ReadAt(p, off)
 }
 
 func segmentName(base int64) string { return fmt.Sprintf("%020d%s", base, segmentExt) }
 
 type segmentInfo struct {
-	base int64
-	size int64
-	path string
+	base       int64
+	size       int64 // of the file
+	path       string
+	compressed bool // a .zseg file
 }
 
-// listSegments returns the segment files of dir sorted by base offset.
+// listSegments returns the segment files of dir sorted by base offset,
+// plain and compressed. A base may have both (see tidySegments).
 func listSegments(dir string) ([]segmentInfo, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -52,21 +66,79 @@ func listSegments(dir string) ([]segmentInfo, error) {
 	var segs []segmentInfo
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, segmentExt) || e.IsDir() {
+		ext := filepath.Ext(name)
+		if (ext != segmentExt && ext != zsegExt) || e.IsDir() {
 			continue
 		}
-		base, err := strconv.ParseInt(strings.TrimSuffix(name, segmentExt), 10, 64)
+		base, err := strconv.ParseInt(strings.TrimSuffix(name, ext), 10, 64)
 		if err != nil || base < 0 {
 			return nil, fmt.Errorf("embedded: unexpected file %s in %s", name, dir)
 		}
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir: the compactor replaced it
+		}
 		if err != nil {
 			return nil, err
 		}
-		segs = append(segs, segmentInfo{base: base, size: info.Size(), path: filepath.Join(dir, name)})
+		segs = append(segs, segmentInfo{base: base, size: info.Size(), path: filepath.Join(dir, name), compressed: ext == zsegExt})
 	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].base < segs[j].base })
+	sort.Slice(segs, func(i, j int) bool {
+		if segs[i].base != segs[j].base {
+			return segs[i].base < segs[j].base
+		}
+		return !segs[i].compressed && segs[j].compressed
+	})
 	return segs, nil
+}
+
+// tidySegments finishes or undoes a compression that a crash interrupted
+// (see compressSegment): it removes temporary files, and where a segment
+// is there both plain and compressed, the plain file when the compressed
+// one is complete (it was fsynced before its rename), else the compressed
+// one.
+func tidySegments(dir string, log *slog.Logger) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), zsegExt+tmpExt) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+			changed = true
+		}
+	}
+	infos, err := listSegments(dir)
+	if err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(infos); i++ {
+		plain, z := infos[i], infos[i+1]
+		if plain.base != z.base {
+			continue
+		}
+		drop := plain.path
+		f, err := os.Open(z.path)
+		if err != nil {
+			return err
+		}
+		if zs, err := readZsegIndex(f); err != nil || zs.raw != plain.size {
+			drop = z.path
+			log.Warn("embedded: removed an incomplete compressed segment", "path", z.path, "err", err)
+		}
+		f.Close()
+		if err := os.Remove(drop); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if changed {
+		return syncDir(dir)
+	}
+	return nil
 }
 
 // segmentAt returns the segment whose range starts at or before off (nil
@@ -163,7 +235,11 @@ func (r *logReader) next() (rawRecord, int64, int, error) {
 // fill reads from r.off at least need bytes (when the limits allow), and up
 // to a chunk. At the end of a sealed segment it moves r.off to the next
 // segment.
-func (r *logReader) fill(need int) error {
+func (r *logReader) fill(need int) error { return r.fillOnce(need, true) }
+
+func (r *logReader) fillAgain(need int) error { return r.fillOnce(need, false) }
+
+func (r *logReader) fillOnce(need int, retry bool) error {
 	seg, off, segEnd := r.s.locate(r.off)
 	if seg == nil {
 		return &errBadRecord{off: r.off, err: errors.New("no segment")}
@@ -180,7 +256,11 @@ func (r *logReader) fill(need int) error {
 		r.buf = make([]byte, want)
 	}
 	r.bufOff = r.off
-	n, err := seg.f.ReadAt(r.buf, r.off-seg.base)
+	n, err := seg.readAt(r.buf, r.off-seg.base)
+	if errors.Is(err, os.ErrClosed) && retry {
+		// The segment was swapped for its compressed form (compact.go).
+		return r.fillAgain(need)
+	}
 	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == want) {
 		if errors.Is(err, io.EOF) {
 			r.buf = r.buf[:n]

@@ -40,7 +40,9 @@ const DefaultFlushInterval = 100 * time.Millisecond
 const maxFlushInterval = time.Minute
 
 // DefaultSegmentSize is the size after which the log starts a new file.
-const DefaultSegmentSize = 256 << 20
+// The active segment stays uncompressed, so this bounds the part of the log
+// that is not (see zseg.go).
+const DefaultSegmentSize = 64 << 20
 
 // Options configure Open.
 type Options struct {
@@ -58,6 +60,9 @@ type Options struct {
 
 	// segmentSize overrides DefaultSegmentSize (tests).
 	segmentSize int64
+	// noCompress keeps sealed segments plain (tests that edit segment
+	// files).
+	noCompress bool
 	// cacheSize overrides the number of stream versions the writer keeps
 	// in memory (tests).
 	cacheSize int

@@ -54,6 +54,14 @@ type Store struct {
 	db     *pebble.DB
 
 	segs atomic.Pointer[[]*segment]
+	// segsMu orders the changes to segs (the writer rolls, the compactor
+	// swaps a segment for its compressed form); readers only Load.
+	segsMu sync.Mutex
+	zcache blockCache
+	// The compactor (compact.go); nil channels when compression is off.
+	compactWake chan struct{}
+	compactStop chan struct{}
+	compactDone chan struct{}
 
 	// committed is the end of the last acknowledged event: readers never
 	// look past it.
@@ -154,6 +162,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	go s.runIndexer()
 	go s.runWriter()
+	if !opts.noCompress {
+		s.startCompactor()
+	}
 	ok = true
 	return s, nil
 }
@@ -178,6 +189,9 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	}
 	indexed, durable, reserved := marks[string(keyIndexed)], marks[string(keyDurable)], marks[string(keyReserved)]
 	crashed := marks[string(keyOpen)] != 0
+	if err := tidySegments(s.logDir, s.log); err != nil {
+		return 0, 0, 0, fmt.Errorf("embedded: %w", err)
+	}
 	infos, err := listSegments(s.logDir)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("embedded: %w", err)
@@ -196,22 +210,37 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	if infos[0].base != 0 {
 		return 0, 0, 0, fmt.Errorf("embedded: first log segment starts at %d, not 0", infos[0].base)
 	}
-	segs := make([]*segment, 0, len(infos))
+	segs := make([]*segment, 0, len(infos)+1)
 	prevEnd := int64(0) // data end of the segment before the last
 	for i, info := range infos {
 		seg := &segment{base: info.base, end: -1}
-		if i+1 < len(infos) {
-			seg.end = info.base + info.size
-			prevEnd = seg.end
-			if seg.end > infos[i+1].base {
-				return 0, 0, 0, fmt.Errorf("embedded: log segment %s holds %d bytes, past the start of the next", info.path, info.size)
+		if info.compressed {
+			if seg.z, err = openZseg(info.path, info.base, &s.zcache); err != nil {
+				return 0, 0, 0, err
 			}
-		}
-		if seg.f, err = os.OpenFile(info.path, os.O_RDWR, 0); err != nil {
+			seg.f, infos[i].size = seg.z.f, seg.z.raw
+		} else if seg.f, err = os.OpenFile(info.path, os.O_RDWR, 0); err != nil {
 			return 0, 0, 0, fmt.Errorf("embedded: %w", err)
 		}
 		segs = append(segs, seg)
 		s.segs.Store(&segs) // closeFiles closes what is open so far on failure
+	}
+	if last := infos[len(infos)-1]; last.compressed {
+		// Only sealed segments are compressed; write in a new one.
+		f, err := createSegment(s.logDir, last.base+last.size)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		infos = append(infos, segmentInfo{base: last.base + last.size})
+		segs = append(segs, &segment{base: last.base + last.size, end: -1, f: f})
+		s.segs.Store(&segs)
+	}
+	for i, info := range infos[:len(infos)-1] {
+		segs[i].end = info.base + info.size
+		prevEnd = segs[i].end
+		if segs[i].end > infos[i+1].base {
+			return 0, 0, 0, fmt.Errorf("embedded: log segment %s holds %d bytes, past the start of the next", info.path, info.size)
+		}
 	}
 	last := infos[len(infos)-1]
 	fileEnd := last.base + last.size
@@ -418,6 +447,7 @@ func (s *Store) Close() error {
 	// No Append can be sending now: they check closed under closeMu.
 	close(s.queue)
 	<-s.writerDone
+	s.stopCompactor()
 	if s.flusherStop != nil {
 		close(s.flusherStop)
 		<-s.flusherDone
@@ -429,6 +459,12 @@ func (s *Store) Close() error {
 			errs = append(errs, fmt.Errorf("embedded: sync log: %w", err))
 		} else {
 			s.syncedEnd.Store(end)
+		}
+	}
+	if s.failure() == nil && len(errs) == 0 {
+		if err := s.compressActive(); err != nil {
+			// Not an error of Close: the segment stays plain.
+			s.log.Warn("embedded: compress the last log segment", "err", err)
 		}
 	}
 	if s.failure() == nil && len(errs) == 0 {

@@ -7,12 +7,25 @@ import (
 )
 
 // fdatasync flushes f's data and the metadata needed to read it back (its
-// size), skipping timestamps.
+// size), skipping timestamps. It holds the descriptor while it runs (unlike
+// f.Fd()), so a concurrent Close (the compactor closes a sealed segment it
+// replaced) waits for it, and fdatasync never runs on a closed or reused
+// descriptor: it fails with os.ErrClosed instead.
 func fdatasync(f *os.File) error {
-	for {
-		err := unix.Fdatasync(int(f.Fd()))
-		if err != unix.EINTR {
-			return err
-		}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
 	}
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			err = unix.Fdatasync(int(fd))
+			if err != unix.EINTR {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return err
 }

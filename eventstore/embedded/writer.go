@@ -498,6 +498,9 @@ func (s *Store) roll() error {
 		return err
 	}
 	seg := &segment{base: w.end, end: -1, f: f}
+	s.segsMu.Lock()
+	defer s.wakeCompactor()
+	defer s.segsMu.Unlock()
 	old := *s.segs.Load()
 	segs := make([]*segment, len(old), len(old)+1)
 	copy(segs, old)
@@ -628,7 +631,7 @@ func (s *Store) runSyncer() {
 		}
 		// Items of earlier segments were synced when the writer rolled.
 		if last != nil && s.failure() == nil && last.end > s.syncedEnd.Load() {
-			if err := fdatasync(last.seg.f); err != nil {
+			if err := s.syncLog(last.seg.f, last.end); err != nil {
 				s.fail(fmt.Errorf("sync log: %w", err))
 			} else {
 				s.advanceSynced(last.end)
@@ -657,7 +660,7 @@ func (s *Store) runFlusher() {
 		// Segments before the one holding end-1 were synced when the
 		// writer rolled.
 		seg := s.segmentAt(end - 1)
-		if err := fdatasync(seg.f); err != nil {
+		if err := s.syncLog(seg.f, end); err != nil {
 			s.fail(fmt.Errorf("sync log: %w", err))
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/linkd/linkd/domain"
@@ -54,9 +55,9 @@ type Options struct {
 	// in memory (default 65536; up to twice as many are held). Misses read
 	// the database.
 	StreamCacheSize int
-	// NoSync commits batches without waiting for the disk. Pebble then
-	// returns from a commit before the write-ahead log has even been written
-	// to the operating system, so a crash (of the process as well as of the
+	// NoSync commits batches without waiting for the disk, and without a
+	// write-ahead log: batches reach the disk when Pebble flushes its
+	// memtables (and at Close), so a crash (of the process as well as of the
 	// machine) may lose the last batches Apply acknowledged. Nothing is ever
 	// torn or reordered: recovery keeps a prefix of the committed batches, and
 	// each batch carries its own checkpoint, so Checkpoint() is never ahead of
@@ -169,6 +170,17 @@ func Open(dir string, opts Options) (*Store, error) {
 		Logger:             pebblelog.New(s.log, "analytics"),
 		FS:                 opts.fs,
 	}
+	// NoSync already allows losing the last batches (a prefix survives,
+	// each batch with its checkpoint): without a write-ahead log a crash
+	// loses what was not flushed yet, and the feeder applies it again. The
+	// logs were most of this store's bytes on disk (issue 13); Close
+	// flushes.
+	popts.DisableWAL = opts.NoSync
+	// zstd (level 3) on every level rather than Snappy: smaller tables
+	// for a little more CPU in compactions (issue 13).
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
+		return pebble.UniformDBCompressionSettings(sstable.ZstdCompression)
+	})
 	db, err := pebble.Open(dir, popts)
 	s.cache.Unref() // the DB holds its own reference
 	if err != nil {
@@ -186,7 +198,7 @@ func (s *Store) load() error {
 	v, closer, err := s.db.Get(keyFormat)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := s.db.Set(keyFormat, []byte{layoutVersion}, pebble.Sync); err != nil {
+		if err := s.db.Set(keyFormat, []byte{layoutVersion}, s.wopts); err != nil {
 			return fmt.Errorf("analytics: %w", err)
 		}
 	case err != nil:
@@ -229,7 +241,11 @@ func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
-	err := s.db.Close()
+	// Flush the memtables first: without a write-ahead log (NoSync) they
+	// would be lost; with one, it would stay on disk (tens of MB) until
+	// the next Open replays it.
+	err := s.db.Flush()
+	err = errors.Join(err, s.db.Close())
 	s.db = nil
 	if err != nil {
 		return fmt.Errorf("analytics: close: %w", err)
@@ -490,7 +506,12 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := b.Delete(keyCheckpoint, nil); err != nil {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	// Durable before it returns, with or without a write-ahead log.
+	err := b.Commit(s.wopts)
+	if err == nil && s.wopts == pebble.NoSync {
+		err = s.db.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
 	s.versions.Reset()

@@ -178,6 +178,27 @@ func TestCrash(t *testing.T) {
 		}
 	})
 
+	t.Run("nosync: Close makes every applied batch durable", func(t *testing.T) {
+		t.Parallel()
+		events := testEvents()[:60]
+		fs := vfs.NewCrashableMem()
+		s := openTest(t, "db", Options{fs: fs, NoSync: true})
+		for i := range events {
+			if err := s.Apply(ctx, events[i:i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+		s2 := openTest(t, "db", Options{fs: crashed, NoSync: true})
+		check(t, s2, events)
+		if cp, _ := s2.Checkpoint(ctx); cp != events[len(events)-1].Position {
+			t.Errorf("Checkpoint = %v", cp)
+		}
+	})
+
 	t.Run("nosync: checkpoint never ahead of the data; redelivery completes", func(t *testing.T) {
 		t.Parallel()
 		rng := rand.New(rand.NewPCG(3, 4))

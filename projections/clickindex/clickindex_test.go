@@ -785,3 +785,25 @@ func TestConcurrentReads(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// TestRestartNoSync: without a write-ahead log (NoSync), Close flushes
+// what was applied, so a restart loses nothing.
+func TestRestartNoSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	events := fixtureEvents()
+	opts := Options{Logger: quiet, Now: newClock(t0.Add(time.Hour)).Now, ExpireEvery: -1, NoSync: true}
+	s := openTest(t, dir, opts)
+	if err := s.Apply(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, opts)
+	if cp, _ := s.Checkpoint(ctx); cp != events[len(events)-1].Position {
+		t.Fatalf("Checkpoint after reopen = %v, want %v", cp, events[len(events)-1].Position)
+	}
+	checkFixture(t, s)
+}

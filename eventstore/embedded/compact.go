@@ -1,0 +1,156 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The compactor compresses sealed segments in the background (format and
+// crash safety in zseg.go). A segment qualifies once it is sealed (the
+// writer rolled past it) and fsynced; the active segment stays plain, so
+// appends never wait for it. The swap is atomic for readers: the segment
+// list is replaced with one that points at the compressed file before the
+// plain file is closed, and a read that finds the plain file closed reads
+// again through the new list (logReader.fill).
+
+func (s *Store) startCompactor() {
+	s.compactWake = make(chan struct{}, 1)
+	s.compactStop = make(chan struct{})
+	s.compactDone = make(chan struct{})
+	go s.runCompactor()
+	s.wakeCompactor()
+}
+
+// wakeCompactor tells the compactor that a segment may be ready.
+func (s *Store) wakeCompactor() {
+	if s.compactWake == nil {
+		return
+	}
+	select {
+	case s.compactWake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Store) stopCompactor() {
+	if s.compactStop == nil {
+		return
+	}
+	close(s.compactStop)
+	<-s.compactDone
+}
+
+func (s *Store) runCompactor() {
+	defer close(s.compactDone)
+	for {
+		select {
+		case <-s.compactStop:
+			return
+		case <-s.compactWake:
+		}
+		for seg := s.nextToCompress(); seg != nil; seg = s.nextToCompress() {
+			if err := s.compressSealed(seg); errors.Is(err, errStopped) {
+				return
+			} else if err != nil {
+				// The plain segment stays; the next roll tries again.
+				s.log.Error("embedded: compress log segment", "base", seg.base, "err", err)
+				break
+			}
+		}
+	}
+}
+
+// nextToCompress returns the first plain segment that is sealed and
+// fsynced, or nil.
+func (s *Store) nextToCompress() *segment {
+	segs := *s.segs.Load()
+	synced := s.syncedEnd.Load()
+	for _, seg := range segs[:len(segs)-1] {
+		if seg.z == nil && seg.end >= 0 && seg.end <= synced {
+			return seg
+		}
+	}
+	return nil
+}
+
+// compressSealed writes seg compressed, swaps it in and removes the plain
+// file.
+func (s *Store) compressSealed(seg *segment) error {
+	path := filepath.Join(s.logDir, zsegName(seg.base))
+	if err := compressSegment(seg.f, seg.end-seg.base, path, s.compactStop); err != nil {
+		return err
+	}
+	if err := syncDir(s.logDir); err != nil {
+		return err
+	}
+	z, err := openZseg(path, seg.base, &s.zcache)
+	if err != nil {
+		return err
+	}
+	s.segsMu.Lock()
+	segs := slices.Clone(*s.segs.Load())
+	i := slices.IndexFunc(segs, func(x *segment) bool { return x.base == seg.base })
+	if i < 0 || segs[i].z != nil || segs[i].end != seg.end {
+		s.segsMu.Unlock()
+		z.f.Close()
+		return fmt.Errorf("segment %d changed while it was compressed", seg.base)
+	}
+	segs[i] = &segment{base: seg.base, end: seg.end, f: z.f, z: z}
+	s.segs.Store(&segs)
+	s.segsMu.Unlock()
+
+	// From here on the compressed file serves every new read. If the
+	// process dies before the plain file is gone, Open removes it
+	// (tidySegments).
+	if err := os.Remove(filepath.Join(s.logDir, segmentName(seg.base))); err != nil {
+		return err
+	}
+	if err := syncDir(s.logDir); err != nil {
+		return err
+	}
+	// Reads in progress on the plain file finish (the file is only closed
+	// once they are done); later ones get os.ErrClosed and read again.
+	return seg.f.Close()
+}
+
+// compressActive compresses the active segment at Close, once appends have
+// stopped and it is fsynced, when it holds at least a quarter of a segment:
+// the next Open writes in a new segment (recover). A smaller one stays
+// plain, so that restarts do not leave many small segments.
+func (s *Store) compressActive() error {
+	if s.opts.noCompress {
+		return nil
+	}
+	segs := *s.segs.Load()
+	seg := segs[len(segs)-1]
+	size := s.w.end - seg.base
+	if size < s.opts.segmentSize/4 || s.syncedEnd.Load() < s.w.end {
+		return nil
+	}
+	path := filepath.Join(s.logDir, zsegName(seg.base))
+	if err := compressSegment(seg.f, size, path, nil); err != nil {
+		return err
+	}
+	if err := syncDir(s.logDir); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(s.logDir, segmentName(seg.base))); err != nil {
+		return err
+	}
+	return syncDir(s.logDir)
+}
+
+// syncLog fsyncs f, a segment that holds the log up to end. A failure does
+// not count when everything up to end is already durable: the writer
+// fsynced the segment when it rolled past it, and the compactor may have
+// closed it since.
+func (s *Store) syncLog(f *os.File, end int64) error {
+	err := fdatasync(f)
+	if err != nil && end <= s.syncedEnd.Load() {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,318 @@
+package embedded
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// A sealed segment is compressed into a file named after the same base with
+// zsegExt. It holds the very same bytes as the plain segment, in blocks of
+// zBlockSize bytes (the last may be shorter), each compressed on its own as
+// one zstd frame (with its content checksum), so that reading a few bytes at
+// any offset decompresses one or two blocks:
+//
+//	header   "LKDZSEG" 0x01, u32 block size, u32 zero
+//	frames   one zstd frame per block, back to back
+//	index    u64 file offset of each frame
+//	trailer  u64 raw size, u64 index offset, u32 blocks, u32 block size,
+//	         u32 crc32c of index and the 24 trailer bytes before it, "LKDZ"
+//
+// Integers are little endian. Offsets inside the segment (positions, the
+// stream index) are the plain segment's: compression changes nothing above
+// readAt.
+//
+// The compressed file is written as <name>.tmp, fsynced, renamed and its
+// directory fsynced before the plain file is removed, so a crash at any
+// point leaves a complete plain file, a complete compressed one, or both
+// (see listSegments).
+const (
+	zsegExt       = ".zseg"
+	tmpExt        = ".tmp"
+	zBlockSize    = 64 << 10
+	zHeaderSize   = 16
+	zTrailerSize  = 32
+	zMagic        = "LKDZSEG\x01"
+	zTrailerMagic = "LKDZ"
+)
+
+var (
+	zDecoder = sync.OnceValue(func() *zstd.Decoder {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(4*zBlockSize))
+		if err != nil {
+			panic(err) // only invalid options fail
+		}
+		return d
+	})
+	zEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
+			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
+		if err != nil {
+			panic(err)
+		}
+		return e
+	})
+)
+
+func zsegName(base int64) string { return fmt.Sprintf("%020d%s", base, zsegExt) }
+
+// zseg reads a compressed segment.
+type zseg struct {
+	f         *os.File
+	raw       int64   // size of the plain segment
+	blockSize int64   // raw bytes per block
+	frames    []int64 // file offset of each frame, then the index offset
+	cache     *blockCache
+	id        int64 // the segment's base: its blocks' key in cache
+}
+
+// openZseg opens the compressed segment at path and checks its index.
+func openZseg(path string, base int64, cache *blockCache) (*zseg, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	z, err := readZsegIndex(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("embedded: compressed segment %s: %w", path, err)
+	}
+	z.cache, z.id = cache, base
+	return z, nil
+}
+
+var errBadZseg = errors.New("bad header, trailer or index")
+
+func readZsegIndex(f *os.File) (*zseg, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	if size < zHeaderSize+zTrailerSize {
+		return nil, errBadZseg
+	}
+	var hdr [zHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return nil, err
+	}
+	var tr [zTrailerSize]byte
+	if _, err := f.ReadAt(tr[:], size-zTrailerSize); err != nil {
+		return nil, err
+	}
+	if string(hdr[:8]) != zMagic || string(tr[28:]) != zTrailerMagic {
+		return nil, errBadZseg
+	}
+	raw := int64(binary.LittleEndian.Uint64(tr[0:]))
+	indexOff := int64(binary.LittleEndian.Uint64(tr[8:]))
+	n := int64(binary.LittleEndian.Uint32(tr[16:]))
+	bs := int64(binary.LittleEndian.Uint32(tr[20:]))
+	if bs <= 0 || bs != int64(binary.LittleEndian.Uint32(hdr[8:])) || raw < 0 ||
+		n != (raw+bs-1)/bs || indexOff != size-zTrailerSize-8*n || indexOff < zHeaderSize {
+		return nil, errBadZseg
+	}
+	idx := make([]byte, 8*n)
+	if _, err := f.ReadAt(idx, indexOff); err != nil {
+		return nil, err
+	}
+	crc := crc32.Update(crc32.Checksum(idx, castagnoli), castagnoli, tr[:24])
+	if crc != binary.LittleEndian.Uint32(tr[24:]) {
+		return nil, errBadZseg
+	}
+	frames := make([]int64, n+1)
+	prev := int64(zHeaderSize)
+	for i := range n {
+		frames[i] = int64(binary.LittleEndian.Uint64(idx[8*i:]))
+		if frames[i] < prev || frames[i] > indexOff {
+			return nil, errBadZseg
+		}
+		prev = frames[i]
+	}
+	frames[n] = indexOff
+	return &zseg{f: f, raw: raw, blockSize: bs, frames: frames}, nil
+}
+
+// readAt reads len(p) bytes of the plain segment at off, as os.File.ReadAt.
+// A block read in full goes straight into p; a part of one goes through the
+// cache of decompressed blocks.
+func (z *zseg) readAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("embedded: negative offset")
+	}
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		if at >= z.raw {
+			return n, io.EOF
+		}
+		b := at / z.blockSize
+		start := b * z.blockSize
+		size := min(z.blockSize, z.raw-start)
+		if at == start && int64(len(p)-n) >= size {
+			if _, err := z.decode(b, p[n:n:n+int(size)], size); err != nil {
+				return n, err
+			}
+			n += int(size)
+			continue
+		}
+		block, err := z.cached(b, size)
+		if err != nil {
+			return n, err
+		}
+		n += copy(p[n:], block[at-start:])
+	}
+	return n, nil
+}
+
+// decode decompresses block b (size bytes) into dst[:0].
+func (z *zseg) decode(b int64, dst []byte, size int64) ([]byte, error) {
+	frame := make([]byte, z.frames[b+1]-z.frames[b])
+	if _, err := z.f.ReadAt(frame, z.frames[b]); err != nil {
+		return nil, fmt.Errorf("embedded: read compressed log: %w", err)
+	}
+	out, err := zDecoder().DecodeAll(frame, dst[:0])
+	if err == nil && int64(len(out)) != size {
+		err = fmt.Errorf("block of %d bytes, want %d", len(out), size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded: decompress log block %d of segment %d: %w", b, z.id, err)
+	}
+	return out, nil
+}
+
+func (z *zseg) cached(b, size int64) ([]byte, error) {
+	key := blockKey{z.id, b}
+	if block := z.cache.get(key); block != nil {
+		return block, nil
+	}
+	block, err := z.decode(b, make([]byte, 0, size), size)
+	if err != nil {
+		return nil, err
+	}
+	z.cache.put(key, block)
+	return block, nil
+}
+
+// blockCache keeps the last decompressed blocks that reads took part of
+// (point reads of ReadStream; the edges of sequential reads).
+type blockCache struct {
+	mu     sync.Mutex
+	blocks map[blockKey][]byte
+	order  []blockKey // FIFO
+}
+
+type blockKey struct{ seg, block int64 }
+
+const cachedBlocks = 32 // 2 MiB
+
+func (c *blockCache) get(k blockKey) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.blocks[k]
+}
+
+func (c *blockCache) put(k blockKey, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blocks == nil {
+		c.blocks = make(map[blockKey][]byte, cachedBlocks)
+	}
+	if _, ok := c.blocks[k]; ok {
+		return
+	}
+	if len(c.order) >= cachedBlocks {
+		delete(c.blocks, c.order[0])
+		c.order = append(c.order[:0], c.order[1:]...)
+	}
+	c.blocks[k] = b
+	c.order = append(c.order, k)
+}
+
+// compressSegment writes the compressed form of the plain segment src
+// (size bytes) to dst.tmp, checks that every block decompresses to its
+// input, fsyncs it and renames it to dst. stop aborts it (the temporary
+// file is removed).
+func compressSegment(src *os.File, size int64, dst string, stop <-chan struct{}) error {
+	tmp := dst + tmpExt
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var hdr [zHeaderSize]byte
+	copy(hdr[:], zMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], zBlockSize)
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	n := (size + zBlockSize - 1) / zBlockSize
+	idx := make([]byte, 0, 8*n)
+	raw := make([]byte, zBlockSize)
+	var frame, check []byte
+	at := int64(zHeaderSize)
+	for b := range n {
+		select {
+		case <-stop:
+			return errStopped
+		default:
+		}
+		in := raw[:min(zBlockSize, size-b*zBlockSize)]
+		if _, err := src.ReadAt(in, b*zBlockSize); err != nil {
+			return fmt.Errorf("read segment: %w", err)
+		}
+		frame = zEncoder().EncodeAll(in, frame[:0])
+		if check, err = zDecoder().DecodeAll(frame, check[:0]); err != nil || !bytes.Equal(check, in) {
+			return fmt.Errorf("block %d does not decompress to its input (%v)", b, err)
+		}
+		idx = binary.LittleEndian.AppendUint64(idx, uint64(at))
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		at += int64(len(frame))
+	}
+	tr := make([]byte, 0, zTrailerSize)
+	tr = binary.LittleEndian.AppendUint64(tr, uint64(size))
+	tr = binary.LittleEndian.AppendUint64(tr, uint64(at))
+	tr = binary.LittleEndian.AppendUint32(tr, uint32(n))
+	tr = binary.LittleEndian.AppendUint32(tr, zBlockSize)
+	tr = binary.LittleEndian.AppendUint32(tr, crc32.Update(crc32.Checksum(idx, castagnoli), castagnoli, tr))
+	tr = append(tr, zTrailerMagic...)
+	if _, err := w.Write(idx); err != nil {
+		return err
+	}
+	if _, err := w.Write(tr); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := fdatasync(f); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	ok = true
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+var errStopped = errors.New("stopped")
