@@ -410,3 +410,36 @@ func TestCompressStopped(t *testing.T) {
 		}
 	}
 }
+
+// Segments compressed in other block sizes (the first version's 64 KiB)
+// read back the same bytes: a file says its block size.
+func TestZsegOtherBlockSizes(t *testing.T) {
+	raw := jsonish(rand.New(rand.NewPCG(5, 6)), 300_000)
+	for _, bs := range []int64{4 << 10, 64 << 10, maxZBlockSize} {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "plain")
+		if err := os.WriteFile(src, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(src)
+		dst := filepath.Join(dir, zsegName(0))
+		if err := compressSegmentBlocks(f, int64(len(raw)), dst, nil, bs); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		z, err := openZseg(dst, 0, &blockCache{})
+		if err != nil {
+			t.Fatalf("block size %d: %v", bs, err)
+		}
+		for _, off := range []int64{0, bs - 3, bs, 2*bs + 17, int64(len(raw)) - 50} {
+			if off < 0 || off+40 > int64(len(raw)) {
+				continue
+			}
+			p := make([]byte, 40)
+			if _, err := z.readAt(p, off); err != nil || !bytes.Equal(p, raw[off:off+40]) {
+				t.Errorf("block size %d, offset %d: %v", bs, off, err)
+			}
+		}
+		z.f.Close()
+	}
+}
