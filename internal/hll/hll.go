@@ -218,6 +218,9 @@ func (s *Sketch) Count() int64 {
 	return int64(math.Round(e))
 }
 
+// Size is about how many bytes s takes in memory.
+func (s *Sketch) Size() int64 { return int64(8*cap(s.exact) + cap(s.regs) + 48) }
+
 // Exact reports whether Count is exact.
 func (s *Sketch) Exact() bool {
 	s.settle()

@@ -176,6 +176,7 @@ type rollups struct {
 	mu      sync.RWMutex
 	days    map[dayKey]*agg   // the projector's: authoritative
 	loaded  map[dayKey]*agg   // read from the rows by readers, clean
+	bytes   int64             // of the loaded days' sketches, at most maxLoadedBytes
 	dirty   map[dayKey]bool   // changed since written
 	marked  map[dayKey]bool   // marked dirty on disk since written
 	written map[dayKey]bool   // written by the last Apply: dropped at the next
@@ -400,7 +401,10 @@ func (r *rollups) touch(ctx context.Context, tx *sql.Tx, k dayKey) (*agg, error)
 		}
 		r.mu.Lock()
 		r.days[k] = a
-		delete(r.loaded, k)
+		if o := r.loaded[k]; o != nil {
+			r.bytes -= o.size()
+			delete(r.loaded, k)
+		}
 		r.gens[k]++
 		r.mu.Unlock()
 	}
@@ -461,6 +465,7 @@ func (r *rollups) failed(ctx context.Context, db *sql.DB) error {
 	}
 	clear(r.days)
 	clear(r.loaded)
+	r.bytes = 0
 	r.mu.Unlock()
 	clear(r.dirty)
 	clear(r.marked)
@@ -484,13 +489,24 @@ func (r *rollups) reset() {
 	}
 	clear(r.days)
 	clear(r.loaded)
+	r.bytes = 0
 	clear(r.dirty)
 	clear(r.marked)
 	clear(r.written)
 }
 
-// maxLoaded bounds the clean days readers keep decoded.
-const maxLoaded = 1024
+// maxLoadedBytes bounds the sketches of the clean days readers keep
+// decoded: a month of a site with a million visitors is about 70 MB.
+var maxLoadedBytes int64 = 256 << 20
+
+// size is about what a's sketches take in memory.
+func (a *agg) size() int64 {
+	n := a.people.Size()
+	for _, c := range a.dims {
+		n += c.people.Size() + 64
+	}
+	return n
+}
 
 // mergeDay merges day k into out (its dimensions too when dims): from
 // memory when the projector has it or a reader loaded it, else from its
@@ -516,13 +532,16 @@ func (s *Store) mergeDay(ctx context.Context, out *agg, k dayKey, dims bool) err
 	}
 	r.mu.Lock()
 	if r.days[k] == nil && r.gens[k] == gen {
-		if len(r.loaded) >= maxLoaded {
-			for old := range r.loaded {
-				delete(r.loaded, old)
+		size := a.size()
+		for old, o := range r.loaded { // arbitrary ones, until a fits
+			if r.bytes+size <= maxLoadedBytes {
 				break
 			}
+			r.bytes -= o.size()
+			delete(r.loaded, old)
 		}
 		r.loaded[k] = a
+		r.bytes += size
 	}
 	r.mu.Unlock()
 	out.add(a, dims) // a is this reader's own, or kept unchanged

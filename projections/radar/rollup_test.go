@@ -251,3 +251,29 @@ func TestFailedBatchLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// The days readers keep decoded stay within maxLoadedBytes (or one day).
+func TestLoadedDaysAreBounded(t *testing.T) {
+	events := visits(t)
+	path := filepath.Join(t.TempDir(), "radar.db")
+	s := openAt(t, path)
+	if err := s.Apply(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // writes the days
+	s = openAt(t, path)
+	defer s.Close()
+	defer func(old int64) { maxLoadedBytes = old }(maxLoadedBytes)
+	maxLoadedBytes = 1 // one day at a time
+	want := fromHits(t, s, ranges[1])
+	if got := readAll(t, s, ranges[1]); !reflect.DeepEqual(got, want) {
+		t.Fatalf("with one day kept:\n%+v\nwant\n%+v", got, want)
+	}
+	var sum int64
+	for _, a := range s.roll.loaded {
+		sum += a.size()
+	}
+	if len(s.roll.loaded) != 1 || s.roll.bytes != sum {
+		t.Errorf("%d days kept, %d bytes counted, %d held", len(s.roll.loaded), s.roll.bytes, sum)
+	}
+}
