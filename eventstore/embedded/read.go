@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"time"
@@ -28,6 +29,9 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	limit := s.committed.Load()
 	// A stream that was never written has no version key: one point read
 	// (bloom filters) says so, where an iterator would read every level.
+	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
+		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
+	}
 	var kb [64]byte
 	if _, closer, err := s.db.Get(versionKey(kb[:0], stream)); errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
@@ -113,6 +117,9 @@ func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool,
 		return 0, false, err
 	}
 	defer s.exit()
+	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
+		return 0, false, nil
+	}
 	v, ok, _, err := lastVersion(s.db, stream, s.committed.Load())
 	if err != nil {
 		return 0, false, fmt.Errorf("embedded: read index: %w", err)

@@ -74,6 +74,8 @@ type Store struct {
 	indexedCond *sync.Cond
 	// hot holds hashes of recently written streams (see Append).
 	hot [hotSlots]atomic.Uint64
+	// streams holds every stream written (filter.go).
+	streams *streamFilter
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -144,6 +146,9 @@ func Open(opts Options) (*Store, error) {
 	end, writeAt, reserved, err := s.recover()
 	if err != nil {
 		return nil, err
+	}
+	if s.streams, err = buildStreamFilter(s.db); err != nil {
+		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}
 	s.committed.Store(end)
 	s.syncedEnd.Store(end)

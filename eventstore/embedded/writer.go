@@ -196,9 +196,12 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 	}
 	if s.hot[req.hash%hotSlots].Load() != req.hash {
 		// Probably not in the writer's cache: read the version here, on
-		// this goroutine, rather than on the writer's.
+		// this goroutine, rather than on the writer's; a stream the filter
+		// does not hold was never written, and needs no read.
 		at := s.indexedEnd.Load()
-		if v, ok, end, err := lastVersion(s.db, stream, -1); err == nil {
+		if !s.streams.mayHold(req.hash) {
+			req.hint = versionHint{ok: true, at: at}
+		} else if v, ok, end, err := lastVersion(s.db, stream, -1); err == nil {
 			req.hint = versionHint{ok: true, at: at, version: v, exists: ok, end: end}
 		}
 	}
@@ -350,6 +353,7 @@ func (s *Store) writeGroup(group []*appendReq) {
 		r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
 		w.cache.put(r.stream, next-1, pos)
 		s.hot[r.hash%hotSlots].Store(r.hash)
+		s.streams.add(r.hash) // before any of its events is visible
 		w.chunk = append(w.chunk, r)
 	}
 	if err := s.commitChunk(); err != nil {

@@ -1,0 +1,96 @@
+package embedded
+
+import (
+	"bytes"
+	"hash/maphash"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// streamFilter is a Bloom filter of every stream the store holds: built at
+// Open from the index's version keys, added to by the writer as it assigns
+// a new stream its first version. A stream it does not contain was never
+// written: an append to it needs no index read for its version, and
+// reading it answers "no stream" at once. New visitors of a site, new
+// customers, the reservation of every new eventId are such streams, and an
+// index read for a key that is in no memtable and no table costs a skiplist
+// seek per memtable (9% of Radar collect's CPU).
+//
+// It has no false negatives: a stream is added before any of its events is
+// visible. Its false positives (about 1% at its planned size, more once it
+// holds more streams than planned, until the next Open sizes it again) only
+// cost the index read that was done before.
+type streamFilter struct {
+	bits []atomic.Uint64
+	mask uint64 // len(bits)*64 - 1
+}
+
+const (
+	filterHashes  = 7
+	filterMinBits = 1 << 25 // 4 MiB: about 3.3 million streams at 1%
+)
+
+func newStreamFilter(streams int) *streamFilter {
+	want := uint64(max(streams*4*10, filterMinBits)) // room to grow 4x at 10 bits each
+	n := uint64(1) << bits.Len64(want-1)
+	return &streamFilter{bits: make([]atomic.Uint64, n/64), mask: n - 1}
+}
+
+// positions derives the filter's bit positions from a stream's hash
+// (double hashing).
+func (f *streamFilter) positions(h uint64, do func(uint64) bool) bool {
+	h1, h2 := h, bits.RotateLeft64(h, 32)|1
+	for i := range uint64(filterHashes) {
+		if !do((h1 + i*h2) & f.mask) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *streamFilter) add(h uint64) {
+	f.positions(h, func(p uint64) bool {
+		w := &f.bits[p/64]
+		if bit := uint64(1) << (p % 64); w.Load()&bit == 0 {
+			w.Or(bit)
+		}
+		return true
+	})
+}
+
+// mayHold reports whether the stream of hash h may be in the store; false
+// means it is not.
+func (f *streamFilter) mayHold(h uint64) bool {
+	return f.positions(h, func(p uint64) bool { return f.bits[p/64].Load()&(1<<(p%64)) != 0 })
+}
+
+// buildStreamFilter reads every stream's version key.
+func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{versionKeyTag}, UpperBound: []byte{versionKeyTag + 1}})
+	if err != nil {
+		return nil, err
+	}
+	var hashes []uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, []byte{versionKeyTag}) {
+			continue
+		}
+		stream, err := streamOfVersionKey(k)
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		hashes = append(hashes, maphash.String(hashSeed, stream))
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	f := newStreamFilter(len(hashes))
+	for _, h := range hashes {
+		f.add(h)
+	}
+	return f, nil
+}

@@ -1,0 +1,71 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"testing"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+func TestStreamFilter(t *testing.T) {
+	f := newStreamFilter(100_000)
+	for i := range 100_000 {
+		f.add(maphash.String(hashSeed, fmt.Sprint("in-", i)))
+	}
+	for i := range 100_000 {
+		if !f.mayHold(maphash.String(hashSeed, fmt.Sprint("in-", i))) {
+			t.Fatalf("in-%d: a false negative", i)
+		}
+	}
+	fp := 0
+	for i := range 100_000 {
+		if f.mayHold(maphash.String(hashSeed, fmt.Sprint("out-", i))) {
+			fp++
+		}
+	}
+	if fp > 1_000 { // 1%
+		t.Errorf("%d false positives in 100,000", fp)
+	}
+}
+
+// Streams written before a reopen are in the filter the reopened store
+// builds from its index; new streams are known at once.
+func TestStreamFilterAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := s.Append(ctx, fmt.Sprint("s-", i), eventstore.NoStream(), eventstore.EventData{Type: "T", Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 50 {
+		evs, err := s.ReadStream(ctx, fmt.Sprint("s-", i), 0, 10)
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("s-%d after reopen: %v %v", i, evs, err)
+		}
+		if _, err := s.Append(ctx, fmt.Sprint("s-", i), eventstore.NoStream(), eventstore.EventData{Type: "T", Data: []byte(`{}`)}); err == nil {
+			t.Fatalf("s-%d appended as a new stream after reopen", i)
+		}
+	}
+	if _, err := s.ReadStream(ctx, "never", 0, 10); err == nil {
+		t.Fatal("a stream never written was read")
+	}
+	if _, err := s.Append(ctx, "new", eventstore.NoStream(), eventstore.EventData{Type: "T", Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := s.StreamVersion(ctx, "new"); err != nil || !ok || v != 0 {
+		t.Fatalf("new stream's version: %d %v %v", v, ok, err)
+	}
+}
