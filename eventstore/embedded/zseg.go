@@ -35,8 +35,8 @@ import (
 // point leaves a complete plain file, a complete compressed one, or both
 // (see listSegments).
 const (
-	zsegExt       = ".zseg"
-	tmpExt        = ".tmp"
+	zsegExt = ".zseg"
+	tmpExt  = ".tmp"
 	// zBlockSize is the block size segments are compressed with: a point
 	// read (ReadStream: a customer's events) decompresses one block, 12 µs
 	// for 16 KiB against 40 µs for 64 KiB (the first version's), for a
