@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -128,6 +129,35 @@ func (b *Batch) SaveCheckpoint(pos eventstore.Position) error {
 		WHERE excluded.commit_pos > checkpoint.commit_pos OR (excluded.commit_pos = checkpoint.commit_pos AND excluded.prepare_pos > checkpoint.prepare_pos)`,
 		pos.Commit, pos.Prepare)
 	return err
+}
+
+// Migrate brings db to schema version (kept in SQLite's user_version):
+// when db is older, up runs in one transaction with the version's change,
+// given the version db had (0 for a new file); a newer db is refused, in
+// what's name.
+func Migrate(ctx context.Context, db *sql.DB, what string, version int, up func(tx *sql.Tx, from int) error) error {
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == version {
+		return nil
+	}
+	if v > version {
+		return fmt.Errorf("%s has schema version %d, newer than this linkd's %d", what, v, version)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := up(tx, v); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Empty deletes every row of tables in one transaction (a replay starts

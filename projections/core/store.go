@@ -186,80 +186,64 @@ var withoutRowID = []string{"link_clicks", "customers", "customer_events"}
 // model need not be rebuilt from the log (which, with Kafka, would not
 // feed it again).
 func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
-	if v == schemaVersion {
-		return nil
-	}
-	if v > schemaVersion {
-		return fmt.Errorf("the read model has schema version %d, newer than this linkd's %d", v, schemaVersion)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	create := func() error {
-		for _, stmt := range append(append(schema[:len(schema):len(schema)], customerSchema...), extensionSchema...) {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return err
+	return sqlitedb.Migrate(ctx, s.w, "the read model", schemaVersion, func(tx *sql.Tx, _ int) error {
+		create := func() error {
+			for _, stmt := range append(append(schema[:len(schema):len(schema)], customerSchema...), extensionSchema...) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
 			}
+			return nil
 		}
-		return nil
-	}
-	if err := create(); err != nil {
-		return err
-	}
-	rebuilt := false
-	for _, t := range withoutRowID {
-		var ddl string
-		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&ddl); err != nil {
-			return fmt.Errorf("%s: %w", t, err)
-		}
-		// Version 2 made them WITHOUT ROWID; version 5 keys customers by
-		// id (the columns stay in their order, for the copy below).
-		if strings.Contains(ddl, "WITHOUT ROWID") && !(t == "customers" && strings.Contains(ddl, "stream TEXT PRIMARY KEY")) {
-			continue
-		}
-		// Rename, create anew (create() below), copy, drop: the old table's
-		// indexes go with it and are created again.
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t+` RENAME TO `+t+`_v1`); err != nil {
-			return fmt.Errorf("%s: %w", t, err)
-		}
-		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS customers_ws`); err != nil {
-			return err
-		}
-		rebuilt = true
-	}
-	if rebuilt {
 		if err := create(); err != nil {
 			return err
 		}
+		rebuilt := false
 		for _, t := range withoutRowID {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, t+"_v1").Scan(&n); err != nil {
-				return err
+			var ddl string
+			if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&ddl); err != nil {
+				return fmt.Errorf("%s: %w", t, err)
 			}
-			if n == 0 {
+			// Version 2 made them WITHOUT ROWID; version 5 keys customers by
+			// id (the columns stay in their order, for the copy below).
+			if strings.Contains(ddl, "WITHOUT ROWID") && !(t == "customers" && strings.Contains(ddl, "stream TEXT PRIMARY KEY")) {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` SELECT * FROM `+t+`_v1`); err != nil {
+			// Rename, create anew (create() below), copy, drop: the old table's
+			// indexes go with it and are created again.
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t+` RENAME TO `+t+`_v1`); err != nil {
 				return fmt.Errorf("%s: %w", t, err)
 			}
-			if _, err := tx.ExecContext(ctx, `DROP TABLE `+t+`_v1`); err != nil {
-				return fmt.Errorf("%s: %w", t, err)
+			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS customers_ws`); err != nil {
+				return err
+			}
+			rebuilt = true
+		}
+		if rebuilt {
+			if err := create(); err != nil {
+				return err
+			}
+			for _, t := range withoutRowID {
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, t+"_v1").Scan(&n); err != nil {
+					return err
+				}
+				if n == 0 {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` SELECT * FROM `+t+`_v1`); err != nil {
+					return fmt.Errorf("%s: %w", t, err)
+				}
+				if _, err := tx.ExecContext(ctx, `DROP TABLE `+t+`_v1`); err != nil {
+					return fmt.Errorf("%s: %w", t, err)
+				}
 			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS customer_revenue`); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS customer_revenue`); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // Name implements projections.Projector.

@@ -185,72 +185,56 @@ func (s *Store) recover(ctx context.Context) error {
 // schemaVersion in place, keeping its rows and checkpoint (with Kafka, the
 // log would not feed a rebuilt read model again).
 func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
-	if v == schemaVersion {
-		return nil
-	}
-	if v > schemaVersion {
-		return fmt.Errorf("the Radar read model has schema version %d, newer than this linkd's %d", v, schemaVersion)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var old int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'conversions_click'`).Scan(&old); err != nil {
-		return err
-	}
-	if old > 0 {
-		for _, stmt := range []string{
-			`DROP INDEX conversions_click`,
-			`ALTER TABLE conversions RENAME TO conversions_v1`,
-			conversionsTable,
-			`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
-				SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions_v1`,
-			`DROP TABLE conversions_v1`,
-			`ALTER TABLE visitors ADD COLUMN version INTEGER NOT NULL DEFAULT -1`,
-			`DROP INDEX IF EXISTS visitors_click`,
-			`DROP INDEX IF EXISTS hits_visitor`,
-			`DROP INDEX IF EXISTS sessions_visitor`,
-			`DROP INDEX IF EXISTS sessions_start`,
-			`ALTER TABLE sessions RENAME TO sessions_v1`,
-			sessionsTable,
-			`INSERT INTO sessions SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM sessions_v1`,
-			`DROP TABLE sessions_v1`,
-			`ALTER TABLE visitors ADD COLUMN last_start INTEGER NOT NULL DEFAULT 0`,
-			`UPDATE visitors SET last_start = coalesce((SELECT s.start FROM sessions s
-				WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id AND s.session_id = visitors.last_session), 0)
-				WHERE last_session <> ''`,
-		} {
+	return sqlitedb.Migrate(ctx, s.w, "the Radar read model", schemaVersion, func(tx *sql.Tx, _ int) error {
+		var old int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'conversions_click'`).Scan(&old); err != nil {
+			return err
+		}
+		if old > 0 {
+			for _, stmt := range []string{
+				`DROP INDEX conversions_click`,
+				`ALTER TABLE conversions RENAME TO conversions_v1`,
+				conversionsTable,
+				`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
+					SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions_v1`,
+				`DROP TABLE conversions_v1`,
+				`ALTER TABLE visitors ADD COLUMN version INTEGER NOT NULL DEFAULT -1`,
+				`DROP INDEX IF EXISTS visitors_click`,
+				`DROP INDEX IF EXISTS hits_visitor`,
+				`DROP INDEX IF EXISTS sessions_visitor`,
+				`DROP INDEX IF EXISTS sessions_start`,
+				`ALTER TABLE sessions RENAME TO sessions_v1`,
+				sessionsTable,
+				`INSERT INTO sessions SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM sessions_v1`,
+				`DROP TABLE sessions_v1`,
+				`ALTER TABLE visitors ADD COLUMN last_start INTEGER NOT NULL DEFAULT 0`,
+				`UPDATE visitors SET last_start = coalesce((SELECT s.start FROM sessions s
+					WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id AND s.session_id = visitors.last_session), 0)
+					WHERE last_session <> ''`,
+			} {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			if err := versionsIntoVisitors(ctx, tx); err != nil {
+				return err
+			}
+		}
+		for _, stmt := range schema {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
 		}
-		if err := versionsIntoVisitors(ctx, tx); err != nil {
-			return err
+		if old > 0 {
+			// Every day of version 1's hits and sessions gets its rollup when
+			// Open recovers (recover).
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rollup_dirty (project_id, day)
+				SELECT DISTINCT project_id, ts / ? FROM hits UNION SELECT DISTINCT project_id, start / ? FROM sessions`, dayMS, dayMS); err != nil {
+				return err
+			}
 		}
-	}
-	for _, stmt := range schema {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return err
-		}
-	}
-	if old > 0 {
-		// Every day of version 1's hits and sessions gets its rollup when
-		// Open recovers (recover).
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rollup_dirty (project_id, day)
-			SELECT DISTINCT project_id, ts / ? FROM hits UNION SELECT DISTINCT project_id, start / ? FROM sessions`, dayMS, dayMS); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 // versionsIntoVisitors moves the versions of version 1's applied table
