@@ -28,6 +28,11 @@ func TestStreamFilter(t *testing.T) {
 	if fp > 1_000 { // 1%
 		t.Errorf("%d false positives in 100,000", fp)
 	}
+	var none *streamFilter // a store with too many streams has none
+	none.add(1)
+	if !none.mayHold(2) {
+		t.Error("no filter answered that a stream is not there")
+	}
 }
 
 // Streams written before a reopen are in the filter the reopened store
