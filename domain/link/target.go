@@ -70,32 +70,62 @@ func AddParams(target string, params [][2]string) string {
 	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 		return target
 	}
-	frag := ""
-	if i := strings.IndexByte(target, '#'); i >= 0 {
-		target, frag = target[:i], target[i:]
-	}
-	base, query, _ := strings.Cut(target, "?")
+	q := splitQuery(target)
 	var kept []string
-	if query != "" {
-		for _, pair := range strings.Split(query, "&") {
-			name, _, _ := strings.Cut(pair, "=")
-			if n, err := url.QueryUnescape(name); err == nil {
-				name = n
+	for _, pair := range q.pairs {
+		name := pairName(pair)
+		drop := false
+		for _, p := range params {
+			if name == p[0] {
+				drop = true
+				break
 			}
-			drop := false
-			for _, p := range params {
-				if name == p[0] {
-					drop = true
-					break
-				}
-			}
-			if !drop && pair != "" {
-				kept = append(kept, pair)
-			}
+		}
+		if !drop {
+			kept = append(kept, pair)
 		}
 	}
 	for _, p := range params {
 		kept = append(kept, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
 	}
-	return base + "?" + strings.Join(kept, "&") + frag
+	return q.with(kept)
+}
+
+// query is a URL cut around its query: what precedes it, its name=value
+// pairs as written (empty ones left out), and its fragment with its '#'.
+type query struct {
+	base  string
+	pairs []string
+	frag  string
+}
+
+func splitQuery(target string) query {
+	var q query
+	if i := strings.IndexByte(target, '#'); i >= 0 {
+		target, q.frag = target[:i], target[i:]
+	}
+	base, raw, _ := strings.Cut(target, "?")
+	q.base = base
+	if raw != "" {
+		for _, pair := range strings.Split(raw, "&") {
+			if pair != "" {
+				q.pairs = append(q.pairs, pair)
+			}
+		}
+	}
+	return q
+}
+
+// with is the URL with pairs as its query.
+func (q query) with(pairs []string) string {
+	return q.base + "?" + strings.Join(pairs, "&") + q.frag
+}
+
+// pairName is a query pair's name, unescaped when it can be.
+func pairName(pair string) string {
+	name, _, _ := strings.Cut(pair, "=")
+	if n, err := url.QueryUnescape(name); err == nil {
+		return n
+	}
+	return name
 }

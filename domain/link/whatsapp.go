@@ -14,33 +14,21 @@ func WithWhatsAppText(target, message string) string {
 	if message == "" || !IsWhatsApp(target) {
 		return target
 	}
-	frag := ""
-	if i := strings.IndexByte(target, '#'); i >= 0 {
-		target, frag = target[:i], target[i:]
-	}
-	base, query, _ := strings.Cut(target, "?")
+	q := splitQuery(target)
 	var kept []string
-	if query != "" {
-		for _, pair := range strings.Split(query, "&") {
-			name, value, _ := strings.Cut(pair, "=")
-			if n, err := url.QueryUnescape(name); err == nil {
-				name = n
+	for _, pair := range q.pairs {
+		if pairName(pair) == "text" {
+			if _, value, _ := strings.Cut(pair, "="); value != "" {
+				return target // the target's own text wins
 			}
-			if name == "text" {
-				if value != "" {
-					return target + frag // the target's own text wins
-				}
-				continue // an empty text is none
-			}
-			if pair != "" {
-				kept = append(kept, pair)
-			}
+			continue // an empty text is none
 		}
+		kept = append(kept, pair)
 	}
 	// %20, not '+': WhatsApp reads both in https links, but the
 	// whatsapp:// handlers of some platforms show a '+' as it is.
 	kept = append(kept, "text="+strings.ReplaceAll(url.QueryEscape(message), "+", "%20"))
-	return base + "?" + strings.Join(kept, "&") + frag
+	return q.with(kept)
 }
 
 // IsWhatsApp reports whether target opens a WhatsApp chat: the whatsapp:
