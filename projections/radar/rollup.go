@@ -454,33 +454,10 @@ func (r *rollups) flush(ctx context.Context, tx *sql.Tx, force bool) error {
 	return nil
 }
 
-// failed forgets what an Apply that rolled back changed in memory: every
-// day is read again from its rows, after the days marked dirty by the
-// transactions that committed are recomputed from the hits and sessions
-// (as Open does after a crash).
-func (r *rollups) failed(ctx context.Context, db *sql.DB) error {
-	r.mu.Lock()
-	for k := range r.days {
-		r.gens[k]++
-	}
-	clear(r.days)
-	clear(r.loaded)
-	r.bytes = 0
-	r.mu.Unlock()
-	clear(r.dirty)
-	clear(r.marked)
-	clear(r.written)
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := recompute(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
+// reset forgets every day in memory: after a Reset, or after an Apply that
+// rolled back (then the days its transaction had changed are read again
+// from their rows, once Store.recover has recomputed those that committed
+// transactions marked dirty).
 func (r *rollups) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

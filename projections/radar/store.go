@@ -168,7 +168,7 @@ func Open(path string) (*Store, error) {
 }
 
 // recover recomputes the rollups of the days changed since they were last
-// written, which a crash left marked dirty.
+// written, which a crash (or an Apply that failed) left marked dirty.
 func (s *Store) recover(ctx context.Context) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -341,7 +341,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := s.apply(ctx, tx, events); err != nil {
 		tx.Rollback()
 		clear(s.visitors) // they may hold what the failed batch did
-		return errors.Join(err, s.roll.failed(ctx, s.w))
+		s.roll.reset()
+		return errors.Join(err, s.recover(ctx))
 	}
 	return nil
 }
