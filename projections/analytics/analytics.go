@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -368,13 +369,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
 		return fmt.Errorf("analytics: apply: %w", err)
 	}
-	streams := make([]string, 0, len(next))
-	for stream := range next {
-		streams = append(streams, stream)
-	}
-	slices.Sort(streams)
 	var key []byte
-	for _, stream := range streams {
+	for _, stream := range slices.Sorted(maps.Keys(next)) {
 		key = streamKey(key[:0], stream)
 		binary.BigEndian.PutUint64(v[:8], next[stream])
 		if err := b.Set(key, v[:8], nil); err != nil {

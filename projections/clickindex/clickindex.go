@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -352,12 +353,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	}
 	// In ascending order: Pebble inserts sorted keys into its memtable
 	// faster (its inserter starts from the previous key's place).
-	streams := make([]string, 0, len(next))
-	for stream := range next {
-		streams = append(streams, stream)
-	}
-	slices.Sort(streams)
-	for _, stream := range streams {
+	for _, stream := range slices.Sorted(maps.Keys(next)) {
 		ver := next[stream]
 		s.key = streamKey(s.key[:0], stream)
 		binary.BigEndian.PutUint64(v[:8], ver)
