@@ -270,9 +270,3 @@ func (s *Sketch) UnmarshalBinary(b []byte) error {
 	}
 	return nil
 }
-
-// Clone returns a copy of s.
-func (s *Sketch) Clone() *Sketch {
-	s.settle()
-	return &Sketch{exact: slices.Clone(s.exact), regs: slices.Clone(s.regs)}
-}

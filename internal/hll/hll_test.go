@@ -44,7 +44,8 @@ func TestMergeIsUnion(t *testing.T) {
 		for i := range n + n/2 {
 			both.Add(Hash(fmt.Sprint(i)))
 		}
-		u := a.Clone()
+		var u Sketch
+		u.Merge(&a)
 		u.Merge(&b)
 		if u.Exact() != both.Exact() || (u.Exact() && u.Count() != both.Count()) {
 			t.Errorf("%d: union %d (exact %v), direct %d (exact %v)", n, u.Count(), u.Exact(), both.Count(), both.Exact())
@@ -90,7 +91,8 @@ func BenchmarkMergeDense(b *testing.B) {
 		y.Add(Hash(fmt.Sprint("b", i)))
 	}
 	for b.Loop() {
-		z := x.Clone()
+		var z Sketch
+		z.Merge(&x)
 		z.Merge(&y)
 		_ = z.Count()
 	}
