@@ -18,7 +18,7 @@ CONNS=${2:-64}
 THREADS=${THREADS:-2}
 VISITORS=${VISITORS:-100000}
 export GOMAXPROCS=${GOMAXPROCS:-2}
-command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
+source bench/lib.sh
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkd" ./cmd/linkd
@@ -31,8 +31,6 @@ LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LO
 LINKD_PID=$!
 "$tmp/bare" -addr $BARE -status 202 &
 BARE_PID=$!
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-TCK=$(getconf CLK_TCK)
 for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && break; sleep 0.1; done
 curl -sf http://$LINKD/healthz >/dev/null
 
@@ -85,12 +83,11 @@ done = function(summary, latency, requests)
 end
 LUA
 run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/collect.lua" "$1" | tail -1; }
-percpu() { awk -v t="$1" -v h="$TCK" -v n="$(echo "$2" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}'; }
 W=$(DUR=3 run http://$LINKD); echo "warm-up (3 s): $W"
 C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
-echo "bare net/http: $B cpu_us_per_req=$(percpu $((C1 - C0)) "$B")"
+echo "bare net/http: $B cpu_us_per_req=$(cpu_per_req $((C1 - C0)) "$B")"
 C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
-echo "linkd collect: $L cpu_us_per_req=$(percpu $((C1 - C0)) "$L")"
+echo "linkd collect: $L cpu_us_per_req=$(cpu_per_req $((C1 - C0)) "$L")"
 rb=$(echo "$B" | sed -E 's/rps=([0-9]+).*/\1/'); rl=$(echo "$L" | sed -E 's/rps=([0-9]+).*/\1/')
 echo "ratio linkd/bare: $(awk -v a="$rl" -v b="$rb" 'BEGIN{printf "%.2f", a / b}')"
 # Everything accepted is an event in the log and, once projected, a hit.

@@ -18,7 +18,7 @@ CONNS=${2:-64}
 THREADS=${THREADS:-2}
 LINKS=${LINKS:-1000}
 export GOMAXPROCS=${GOMAXPROCS:-2}
-command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
+source bench/lib.sh
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkd" ./cmd/linkd
@@ -37,9 +37,6 @@ LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LO
 LINKD_PID=$!
 "$tmp/bare" -addr $BARE &
 BARE_PID=$!
-# cpu PID: user+system clock ticks the process has used so far.
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-TCK=$(getconf CLK_TCK)
 for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && curl -sf -o /dev/null http://$BARE/x -w '' 2>/dev/null; [ $? -eq 0 ] && break; sleep 0.1; done
 curl -sf http://$LINKD/healthz >/dev/null
 
@@ -83,10 +80,10 @@ run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/l
 echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$BARE >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$LINKD >/dev/null
 BEFORE=$(counted)
 C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
-BCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$B" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
+BCPU=$(cpu_per_req $((C1 - C0)) "$B")
 echo "bare net/http: $B cpu_us_per_req=$BCPU"
 C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
-LCPU=$(awk -v t="$((C1 - C0))" -v h="$TCK" -v n="$(echo "$L" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')
+LCPU=$(cpu_per_req $((C1 - C0)) "$L")
 echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
 sleep 1 # the statistics projection applies the last clicks
 AFTER=$(counted)

@@ -25,7 +25,7 @@ CUSTOMERS=${CUSTOMERS:-100000}
 EVENT_ID=${EVENT_ID:-1}
 CUSTOMER_PREFIX=${CUSTOMER_PREFIX:-cus_$(date +%s)_}
 export GOMAXPROCS=${GOMAXPROCS:-2}
-command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
+source bench/lib.sh
 tmp=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$tmp"
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "${BENCH_DIR:-}" ] || rm -rf "$tmp"' EXIT
@@ -81,9 +81,8 @@ echo "warm-up (3 s)"; wrk -t"$THREADS" -c"$CONNS" -d3s -s "$tmp/sale.lua" http:/
 echo "POST /api/events/sale, $CONNS connections, $DUR s, $CLICKS click ids:"
 # The server's CPU per request (user + system, from /proc) moves much less
 # with the machine's other load than requests per second do.
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 C0=$(cpu $PID)
 OUT=$(wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/sale.lua" http://$ADDR | tail -1)
 C1=$(cpu $PID)
-echo "$OUT cpu_us_per_req=$(awk -v t="$((C1 - C0))" -v h="$(getconf CLK_TCK)" -v n="$(echo "$OUT" | sed -E 's/.*requests=([0-9]+).*/\1/')" 'BEGIN{printf "%.1f", t / h * 1e6 / n}')"
+echo "$OUT cpu_us_per_req=$(cpu_per_req $((C1 - C0)) "$OUT")"
 echo "memory after the load: $(rss $PID)"
