@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/biter777/countries"
+
 	"github.com/linkd/linkd/domain/conversion"
 )
 
@@ -122,4 +124,14 @@ func Percent(part, whole int64) float64 {
 func CurrencyUnits(minor int64, currency string) float64 {
 	f, _ := strconv.ParseFloat(conversion.FormatAmount(minor, currency), 64)
 	return f
+}
+
+// CountryName is the English name of an ISO 3166-1 alpha-2 code; the code
+// itself when it names no country.
+func CountryName(code string) string {
+	c := countries.ByName(code)
+	if c == countries.Unknown {
+		return code
+	}
+	return c.String()
 }

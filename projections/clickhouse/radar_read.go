@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/biter777/countries"
-
 	"github.com/linkd/linkd/queries"
 )
 
@@ -255,7 +253,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 		cur := sales.Currency(rr.Currency)
 		revenue := queries.RevenueByCountry(sales.List, cur)
 		for _, c := range countries {
-			b.Countries = append(b.Countries, queries.RadarCountry{Name: countryName(c.Name), People: c.People, CountryCode: c.Name,
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: queries.CountryName(c.Name), People: c.People, CountryCode: c.Name,
 				Revenue: queries.CurrencyUnits(revenue[c.Name], cur)})
 		}
 	}
@@ -331,13 +329,4 @@ func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange
 		out = append(out, e)
 	}
 	return out, rows.Err()
-}
-
-// countryName is the English name of an ISO 3166-1 alpha-2 code.
-func countryName(code string) string {
-	c := countries.ByName(code)
-	if c == countries.Unknown {
-		return code
-	}
-	return c.String()
 }

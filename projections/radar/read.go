@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/biter777/countries"
-
 	"github.com/linkd/linkd/queries"
 )
 
@@ -143,7 +141,7 @@ func (s *Store) RadarBreakdowns(ctx context.Context, r queries.RadarRange, limit
 		cur := sales.Currency(r.Currency)
 		revenue := queries.RevenueByCountry(sales.List, cur)
 		for _, c := range countries {
-			b.Countries = append(b.Countries, queries.RadarCountry{Name: CountryName(c.name), People: c.people, CountryCode: c.name,
+			b.Countries = append(b.Countries, queries.RadarCountry{Name: queries.CountryName(c.name), People: c.people, CountryCode: c.name,
 				Revenue: queries.CurrencyUnits(revenue[c.name], cur)})
 		}
 	}
@@ -173,15 +171,6 @@ func (s *Store) RadarEvents(ctx context.Context, r queries.RadarRange, limit int
 		return nil, err
 	}
 	return events(a, limit), nil
-}
-
-// CountryName is the English name of an ISO 3166-1 alpha-2 code.
-func CountryName(code string) string {
-	c := countries.ByName(code)
-	if c == countries.Unknown {
-		return code
-	}
-	return c.String()
 }
 
 // visitor reads a project's visitor: sql.ErrNoRows when there is none.
@@ -226,7 +215,7 @@ func (s *Store) visitor(ctx context.Context, projectID, visitorID, currency stri
 		v.Source = DirectSource
 	}
 	if v.CountryCode != "" {
-		v.CountryName = CountryName(v.CountryCode)
+		v.CountryName = queries.CountryName(v.CountryCode)
 	}
 	v.FirstSeen, v.LastSeen = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
 	return v, nil
