@@ -3,6 +3,8 @@
 // (projections/analytics, projections/clickindex).
 package versioncache
 
+import "github.com/linkd/linkd/eventstore"
+
 // Cache remembers the last applied version of recently seen streams,
 // so that deduplication rarely reads the database. It holds at most 2*max
 // entries: two generations of maps; when the current one is full it becomes
@@ -39,4 +41,44 @@ func (c *Cache) Put(stream string, v uint64) {
 func (c *Cache) Reset() {
 	c.cur = make(map[string]uint64)
 	c.old = nil
+}
+
+// Dedup sorts a batch's events into new ones and ones already applied, for
+// a projector that keeps each stream's last applied version with its data
+// and its checkpoint, the highest position it has applied.
+//
+// An event above that checkpoint cannot have been applied (the checkpoint
+// is committed with what it covers), so its stream's version is not looked
+// up: on the in-process path, where events come in log order, that is every
+// event, and a new stream (a new customer, a new visitor) costs no read. A
+// redelivery (Kafka, a restart) is at or below the checkpoint and is
+// checked against the stream's version.
+type Dedup struct {
+	// Next is the version of each stream the batch touched, after it.
+	Next    map[string]uint64
+	applied eventstore.Position
+	last    func(stream string) (uint64, bool, error)
+}
+
+// NewDedup starts a batch of a projector whose checkpoint is applied; last
+// reads a stream's last applied version (false: none).
+func NewDedup(applied eventstore.Position, last func(stream string) (uint64, bool, error)) *Dedup {
+	return &Dedup{Next: make(map[string]uint64), applied: applied, last: last}
+}
+
+// New reports whether ev is to be applied: it is newer than its stream's
+// last applied version, committed or earlier in the batch.
+func (d *Dedup) New(ev *eventstore.RecordedEvent) (bool, error) {
+	last, seen := d.Next[ev.Stream]
+	if !seen && !d.applied.Less(ev.Position) {
+		var err error
+		if last, seen, err = d.last(ev.Stream); err != nil {
+			return false, err
+		}
+	}
+	if seen && ev.Version <= last {
+		return false, nil
+	}
+	d.Next[ev.Stream] = ev.Version
+	return true, nil
 }

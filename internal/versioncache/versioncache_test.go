@@ -1,6 +1,12 @@
 package versioncache
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/linkd/linkd/eventstore"
+)
 
 func TestCacheKeepsTwoGenerations(t *testing.T) {
 	c := New(2)
@@ -22,5 +28,43 @@ func TestCacheKeepsTwoGenerations(t *testing.T) {
 	c.Reset()
 	if _, ok := c.Get("d"); ok {
 		t.Errorf("Reset kept d")
+	}
+}
+
+func TestDedupReadsVersionsOnlyAtOrBelowTheCheckpoint(t *testing.T) {
+	applied := eventstore.Position{Commit: 100, Prepare: 100}
+	stored := map[string]uint64{"a": 3, "b": 7}
+	var looked []string
+	d := NewDedup(applied, func(stream string) (uint64, bool, error) {
+		looked = append(looked, stream)
+		v, ok := stored[stream]
+		return v, ok, nil
+	})
+	at := func(stream string, version, pos uint64) *eventstore.RecordedEvent {
+		return &eventstore.RecordedEvent{Stream: stream, Version: version, Position: eventstore.Position{Commit: pos, Prepare: pos}}
+	}
+	for _, c := range []struct {
+		ev   *eventstore.RecordedEvent
+		want bool
+	}{
+		{at("a", 3, 90), false},  // redelivered: at its stream's version
+		{at("a", 4, 100), true},  // at the checkpoint, newer than the stream
+		{at("a", 4, 100), false}, // twice in one batch
+		{at("b", 8, 101), true},  // above the checkpoint: not looked up
+		{at("c", 0, 102), true},  // a new stream above it: not looked up
+		{at("c", 0, 102), false}, // twice in one batch
+		{at("d", 0, 50), true},   // below, never applied
+	} {
+		got, err := d.New(c.ev)
+		if err != nil || got != c.want {
+			t.Fatalf("New(%s@%d, %v) = %v, %v; want %v", c.ev.Stream, c.ev.Version, c.ev.Position, got, err, c.want)
+		}
+	}
+	// a twice: a skipped event does not enter Next (the stores cache versions).
+	if want := []string{"a", "a", "d"}; !slices.Equal(looked, want) {
+		t.Errorf("looked up %v, want %v", looked, want)
+	}
+	if want := map[string]uint64{"a": 4, "b": 8, "c": 0, "d": 0}; !maps.Equal(d.Next, want) {
+		t.Errorf("Next = %v, want %v", d.Next, want)
 	}
 }

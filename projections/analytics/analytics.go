@@ -290,7 +290,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 	// 1. Deduplicate. An event is applied when its version is newer than the
 	// last applied version of its stream, committed or earlier in this batch.
-	next := make(map[string]uint64)
+	dedup := versioncache.NewDedup(s.checkpoint, s.lastVersion)
+	next := dedup.Next
 	todo := make([]int, 0, len(events))
 	conv := convAgg{}
 	top := s.checkpoint
@@ -303,18 +304,13 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if cat != Category && cat != conversion.CustomerCategory {
 			continue
 		}
-		last, seen := next[ev.Stream]
-		if !seen {
-			var err error
-			last, seen, err = s.lastVersion(ev.Stream)
-			if err != nil {
-				return fmt.Errorf("analytics: apply: %w", err)
-			}
+		fresh, err := dedup.New(ev)
+		if err != nil {
+			return fmt.Errorf("analytics: apply: %w", err)
 		}
-		if seen && ev.Version <= last {
+		if !fresh {
 			continue
 		}
-		next[ev.Stream] = ev.Version
 		switch ev.Type {
 		case click.EventRecorded:
 			todo = append(todo, i)
