@@ -116,12 +116,20 @@ func save(ctx context.Context, s EventStore, stream string, agg pending, meta do
 		return Result{}, nil
 	}
 	expected := eventstore.NoStream()
-	if v, ok := agg.LoadedVersion(); ok {
-		expected = eventstore.Exact(v)
+	loaded, ok := agg.LoadedVersion()
+	if ok {
+		expected = eventstore.Exact(loaded)
 	}
 	res, err := appendEvents(ctx, s, stream, expected, meta, events...)
+	h, cached := s.(*historyStore)
 	if err != nil {
+		if cached && errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			h.conflicted(stream)
+		}
 		return Result{}, err
+	}
+	if cached {
+		h.saved(stream, loaded, ok, events)
 	}
 	agg.ClearPending()
 	return res, nil

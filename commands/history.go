@@ -13,24 +13,37 @@ import (
 )
 
 // WithHistories wraps s so that commands keep the decoded histories of up
-// to streams recently loaded streams whose names start with one of
-// prefixes. Loading such a stream again asks the store for its version and
-// reads only the events appended since (none, usually), instead of reading
-// and decoding its whole history: what a conversion pays for its workspace
+// to streams recently loaded streams whose names start with one of the
+// prefixes of checked or optimistic, instead of reading and decoding a
+// whole history on every load: what a conversion pays for its workspace
 // and its customer on every request.
 //
-// It never serves a stale history: every load asks the store, which
-// answers for every writer (other processes on EventStoreDB too). Only
-// streams whose aggregate never changes the events it is loaded from may
-// be cached: the cached events are shared by every later load.
-func WithHistories(s EventStore, streams int, prefixes ...string) EventStore {
-	return &historyStore{EventStore: s, cache: newHistoryCache(streams), prefixes: prefixes}
+// Loading a checked stream again asks the store for its version and reads
+// only the events appended since (none, usually): it never serves a stale
+// history, whoever wrote (other processes on EventStoreDB too). Use it for
+// streams whose state commands act on without appending to them (a
+// workspace's members decide who may record a conversion).
+//
+// Loading an optimistic stream again asks the store nothing: the command
+// acts on the cached history and appends with its version as the expected
+// version. If another writer appended meanwhile, that append fails with
+// eventstore.ErrWrongExpectedVersion, which drops the cached history, and
+// the command's retry reads the stream anew. Use it only for streams whose
+// every decision ends in an append (a customer: a conversion is recorded,
+// or the history already holds it, which a longer history still does).
+// A successful save adds its events to the cache, so a stream's next load
+// reads nothing.
+//
+// Only streams whose aggregate never changes the events it is loaded from
+// may be cached: the cached events are shared by every later load.
+func WithHistories(s EventStore, streams int, checked, optimistic []string) EventStore {
+	return &historyStore{EventStore: s, cache: newHistoryCache(streams), checked: checked, optimistic: optimistic}
 }
 
 type historyStore struct {
 	EventStore
-	cache    *historyCache
-	prefixes []string
+	cache               *historyCache
+	checked, optimistic []string
 }
 
 // maxCachedEvents bounds the history of one cached stream: longer
@@ -38,8 +51,8 @@ type historyStore struct {
 // customer with hundreds of orders).
 const maxCachedEvents = 512
 
-func (h *historyStore) cached(stream string) bool {
-	for _, p := range h.prefixes {
+func hasPrefix(stream string, prefixes []string) bool {
+	for _, p := range prefixes {
 		if strings.HasPrefix(stream, p) {
 			return true
 		}
@@ -47,12 +60,42 @@ func (h *historyStore) cached(stream string) bool {
 	return false
 }
 
+func (h *historyStore) cached(stream string) bool {
+	return hasPrefix(stream, h.checked) || hasPrefix(stream, h.optimistic)
+}
+
+// saved adds the events a save appended to stream, loaded at version
+// loaded (ok false: the stream was new), to its cached history.
+func (h *historyStore) saved(stream string, loaded uint64, ok bool, events []domain.Event) {
+	if !h.cached(stream) {
+		return
+	}
+	old, _ := h.cache.get(stream)
+	want := 0
+	if ok {
+		want = int(loaded) + 1
+	}
+	if len(old) != want || want+len(events) > maxCachedEvents {
+		h.cache.remove(stream) // not the history the save started from
+		return
+	}
+	// Copy: old is shared with other loads.
+	h.cache.put(stream, append(old[:len(old):len(old)], events...))
+}
+
+// conflicted drops the cached history of stream, which another writer
+// appended to.
+func (h *historyStore) conflicted(stream string) { h.cache.remove(stream) }
+
 // readAll is readAll through the cache.
 func (h *historyStore) readAll(ctx context.Context, stream string) ([]domain.Event, error) {
 	if !h.cached(stream) {
 		return readStream(ctx, h.EventStore, stream, 0, nil)
 	}
 	old, ok := h.cache.get(stream)
+	if ok && hasPrefix(stream, h.optimistic) {
+		return old, nil // the save's expected version checks it
+	}
 	if !ok {
 		events, err := readStream(ctx, h.EventStore, stream, 0, nil)
 		if err != nil {

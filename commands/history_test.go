@@ -3,11 +3,14 @@ package commands_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/workspace"
+	"github.com/linkd/linkd/eventstore"
 )
 
 // The history cache never serves a stale history: another writer's events
@@ -79,5 +82,58 @@ func TestHistoriesEvict(t *testing.T) {
 				t.Fatalf("round %d customer %d: first %v", round, c, tr.First)
 			}
 		}
+	}
+}
+
+// readCounter counts the reads of each stream.
+type readCounter struct {
+	commands.EventStore
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *readCounter) count(stream string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads[stream]++
+}
+
+func (c *readCounter) ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error) {
+	c.count(stream)
+	return c.EventStore.ReadStream(ctx, stream, from, max)
+}
+
+func (c *readCounter) StreamVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	c.count(stream)
+	return c.EventStore.StreamVersion(ctx, stream)
+}
+
+// A customer's history is optimistic: once a sale has saved it, the next
+// sales read nothing of the customer's stream (their appends check it),
+// while the workspace is still asked for its version every time.
+func TestHistoriesOptimisticCustomers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	counter := &readCounter{EventStore: e.store, reads: map[string]int{}}
+	deps := &commands.Deps{Store: commands.WithHistories(counter, 64, []string{workspace.StreamPrefix}, []string{conversion.CustomerStreamPrefix}),
+		DefaultPlan: "pro", Now: e.deps.Now}
+	for i := range 5 {
+		tr, _, err := commands.TrackSaleHandler{Deps: deps}.Handle(context.Background(), commands.TrackSale{Actor: alice, Click: e.click("clk-1"),
+			Payload: sale(t, fmt.Sprintf(`{"trackingId": "clk-1", "customer": {"externalId": "u-1"}, "amount": 2, "currency": "usd", "eventId": "o-%d"}`, i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.First != (i == 0) || !tr.Recorded {
+			t.Fatalf("sale %d: %+v", i, tr)
+		}
+	}
+	if n := counter.reads[conversion.CustomerStream(e.ws, "u-1")]; n != 1 {
+		t.Errorf("the customer's stream was read %d times, want once (the first sale, before it existed)", n)
+	}
+	if n := counter.reads[workspace.Stream(e.ws)]; n < 5 {
+		t.Errorf("the workspace was read %d times for 5 sales, want every time", n)
+	}
+	if n := len(e.stream(t, conversion.CustomerStream(e.ws, "u-1"))); n != 6 {
+		t.Errorf("the customer's stream holds %d events, want 6 (created, 5 sales)", n)
 	}
 }

@@ -273,8 +273,11 @@ const historyStreams = 1 << 16
 // commandDeps are what every command handler is given.
 func (a *App) commandDeps() *commands.Deps {
 	// Conversions load their workspace and customer on every request:
-	// keep those histories decoded (commands.WithHistories).
-	store := commands.WithHistories(a.store, historyStreams, workspace.StreamPrefix, conversion.CustomerStreamPrefix)
+	// keep those histories decoded (commands.WithHistories). A customer's
+	// stream is only loaded to append to it: its cached history is checked
+	// by the append's expected version.
+	store := commands.WithHistories(a.store, historyStreams,
+		[]string{workspace.StreamPrefix}, []string{conversion.CustomerStreamPrefix})
 	return &commands.Deps{Store: store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now}
 }
 
