@@ -1,6 +1,7 @@
 package radar
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/linkd/linkd/domain/radar"
@@ -9,7 +10,7 @@ import (
 // DowngradeToV1 turns s into what linkd wrote before schema version 2
 // (conversions keyed by conversion id, with an index by click; the version
 // of every stream, customers' too, in applied; user_version 0), keeping
-// its rows.
+// its rows: the conversions move from Pebble back into SQLite.
 func DowngradeToV1(s *Store) error {
 	ctx := context.Background()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -17,6 +18,33 @@ func DowngradeToV1(s *Store) error {
 		return err
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, conversionsTable); err != nil {
+		return err
+	}
+	it, err := s.conv.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		i := bytes.IndexByte(k, 0)
+		c, err := decodeConversion(string(k[i+1:]), it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			string(k[:i]), c.id, c.kind, c.customer, c.amount, c.currency, c.at); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if err := resetConversions(s.conv); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`ALTER TABLE conversions RENAME TO tmp`,
 		`CREATE TABLE conversions (

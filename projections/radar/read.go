@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,31 +30,48 @@ func bounds(r queries.RadarRange) (int64, int64) {
 	return lo, hi
 }
 
-// salesOf is the sales (kind 'sale') of the clicks of the project's
-// visitors, recorded in the range: one row per sale with its visitor.
-// CROSS JOIN keeps SQLite from starting with every sale of every
-// workspace: it reads the project's visitors who came through a click
-// (visitors_clicked), then their clicks' conversions.
-const salesOf = `SELECT c.conversion_id, c.amount_minor, c.currency, v.visitor_id, v.country
-	FROM visitors v INDEXED BY visitors_clicked CROSS JOIN conversions c ON c.click_id = v.click_id
-	WHERE v.project_id = ? AND v.click_id <> '' AND c.kind = 'sale' AND c.at BETWEEN ? AND ?`
-
+// sales is the sales of the clicks of the project's visitors, recorded in
+// the range: one per sale with its visitor. It reads the project's visitors
+// who came through a click (visitors_clicked), then each click's
+// conversions.
 func (s *Store) sales(ctx context.Context, r queries.RadarRange) (queries.RadarSales, error) {
 	var out queries.RadarSales
 	lo, hi := bounds(r)
-	rows, err := s.r.QueryContext(ctx, salesOf, r.ProjectID, lo, hi)
+	rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, country, click_id FROM visitors INDEXED BY visitors_clicked
+		WHERE project_id = ? AND click_id <> ''`, r.ProjectID)
 	if err != nil {
 		return out, err
 	}
-	defer rows.Close()
+	type clicked struct{ visitor, country, click string }
+	var vs []clicked
 	for rows.Next() {
-		var x queries.RadarSale
-		if err := rows.Scan(&x.ConversionID, &x.AmountMinor, &x.Currency, &x.VisitorID, &x.Country); err != nil {
+		var v clicked
+		if err := rows.Scan(&v.visitor, &v.country, &v.click); err != nil {
+			rows.Close()
 			return out, err
 		}
-		out.Add(x)
+		vs = append(vs, v)
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	it, err := s.conv.NewIter(nil)
+	if err != nil {
+		return out, err
+	}
+	defer it.Close()
+	for _, v := range vs {
+		if err := clickConversions(it, v.click, func(c conversionRow) error {
+			if c.kind == "sale" && c.at >= lo && c.at <= hi {
+				out.Add(queries.RadarSale{ConversionID: c.id, AmountMinor: c.amount, Currency: c.currency, VisitorID: v.visitor, Country: v.country})
+			}
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // RadarOverview implements queries.RadarReadModel.
@@ -188,24 +206,40 @@ func (s *Store) visitor(ctx context.Context, projectID, visitorID, currency stri
 	}
 	lead := false
 	if clickID != "" {
-		var name, email sql.NullString
-		err := s.r.QueryRowContext(ctx, `SELECT cu.name, cu.email FROM conversions c LEFT JOIN customers cu ON cu.stream = c.customer
-			WHERE c.click_id = ? AND c.kind = 'lead' ORDER BY c.at LIMIT 1`, clickID).Scan(&name, &email)
-		switch {
-		case err == nil:
+		var first *conversionRow
+		var sales []conversionRow
+		it, err := s.conv.NewIter(nil)
+		if err != nil {
+			return v, err
+		}
+		err = clickConversions(it, clickID, func(c conversionRow) error {
+			switch {
+			case c.kind == "sale":
+				sales = append(sales, c)
+			case first == nil || c.at < first.at:
+				first = &c
+			}
+			return nil
+		})
+		it.Close()
+		if err != nil {
+			return v, err
+		}
+		if first != nil {
 			lead = true
+			var name, email string
+			err := s.r.QueryRowContext(ctx, `SELECT name, email FROM customers WHERE stream = ?`, first.customer).Scan(&name, &email)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return v, err
+			}
 			if v.Name == "" {
-				v.Name = name.String
+				v.Name = name
 			}
 			if v.Email == "" {
-				v.Email = email.String
+				v.Email = email
 			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return v, err
 		}
-		if v.Revenue, err = s.clickRevenue(ctx, clickID, currency); err != nil {
-			return v, err
-		}
+		v.Revenue = clickRevenue(sales, currency)
 	}
 	v.Status = "anonymous"
 	if v.Name != "" || v.Email != "" || lead {
@@ -223,35 +257,29 @@ func (s *Store) visitor(ctx context.Context, projectID, visitorID, currency stri
 
 // clickRevenue is the revenue of a click's sales in currency ("" for the
 // currency with the most of its sales).
-func (s *Store) clickRevenue(ctx context.Context, clickID, currency string) (float64, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT currency, count(*), sum(amount_minor) FROM conversions WHERE click_id = ? AND kind = 'sale' GROUP BY currency`, clickID)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
+func clickRevenue(sales []conversionRow, currency string) float64 {
 	type cur struct {
 		code  string
 		n     int
 		minor int64
 	}
 	var all []cur
-	for rows.Next() {
-		var c cur
-		if err := rows.Scan(&c.code, &c.n, &c.minor); err != nil {
-			return 0, err
+	for _, c := range sales {
+		i := slices.IndexFunc(all, func(x cur) bool { return x.code == c.currency })
+		if i < 0 {
+			i = len(all)
+			all = append(all, cur{code: c.currency})
 		}
-		all = append(all, c)
-	}
-	if err := rows.Err(); err != nil || len(all) == 0 {
-		return 0, err
+		all[i].n++
+		all[i].minor += c.amount
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].code < all[j].code })
 	for _, c := range all {
 		if currency == "" || c.code == currency {
-			return queries.CurrencyUnits(c.minor, c.code), nil
+			return queries.CurrencyUnits(c.minor, c.code)
 		}
 	}
-	return 0, nil
+	return 0
 }
 
 // RadarPeople implements queries.RadarReadModel: the visitors active in

@@ -2,17 +2,18 @@
 // SQLite (modernc.org/sqlite, WAL): one row per page view or custom event
 // (hits), the visits cut from them (sessions: SessionTimeout without
 // activity ends one), one row per visitor, and the leads and sales of the
-// clicks that visitors came through (conversions), from the customer
-// streams. Queries join a visitor to its click's conversions when they
-// run, so a sale recorded before or after the visit counts alike.
+// clicks that visitors came through (conversions, in a Pebble database
+// beside the SQLite file: conversions.go), from the customer streams.
+// Queries join a visitor to its click's conversions when they run, so a
+// sale recorded before or after the visit counts alike.
 //
 // Idempotence: a Radar stream is one visitor of one project, and the
 // visitor's row keeps the last version of that stream it reflects, written
 // with the data and the checkpoint in one transaction. Customer events need
-// none: a conversion is a row keyed by its id, written once, and
+// none: a conversion is a key written once with the same value, and
 // a customer's profile is the last one applied, which a redelivery (always
 // of a stream's events in order, from where it left off) does not change.
-// Not tracking them keeps a sale's cost here to one row in one B-tree.
+// Not tracking them keeps a sale's cost here to one key in Pebble.
 package radar
 
 import (
@@ -25,6 +26,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
@@ -41,6 +44,7 @@ const Name = "radar"
 type Store struct {
 	w    *sql.DB // the projector's one connection
 	r    *sql.DB // readers
+	conv *pebble.DB
 	roll *rollups
 	// visitors is the projector's copy of the visitors' rows it applied
 	// events to lately (at most maxVisitors): a visit's next hit need not
@@ -98,7 +102,6 @@ var schema = []string{
 		stream TEXT PRIMARY KEY,
 		name TEXT NOT NULL,
 		email TEXT NOT NULL) WITHOUT ROWID`,
-	conversionsTable,
 	rollupSchema,
 }
 
@@ -123,9 +126,11 @@ const sessionsTable = `CREATE TABLE IF NOT EXISTS sessions (
 		entry_page TEXT NOT NULL,
 		PRIMARY KEY (project_id, visitor_id, start)) WITHOUT ROWID`
 
-// conversionsTable is keyed by click, which is how queries read it (a
-// visitor's click): one B-tree, where version 1 had the conversion id as key
-// and an index by click.
+// conversionsTable is version 2's table of conversions, keyed by click,
+// which is how queries read it (a visitor's click): one B-tree, where
+// version 1 had the conversion id as key and an index by click. Version 3
+// moved them to Pebble (conversions.go); opening an older file moves its
+// rows.
 const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 		click_id TEXT NOT NULL,
 		conversion_id TEXT NOT NULL,
@@ -145,20 +150,31 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 //     sessions keyed by visitor and start, the visitor's row naming its
 //     last one's start; no index of hits by visitor (a hit writes one
 //     B-tree in random order, its visitor's, instead of three).
-const schemaVersion = 2
+//   - 3: conversions in Pebble (conversions.go), not in SQLite.
+const schemaVersion = 3
 
-var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers", "conversions"}
+var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers"}
 
-// Open opens (creating if needed) the database file at path.
+// Open opens (creating if needed) the database file at path, and the
+// conversions' Pebble directory beside it (path without ".db", then
+// "-conversions").
 func Open(path string) (*Store, error) {
 	w, r, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{w: w, r: r, roll: newRollups(), visitors: map[visitorKey]*visitorState{}}
+	conv, err := openConversions(conversionsDir(path))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("radar: conversions: %w", err), r.Close(), w.Close())
+	}
+	s := &Store{w: w, r: r, conv: conv, roll: newRollups(), visitors: map[visitorKey]*visitorState{}}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: schema: %w", err)
+	}
+	if err := moveConversions(context.Background(), s.w, s.conv); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("radar: conversions: %w", err)
 	}
 	if err := s.recover(context.Background()); err != nil {
 		s.Close()
@@ -294,7 +310,7 @@ func (s *Store) Close() error {
 	if len(s.roll.dirty) > 0 {
 		err = s.writeRollups(context.Background())
 	}
-	return errors.Join(err, s.r.Close(), s.w.Close())
+	return errors.Join(err, s.r.Close(), s.w.Close(), s.conv.Close())
 }
 
 func (s *Store) writeRollups(ctx context.Context) error {
@@ -324,6 +340,9 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 func (s *Store) Reset(ctx context.Context) error {
 	s.roll.reset()
 	clear(s.visitors)
+	if err := resetConversions(s.conv); err != nil {
+		return fmt.Errorf("radar: reset: %w", err)
+	}
 	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
@@ -358,7 +377,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 			n--
 		}
 	}
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx}
+	conv := s.conv.NewBatch()
+	defer conv.Close()
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -374,6 +395,12 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
+	// Before the checkpoint commits: idempotent writes (conversions.go).
+	if !conv.Empty() {
+		if err := conv.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+	}
 	return tx.Commit()
 }
 
@@ -382,6 +409,8 @@ type applier struct {
 	visitors map[visitorKey]*visitorState // the Store's
 	roll     *rollups
 	tx       *sql.Tx
+	conv     *pebble.Batch
+	key, val []byte
 }
 
 type visitorKey struct{ project, visitor string }
@@ -568,6 +597,7 @@ func (a *applier) customer(stream string, p conversion.Profile) error {
 }
 
 func (a *applier) conversion(id, kind, clickID, customer string, amount int64, currency string, ms int64) error {
-	return a.Exec(`INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, clickID, id, kind, customer, amount, currency, ms)
+	a.key = conversionKey(a.key[:0], clickID, id)
+	a.val = encodeConversion(a.val[:0], conversionRow{id: id, kind: kind, at: ms, amount: amount, currency: currency, customer: customer})
+	return a.conv.Set(a.key, a.val, nil)
 }
