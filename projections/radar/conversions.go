@@ -165,6 +165,13 @@ func moveConversions(ctx context.Context, w *sql.DB, db *pebble.DB) error {
 			rows.Close()
 			return err
 		}
+		if b.Len() >= 16<<20 { // keep a large table's move in bounded memory
+			if err := b.Commit(pebble.NoSync); err != nil {
+				rows.Close()
+				return err
+			}
+			b.Reset()
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
