@@ -15,9 +15,10 @@ import (
 
 // The customers of conversion tracking: one row per customer (a
 // workspace's externalId) and their journey (every lead and sale, each with
-// its click), from the customer streams. A customer's revenue per currency
-// is summed from the journey when read: a sale writes two rows, in two
-// B-trees.
+// its click), from the customer streams. A customer's leads, sales,
+// revenue per currency and last activity are counted from the journey when
+// read: a sale writes one row, in one B-tree (the customers row's leads and
+// sales columns are no longer written; older files keep them, unread).
 //
 // The tables are WITHOUT ROWID: a table clustered on its key is one B-tree
 // to write instead of two (the rowid table and the key's index).
@@ -59,10 +60,10 @@ var customerSchema = []string{
 }
 
 // applyCustomer applies an event of a customer stream, once: the row keeps
-// the stream version it reflects, and every statement changes it only from
-// an older version (a redelivered event changes nothing). A lead or sale
-// adds its journey row only when it moved the customer's version, so the
-// check costs no statement of its own.
+// the stream version of the profile it reflects, and an update changes it
+// only from an older version; a lead or sale is its journey row, keyed by
+// the stream version (a redelivered event changes nothing), and a first
+// lead's click is set only where none is.
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if errors.Is(err, domain.ErrUnknownEvent) {
@@ -90,24 +91,14 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 			e.Email, e.Email, e.Firstname, e.Firstname, e.Lastname, e.Lastname, e.PhoneNumber, e.PhoneNumber, e.AvatarURL, e.AvatarURL,
 			e.At.UnixNano(), re.Version, e.CustomerID, re.Version)
 	case *conversion.LeadTracked:
-		first := ""
-		args := []any{e.Timestamp.UnixNano(), re.Version}
 		if e.First {
-			first = `, link_id = CASE WHEN click_id = '' THEN ? ELSE link_id END, click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END`
-			args = []any{e.LinkID, e.ClickID, e.Timestamp.UnixNano(), re.Version}
-		}
-		n, err := a.ExecN(`UPDATE customers SET leads = leads + 1`+first+`, updated_at = MAX(updated_at, ?), version = ? WHERE id = ? AND version < ?`,
-			append(args, e.CustomerID, re.Version)...)
-		if err != nil || n == 0 {
-			return err
+			if err := a.Exec(`UPDATE customers SET link_id = ?, click_id = ? WHERE id = ? AND click_id = ''`,
+				e.LinkID, e.ClickID, e.CustomerID); err != nil {
+				return err
+			}
 		}
 		return a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano())
 	case *conversion.SaleTracked:
-		n, err := a.ExecN(`UPDATE customers SET sales = sales + 1, updated_at = MAX(updated_at, ?), version = ? WHERE id = ? AND version < ?`,
-			e.Timestamp.UnixNano(), re.Version, e.CustomerID, re.Version)
-		if err != nil || n == 0 {
-			return err
-		}
 		return a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano())
 	}
 	return nil
@@ -119,19 +110,20 @@ func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, c
 		customerID, re.Version, kind, conversionID, name, c.LinkID, c.ClickID, c.ClickedAt.UnixNano(), amount, currency, first, string(metadata), at)
 }
 
-const customerCols = `id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, link_id, click_id, leads, sales, created_at, updated_at`
+const customerCols = `id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, link_id, click_id, created_at, updated_at`
 
 func scanCustomer(sc interface{ Scan(...any) error }, extra ...any) (queries.Customer, error) {
 	var c queries.Customer
 	var ca, ua int64
 	err := sc.Scan(append([]any{&c.ID, &c.WorkspaceID, &c.ExternalID, &c.Email, &c.Firstname, &c.Lastname, &c.PhoneNumber, &c.AvatarURL,
-		&c.LinkID, &c.ClickID, &c.Leads, &c.Sales, &ca, &ua}, extra...)...)
+		&c.LinkID, &c.ClickID, &ca, &ua}, extra...)...)
 	c.CreatedAt, c.UpdatedAt = ts(ca), ts(ua)
 	return c, err
 }
 
-// revenue fills the customers' revenue per currency.
-func (s *Store) revenue(ctx context.Context, cs []queries.Customer) error {
+// journeys fills the customers' leads, sales and revenue per currency from
+// their journeys, and moves their updated_at to their last lead or sale.
+func (s *Store) journeys(ctx context.Context, cs []queries.Customer) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -143,19 +135,29 @@ func (s *Store) revenue(ctx context.Context, cs []queries.Customer) error {
 		cs[i].Revenue = map[string]int64{}
 	}
 	in, args := inList(ids)
-	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, currency, sum(amount_minor) FROM customer_events
-		WHERE customer_id IN `+in+` AND kind = 'sale' GROUP BY customer_id, currency`, args...)
+	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, kind, currency, count(*), sum(amount_minor), max(at) FROM customer_events
+		WHERE customer_id IN `+in+` GROUP BY customer_id, kind, currency`, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, cur string
-		var n int64
-		if err := rows.Scan(&id, &cur, &n); err != nil {
+		var id, kind, cur string
+		var n, minor, last int64
+		if err := rows.Scan(&id, &kind, &cur, &n, &minor, &last); err != nil {
 			return err
 		}
-		cs[at[id]].Revenue[cur] = n
+		c := &cs[at[id]]
+		switch kind {
+		case "lead":
+			c.Leads += n
+		case "sale":
+			c.Sales += n
+			c.Revenue[cur] += minor
+		}
+		if t := ts(last); t.After(c.UpdatedAt) {
+			c.UpdatedAt = t
+		}
 	}
 	return rows.Err()
 }
@@ -170,7 +172,7 @@ func (s *Store) Customer(ctx context.Context, id string) (queries.Customer, bool
 		return c, false, err
 	}
 	cs := []queries.Customer{c}
-	err = s.revenue(ctx, cs)
+	err = s.journeys(ctx, cs)
 	return cs[0], err == nil, err
 }
 
@@ -194,7 +196,7 @@ func (s *Store) Customers(ctx context.Context, workspaceIDs []string, search str
 	if err != nil {
 		return res, err
 	}
-	return res, s.revenue(ctx, res.Items)
+	return res, s.journeys(ctx, res.Items)
 }
 
 // CustomerJourney returns a customer's leads and sales in the order they
