@@ -332,6 +332,9 @@ func TestCustomersAreIdempotent(t *testing.T) {
 		c.Firstname != "Ann" || c.Email != "a@example.com" || c.ClickID != "k1" || len(j) != 4 {
 		t.Errorf("customer %+v, journey of %d", c, len(j))
 	}
+	if !c.CreatedAt.Equal(t0) || !c.UpdatedAt.Equal(t0.Add(5*time.Minute)) {
+		t.Errorf("created %v, updated %v; want %v and the last sale's %v", c.CreatedAt, c.UpdatedAt, t0, t0.Add(5*time.Minute))
+	}
 }
 
 // Customers keyed by stream (schema versions 2 to 4) are keyed by id once
