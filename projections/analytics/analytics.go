@@ -19,10 +19,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/pebblelog"
 	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
@@ -315,7 +315,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		case click.EventRecorded:
 			todo = append(todo, i)
 		case conversion.EventLeadTracked, conversion.EventSaleTracked:
-			e, err := domain.DecodeEvent(ev.Type, ev.Data)
+			e, err := eventcache.Decode(*ev)
 			if err != nil {
 				s.undecodable.Add(1)
 				s.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 )
 
 // Apply writes a batch: the new clicks (with their daily aggregates and
@@ -483,7 +484,7 @@ func (p *Projection) applyLinks(ctx context.Context, events []eventstore.Recorde
 		if st != nil && ev.Version <= st.version {
 			continue // applied already
 		}
-		e, err := domain.DecodeEvent(ev.Type, ev.Data)
+		e, err := eventcache.Decode(ev)
 		if err != nil {
 			if !errors.Is(err, domain.ErrUnknownEvent) {
 				p.log.Warn("clickhouse projection: undecodable link event skipped",

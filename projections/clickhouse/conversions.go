@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -119,7 +119,7 @@ func (p *Projection) applyConversions(ctx context.Context, events []eventstore.R
 		if ev.Type != conversion.EventLeadTracked && ev.Type != conversion.EventSaleTracked {
 			continue
 		}
-		e, err := domain.DecodeEvent(ev.Type, ev.Data)
+		e, err := eventcache.Decode(ev)
 		if err != nil {
 			p.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)
 			continue

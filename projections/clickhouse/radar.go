@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
@@ -505,7 +505,7 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.R
 		if !strings.HasPrefix(re.Stream, radar.StreamPrefix) || (re.Type != radar.EventPageviewRecorded && re.Type != radar.EventRecordedName) {
 			continue
 		}
-		e, err := domain.DecodeEvent(re.Type, re.Data)
+		e, err := eventcache.Decode(re)
 		if err != nil {
 			r.p.log.Warn("clickhouse radar: undecodable event skipped", "stream", re.Stream, "version", re.Version, "err", err)
 			continue

@@ -19,6 +19,7 @@ import (
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
@@ -117,7 +118,7 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	if int64(re.Version) <= v {
 		return nil // applied before
 	}
-	e, err := domain.DecodeEvent(re.Type, re.Data)
+	e, err := eventcache.Decode(re)
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return a.bump(table, id, re.Version) // a newer binary's event: skip it, keep the version
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -65,7 +66,7 @@ var customerSchema = []string{
 // the stream version (a redelivered event changes nothing), and a first
 // lead's click is set only where none is.
 func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
-	e, err := domain.DecodeEvent(re.Type, re.Data)
+	e, err := eventcache.Decode(re)
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil // every event below checks its own version
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -68,7 +69,7 @@ func (a *applier) applyExtension(re eventstore.RecordedEvent) error {
 	if int64(re.Version) <= v {
 		return nil // applied before
 	}
-	e, err := domain.DecodeEvent(re.Type, re.Data)
+	e, err := eventcache.Decode(re)
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return a.bump(table, id, re.Version)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/hll"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
@@ -455,7 +456,7 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	if !strings.HasPrefix(re.Stream, radar.StreamPrefix) && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
 		return nil
 	}
-	e, err := domain.DecodeEvent(re.Type, re.Data)
+	e, err := eventcache.Decode(re)
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil
 	}
