@@ -58,8 +58,12 @@ var (
 		}
 		return d
 	})
+	// zEncoder compresses at klauspost's fastest level: on a 256 MiB
+	// segment of clicks 5.33 against 5.43 for the default level, in 84% of
+	// its time (a 64 MiB one of sales: 4.28 both, 74%); under a load of
+	// sales the compactor was 7% of the server's CPU (measured 2026-11-24).
 	zEncoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
 		if err != nil {
 			panic(err)
