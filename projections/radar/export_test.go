@@ -99,7 +99,7 @@ func DowngradeToV1(s *Store) error {
 			end INTEGER NOT NULL, pageviews INTEGER NOT NULL, events INTEGER NOT NULL, source TEXT NOT NULL, referrer TEXT NOT NULL,
 			device TEXT NOT NULL, browser TEXT NOT NULL, os TEXT NOT NULL, country TEXT NOT NULL, entry_page TEXT NOT NULL,
 			PRIMARY KEY (project_id, session_id)) WITHOUT ROWID`,
-		`INSERT INTO sessions SELECT * FROM tmp`,
+		`INSERT INTO sessions SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM tmp`,
 		`DROP TABLE tmp`,
 		`CREATE INDEX sessions_start ON sessions (project_id, start)`,
 		`CREATE INDEX sessions_visitor ON sessions (project_id, visitor_id, start)`,
@@ -125,4 +125,20 @@ func AppliedStreams(s *Store) (n int, err error) {
 	}
 	err = s.w.QueryRow(`SELECT count(*) FROM applied`).Scan(&n)
 	return n, err
+}
+
+// DowngradeToV3 removes what schema version 4 added: the version column of
+// sessions, whose versions version 3 kept in the visitors' rows.
+func DowngradeToV3(s *Store) error {
+	for _, q := range []string{
+		`UPDATE visitors SET version = max(version, coalesce((SELECT max(s.version) FROM sessions s
+			WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id), -1))`,
+		`ALTER TABLE sessions DROP COLUMN version`,
+		`PRAGMA user_version = 3`,
+	} {
+		if _, err := s.w.Exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

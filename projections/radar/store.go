@@ -125,6 +125,7 @@ const sessionsTable = `CREATE TABLE IF NOT EXISTS sessions (
 		os TEXT NOT NULL,
 		country TEXT NOT NULL,
 		entry_page TEXT NOT NULL,
+		version INTEGER NOT NULL DEFAULT -1,
 		PRIMARY KEY (project_id, visitor_id, start)) WITHOUT ROWID`
 
 // conversionsTable is version 2's table of conversions, keyed by click,
@@ -152,7 +153,9 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 //     last one's start; no index of hits by visitor (a hit writes one
 //     B-tree in random order, its visitor's, instead of three).
 //   - 3: conversions in Pebble (conversions.go), not in SQLite.
-const schemaVersion = 3
+//   - 4: a visit's row keeps the version of its visitor's stream too (the
+//     next page of a visit writes the visit alone, not its visitor).
+const schemaVersion = 4
 
 var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers"}
 
@@ -222,7 +225,8 @@ func (s *Store) migrate(ctx context.Context) error {
 				`DROP INDEX IF EXISTS sessions_start`,
 				`ALTER TABLE sessions RENAME TO sessions_v1`,
 				sessionsTable,
-				`INSERT INTO sessions SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM sessions_v1`,
+				`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
+					SELECT project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page FROM sessions_v1`,
 				`DROP TABLE sessions_v1`,
 				`ALTER TABLE visitors ADD COLUMN last_start INTEGER NOT NULL DEFAULT 0`,
 				`UPDATE visitors SET last_start = coalesce((SELECT s.start FROM sessions s
@@ -239,6 +243,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		for _, stmt := range schema {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		var hasVersion int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'version'`).Scan(&hasVersion); err != nil {
+			return err
+		}
+		if hasVersion == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT -1`); err != nil {
 				return err
 			}
 		}
@@ -427,6 +440,8 @@ type visitorState struct {
 	session string
 	visit   visit // the last session's state
 	version int64 // of the visitor's stream; -1 before its first event
+	// The row's source and click are set (they are only ever set once).
+	sourced, clicked bool
 }
 
 // visitor returns the state of a visitor's row.
@@ -436,13 +451,16 @@ func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 		return st, nil
 	}
 	st := &visitorState{known: true}
-	var pv, ev, start, end sql.NullInt64
-	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, s.pageviews, s.events, s.start, s.end
+	var pv, ev, start, end, sv sql.NullInt64
+	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, v.source <> '', v.click_id <> '', s.pageviews, s.events, s.start, s.end, s.version
 		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
 			AND v.last_session <> ''
 		WHERE v.project_id = ? AND v.visitor_id = ?`, project, visitor).
-		Scan(&st.last, &st.session, &st.version, &pv, &ev, &start, &end)
+		Scan(&st.last, &st.session, &st.version, &st.sourced, &st.clicked, &pv, &ev, &start, &end, &sv)
 	st.visit = visit{pv.Int64, ev.Int64, start.Int64, end.Int64}
+	// A visit's next pages write the visit's row alone (hit): its end and
+	// version may be ahead of the visitor's.
+	st.last, st.version = max(st.last, end.Int64), max(st.version, sv.Int64)
 	if errors.Is(err, sql.ErrNoRows) {
 		st = &visitorState{version: -1}
 	} else if err != nil {
@@ -510,9 +528,9 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 			return err
 		}
 		st.visit = v
-		if err := a.Exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			h.ProjectID, session, h.VisitorID, ms, ms, pv, ev, h.Source, h.Referrer, h.Device, h.Browser, h.OS, h.Country, h.Pathname); err != nil {
+		if err := a.Exec(`INSERT INTO sessions (project_id, session_id, visitor_id, start, end, pageviews, events, source, referrer, device, browser, os, country, entry_page, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			h.ProjectID, session, h.VisitorID, ms, ms, pv, ev, h.Source, h.Referrer, h.Device, h.Browser, h.OS, h.Country, h.Pathname, re.Version); err != nil {
 			return err
 		}
 		var err error
@@ -531,6 +549,7 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 		if err != nil {
 			return err
 		}
+		st.sourced, st.clicked = st.sourced || h.Source != "", st.clicked || h.ClickID != ""
 	} else {
 		// A visit's source is its first page's, as its rollup counted it.
 		old := st.visit
@@ -539,15 +558,21 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 			return err
 		}
 		st.visit = v
-		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?
-			WHERE project_id = ? AND visitor_id = ? AND start = ?`, ms, pv, ev, h.ProjectID, h.VisitorID, old.start); err != nil {
+		// The visit's row carries its end (the visitor's last activity) and
+		// the stream's version; the visitor's row is written only when it
+		// gains its source or click.
+		if err := a.Exec(`UPDATE sessions SET end = max(end, ?), pageviews = pageviews + ?, events = events + ?, version = ?
+			WHERE project_id = ? AND visitor_id = ? AND start = ?`, ms, pv, ev, re.Version, h.ProjectID, h.VisitorID, old.start); err != nil {
 			return err
 		}
-		if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
-			source = CASE WHEN source = '' THEN ? ELSE source END,
-			click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END, version = ?
-			WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID); err != nil {
-			return err
+		if h.Source != "" && !st.sourced || h.ClickID != "" && !st.clicked {
+			if err := a.Exec(`UPDATE visitors SET last_seen = max(last_seen, ?),
+				source = CASE WHEN source = '' THEN ? ELSE source END,
+				click_id = CASE WHEN click_id = '' THEN ? ELSE click_id END, version = ?
+				WHERE project_id = ? AND visitor_id = ?`, ms, h.Source, h.ClickID, re.Version, h.ProjectID, h.VisitorID); err != nil {
+				return err
+			}
+			st.sourced, st.clicked = st.sourced || h.Source != "", st.clicked || h.ClickID != ""
 		}
 	}
 	st.known, st.last, st.session, st.version = true, max(last, ms), session, int64(re.Version)
@@ -579,6 +604,7 @@ func (a *applier) identify(re eventstore.RecordedEvent, e *radar.VisitorIdentifi
 	if !st.known {
 		st.known, st.last, st.session = true, ms, ""
 	}
+	st.clicked = st.clicked || e.ClickID != ""
 	st.version = int64(re.Version)
 	return nil
 }

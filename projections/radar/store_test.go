@@ -191,3 +191,83 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		t.Errorf("overview %+v", want.Overview)
 	}
 }
+
+// A visit's next pages write the visit's row alone: the visitor's last
+// activity and its stream's version come from the visit too, in the
+// details and for the projector after a restart (the version keeps a
+// redelivered page from counting twice, the end keeps the visit going).
+func TestVisitCarriesLastActivityAndVersion(t *testing.T) {
+	var l log
+	l.hit(t, "a", "/", t0, "", "")
+	l.hit(t, "a", "/pricing", t0.Add(10*time.Minute), "", "")
+	l.hit(t, "a", "/pricing", t0.Add(20*time.Minute), "Signup", "")
+	l.hit(t, "a", "/docs", t0.Add(45*time.Minute), "", "") // 45 minutes after the visitor's row was written
+	path := filepath.Join(t.TempDir(), "radar.db")
+	s, err := radarstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Apply(ctx, l.Events[:3]); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = radarstore.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Redelivered from the start, then the rest: the last page continues
+	// the visit (its end, 20 minutes in, was only in the visit's row).
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	r := queries.RadarRange{ProjectID: "p1", Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)}
+	d, ok, err := s.RadarVisitor(ctx, r, "a")
+	if err != nil || !ok {
+		t.Fatalf("visitor a: %v %v", ok, err)
+	}
+	if v := d.Visitor; !v.LastSeen.Equal(t0.Add(45*time.Minute)) || v.Sessions != 1 {
+		t.Errorf("visitor a: last seen %v, %d visits; want %v and 1", v.LastSeen, v.Sessions, t0.Add(45*time.Minute))
+	}
+	o, err := s.RadarOverview(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Pageviews != 3 || o.Events != 1 || o.Visits != 1 || o.BounceRate != 0 || o.AvgDurationS != 45*60 {
+		t.Errorf("overview %+v; want 3 page views, 1 event, 1 visit of 45 minutes", o)
+	}
+}
+
+// A file of schema version 3 gains the version column of sessions when
+// opened: same reports, and events delivered again change nothing.
+func TestMigrateFromV3(t *testing.T) {
+	var l log
+	l.hit(t, "a", "/", t0, "", "clk-1")
+	l.hit(t, "a", "/pricing", t0.Add(time.Minute), "", "")
+	l.hit(t, "b", "/", t0, "", "")
+	l.hit(t, "c", "/", t0, "", "")
+	path := filepath.Join(t.TempDir(), "radar.db")
+	s, err := radarstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	want := read(t, s)
+	if err := radarstore.DowngradeToV3(s); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = radarstore.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("after migrating from version 3:\n%+v\nwant\n%+v", got, want)
+	}
+}
