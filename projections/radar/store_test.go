@@ -271,3 +271,37 @@ func TestMigrateFromV3(t *testing.T) {
 		t.Errorf("after migrating from version 3:\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// Reset (linkd replay) empties the conversions' Pebble database with the
+// tables: applying the log again gives the same reports, each sale once.
+func TestResetEmptiesConversions(t *testing.T) {
+	var l log
+	cust := conversion.CustomerStream("w1", "cus_1")
+	l.hit(t, "a", "/", t0, "", "clk-1")
+	l.hit(t, "b", "/", t0, "", "")
+	l.hit(t, "c", "/", t0, "", "")
+	l.add(t, cust, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", At: t0})
+	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv1", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 1250, Currency: "eur", Timestamp: t0.Add(time.Minute)})
+	s := open(t)
+	ctx := context.Background()
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	want := read(t, s)
+	if want.Overview.Sales != 1 || want.Overview.Revenue != 12.5 {
+		t.Fatalf("before the reset: %+v", want.Overview)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := queries.RadarRange{ProjectID: "p1", Start: t0.Add(-time.Hour), End: t0.Add(48 * time.Hour)}
+	if o, err := s.RadarOverview(ctx, r); err != nil || o.Sales != 0 || o.People != 0 {
+		t.Fatalf("after the reset: %+v, %v", o, err)
+	}
+	if err := s.Apply(ctx, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("applied again after the reset:\n%+v\nwant\n%+v", got, want)
+	}
+}
