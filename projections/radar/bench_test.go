@@ -136,3 +136,68 @@ func buildSite(path string, events, visitors int, day0 time.Time) error {
 	}
 	return os.Rename(path+".tmp", path)
 }
+
+// BenchmarkApplyHits applies the page views and events of a busy site as
+// collect feeds them (batches of 128, each hit of a random one of 100,000
+// visitors, the next page of a visit a minute after the last): the
+// projector's cost per hit, the most of bench/collect.sh's CPU.
+//
+//	go test -run '^$' -bench ApplyHits -benchtime 200000x ./projections/radar/
+func BenchmarkApplyHits(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "radar.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const visitors = 100_000
+	rng := rand.New(rand.NewPCG(3, 5))
+	versions := make([]uint32, visitors)
+	last := make([]time.Time, visitors)
+	day0 := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	browsers := []string{"Chrome", "Safari", "Firefox", "Edge"}
+	ctx := context.Background()
+	batch := make([]eventstore.RecordedEvent, 0, 128)
+	pos := uint64(0)
+	next := func() eventstore.RecordedEvent {
+		v := rng.IntN(visitors)
+		at := day0.Add(time.Duration(pos) * time.Millisecond)
+		if !last[v].IsZero() && at.Sub(last[v]) < time.Minute {
+			at = last[v].Add(time.Minute)
+		}
+		last[v] = at
+		visitor := fmt.Sprint("visitor-", v)
+		h := radar.Hit{ProjectID: "p1", VisitorID: visitor, Hostname: "shop.example", Pathname: fmt.Sprint("/p/", rng.IntN(500)),
+			Source: fmt.Sprint("source-", v%20), Country: fmt.Sprintf("C%02d", v%50), Browser: browsers[v%4], OS: "Linux", Device: "Desktop", At: at}
+		h.URL = "https://shop.example" + h.Pathname
+		var e domain.Event = &radar.PageviewRecorded{Hit: h}
+		if rng.IntN(10) == 0 {
+			e = &radar.EventRecorded{Hit: h, Name: fmt.Sprint("event-", rng.IntN(10))}
+		}
+		name, data, err := domain.EncodeEvent(e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pos++
+		ev := eventstore.RecordedEvent{Stream: radar.Stream("p1", visitor), Version: uint64(versions[v]), Type: name, Data: data,
+			Position: eventstore.Position{Commit: pos, Prepare: pos}, Time: at}
+		versions[v]++
+		return ev
+	}
+	var applying time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		b.StopTimer()
+		batch = batch[:0]
+		for len(batch) < cap(batch) && i < b.N {
+			batch = append(batch, next())
+			i++
+		}
+		b.StartTimer()
+		t := time.Now()
+		if err := s.Apply(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		applying += time.Since(t)
+	}
+	b.ReportMetric(float64(applying.Nanoseconds())/1e3/float64(b.N), "us/hit")
+}
