@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/linkd/linkd/queries"
@@ -139,41 +140,144 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 	return out, nil
 }
 
+// radarExactLimit is the most unique visitors a range of whole days may
+// have for its counts of unique visitors to be exact: up to it they are
+// uniq states of radar_daily and radar_daily_sources (exact up to 65,536),
+// which are cheap to merge while they are small; beyond, uniqHLL12 states
+// of radar_daily_hll and radar_daily_sources (within about 1.6%), as the
+// embedded projection's sketches (docs/decisions.md, "Radar's numbers").
+// A 30-day uniq merge of a million visitors cost about a second
+// (docs/benchmarks-clickhouse.md).
+const radarExactLimit = 50000
+
+// radarSpan is a range of whole UTC days (from, to) and how its unique
+// visitors are counted: exact, with uniq states, or with uniqHLL12 ones.
+type radarSpan struct {
+	from, to string
+	exact    bool
+}
+
+// visitors returns the table and the expression of unique visitors of
+// radar_daily's dimensions over s.
+func (s radarSpan) visitors() (table, expr string) {
+	if s.exact {
+		return tRadarDaily, uniqFunc + "Merge(visitors)"
+	}
+	return tRadarHLL, "uniqHLL12Merge(visitors)"
+}
+
+// sourceVisitors is the expression of unique visitors of
+// radar_daily_sources over s.
+func (s radarSpan) sourceVisitors() string {
+	if s.exact {
+		return uniqFunc + "Merge(visitors)"
+	}
+	return "uniqHLL12Merge(visitors_hll)"
+}
+
+// radarSpan returns, for a range of whole days, its span and its unique
+// visitors: estimated from radar_daily_hll, counted again from radar_daily
+// when the estimate is at most radarExactLimit. ok is false for other
+// ranges.
+func (r *RadarProjection) radarSpan(ctx context.Context, rr queries.RadarRange) (radarSpan, uint64, bool, error) {
+	from, to, ok := radarDays(rr)
+	if !ok {
+		return radarSpan{}, 0, false, nil
+	}
+	s := radarSpan{from: from, to: to}
+	w, args := dailyWhere(rr, from, to, "all")
+	var people uint64
+	if err := r.p.conn.QueryRow(ctx, "SELECT uniqHLL12Merge(visitors) FROM "+r.p.tbl(tRadarHLL)+" WHERE "+w, args...).Scan(&people); err != nil {
+		return s, 0, true, err
+	}
+	if people > radarExactLimit {
+		return s, people, true, nil
+	}
+	s.exact = true
+	if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"Merge(visitors) FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&people); err != nil {
+		return s, 0, true, err
+	}
+	return s, people, true, nil
+}
+
+// concurrently runs fs at once (a report's queries are independent) and
+// returns the first error of fs' order.
+func concurrently(fs ...func() error) error {
+	errs := make([]error, len(fs))
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RadarOverview implements queries.RadarReadModel.
 func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
 	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var o queries.RadarOverview
-	var people, pv, ev uint64
-	if from, to, ok := radarDays(rr); ok {
-		w, args := dailyWhere(rr, from, to, "all")
-		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"Merge(visitors) FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&people); err != nil {
-			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
-		}
-		w, args = dailyWhere(rr, from, to, "kind")
-		if err := r.p.conn.QueryRow(ctx, "SELECT sumIf(hits, value = 'pageview'), sumIf(hits, value = 'event') FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&pv, &ev); err != nil {
-			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
-		}
-	} else {
-		w, args := radarWhere(rr, "timestamp", "date")
-		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
-			r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev); err != nil {
-			return o, fmt.Errorf("clickhouse radar: overview: %w", err)
-		}
-	}
-	w, args := radarWhere(rr, "started_at", "")
-	var visits, bounces, duration int64
-	if err := r.p.conn.QueryRow(ctx, "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+
-		r.p.tbl(tRadarSessions)+" WHERE "+w, args...).Scan(&visits, &bounces, &duration); err != nil {
-		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
-	}
-	sales, err := r.radarSales(ctx, rr, false)
+	var (
+		people, pv, ev            uint64
+		visits, bounces, duration int64
+		sales                     queries.RadarSales
+	)
+	from, to, days := radarDays(rr)
+	err := concurrently(
+		func() error {
+			if !days {
+				w, args := radarWhere(rr, "timestamp", "date")
+				return r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
+					r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev)
+			}
+			_, n, _, err := r.radarSpan(ctx, rr)
+			people = n
+			return err
+		},
+		func() error {
+			if !days {
+				return nil
+			}
+			w, args := dailyWhere(rr, from, to, "kind")
+			return r.p.conn.QueryRow(ctx, "SELECT sumIf(hits, value = 'pageview'), sumIf(hits, value = 'event') FROM "+r.p.tbl(tRadarDaily)+
+				" WHERE "+w, args...).Scan(&pv, &ev)
+		},
+		func() error {
+			q, args := "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+r.p.tbl(tRadarSessions)+" WHERE ", []any(nil)
+			var w string
+			if days {
+				q = "SELECT sum(visits), sum(bounces), sum(duration_ms) FROM " + r.p.tbl(tRadarSources) + " WHERE "
+				w, args = sourcesWhere(rr, from, to)
+			} else {
+				w, args = radarWhere(rr, "started_at", "")
+			}
+			return r.p.conn.QueryRow(ctx, q+w, args...).Scan(&visits, &bounces, &duration)
+		},
+		func() (err error) {
+			sales, err = r.radarSales(ctx, rr, false)
+			return err
+		},
+	)
 	if err != nil {
 		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 	}
 	t := queries.RadarTotals{People: int64(people), Visits: visits, Pageviews: int64(pv), Events: int64(ev), Bounces: bounces, DurationMS: duration}
 	return queries.NewRadarOverview(t, sales.List, sales.Currency(rr.Currency)), nil
+}
+
+// sourcesWhere filters radar_daily_sources on a project and days.
+func sourcesWhere(r queries.RadarRange, from, to string) (string, []any) {
+	return "project_id = ? AND date >= toDate(?) AND date <= toDate(?)", []any{r.ProjectID, from, to}
 }
 
 func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
@@ -201,79 +305,107 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	var b queries.RadarBreakdowns
+	fail := func(err error) (queries.RadarBreakdowns, error) {
+		return b, fmt.Errorf("clickhouse radar: breakdowns: %w", err)
+	}
 	w, args := radarWhere(rr, "timestamp", "date")
 	events := r.p.tbl(tRadarEvents)
-	from, to, days := radarDays(rr)
+	lim := " LIMIT " + strconv.Itoa(limit)
+	span, people, days, err := r.radarSpan(ctx, rr)
+	if err != nil {
+		return fail(err)
+	}
 	// byVisitors ranks the values of a dimension by unique visitors, from
-	// radar_daily (dimension) or radar_events (column, cond).
+	// radar_daily or radar_daily_hll (dimension) or radar_events (column,
+	// cond).
 	byVisitors := func(dimension, column, cond string) ([]queries.RadarCount, error) {
 		if days {
-			dw, dargs := dailyWhere(rr, from, to, dimension)
+			dw, dargs := dailyWhere(rr, span.from, span.to, dimension)
 			if cond != "" {
 				dw += " AND value != ''"
 			}
-			return r.radarCounts(ctx, "SELECT value AS name, "+uniqFunc+"Merge(visitors) AS people FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+
-				" GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit), dargs...)
+			table, expr := span.visitors()
+			return r.radarCounts(ctx, "SELECT value AS name, "+expr+" AS people FROM "+r.p.tbl(table)+" WHERE "+dw+
+				" GROUP BY name ORDER BY people DESC, name"+lim, dargs...)
 		}
 		if cond == "" {
 			cond = "1"
 		}
 		return r.radarCounts(ctx, "SELECT "+column+" AS name, "+uniqFunc+"(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
-			" GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit), args...)
+			" GROUP BY name ORDER BY people DESC, name"+lim, args...)
 	}
-	fail := func(err error) (queries.RadarBreakdowns, error) {
-		return b, fmt.Errorf("clickhouse radar: breakdowns: %w", err)
-	}
-	pages, err := byVisitors("page", "pathname", "kind = 'pageview'")
+	var (
+		pages, countries []queries.RadarCount
+		hosts            []queries.RadarCount
+		sales            queries.RadarSales
+	)
+	err = concurrently(
+		func() (err error) {
+			pages, err = byVisitors("page", "pathname", "kind = 'pageview'")
+			return err
+		},
+		func() (err error) {
+			// A visitor counts for a source when one of its visits (that
+			// start in the range) has it as its entry source.
+			if days {
+				sw, sargs := sourcesWhere(rr, span.from, span.to)
+				b.Sources, err = r.radarCounts(ctx, "SELECT if(source = '', ?, source) AS name, "+span.sourceVisitors()+" AS people FROM "+
+					r.p.tbl(tRadarSources)+" WHERE "+sw+" GROUP BY name HAVING sum(visits) > 0 ORDER BY people DESC, name"+lim,
+					append([]any{radarDirect}, sargs...)...)
+				return err
+			}
+			// A (source, visitor) pair whose rows' signs add up above 0
+			// (a visit's cancelled states cancel out).
+			sw, sargs := radarWhere(rr, "started_at", "")
+			b.Sources, err = r.radarCounts(ctx, "SELECT name, count() AS people FROM "+
+				"(SELECT if(entry_source = '', ?, entry_source) AS name, visitor_id FROM "+r.p.tbl(tRadarSessions)+
+				" WHERE "+sw+" GROUP BY name, visitor_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name"+lim,
+				append([]any{radarDirect}, sargs...)...)
+			return err
+		},
+		func() (err error) {
+			countries, err = byVisitors("country", "country", "country != ''")
+			return err
+		},
+		func() (err error) {
+			sales, err = r.radarSales(ctx, rr, true)
+			return err
+		},
+		func() (err error) {
+			b.Browsers, err = byVisitors("browser", "browser", "browser != ''")
+			return err
+		},
+		func() (err error) {
+			b.OS, err = byVisitors("os", "os", "os != ''")
+			return err
+		},
+		func() (err error) {
+			b.Events, err = r.radarEvents(ctx, rr, limit, span, people, days)
+			return err
+		},
+		func() (err error) {
+			hostQ, hostArgs := "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+" GROUP BY name ORDER BY n DESC, name"+lim, args
+			if days {
+				dw, dargs := dailyWhere(rr, span.from, span.to, "hostname")
+				hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name"+lim, dargs
+			}
+			hosts, err = r.radarCounts(ctx, hostQ, hostArgs...)
+			return err
+		},
+	)
 	if err != nil {
 		return fail(err)
 	}
 	for _, p := range pages {
 		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
 	}
-	sw, sargs := radarWhere(rr, "started_at", "")
-	// A visitor counts for a source when one of its visits has it: a
-	// (source, visitor) pair whose rows' signs add up above 0 (a visit's
-	// cancelled states have their own source and cancel out).
-	if b.Sources, err = r.radarCounts(ctx, "SELECT name, count() AS people FROM "+
-		"(SELECT if(source = '', ?, source) AS name, visitor_id FROM "+r.p.tbl(tRadarSessions)+
-		" WHERE "+sw+" GROUP BY name, visitor_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name LIMIT "+strconv.Itoa(limit),
-		append([]any{radarDirect}, sargs...)...); err != nil {
-		return fail(err)
-	}
-	countries, err := byVisitors("country", "country", "country != ''")
-	if err != nil {
-		return fail(err)
-	}
 	if len(countries) > 0 {
-		sales, err := r.radarSales(ctx, rr, true)
-		if err != nil {
-			return fail(err)
-		}
 		cur := sales.Currency(rr.Currency)
 		revenue := queries.RevenueByCountry(sales.List, cur)
 		for _, c := range countries {
 			b.Countries = append(b.Countries, queries.RadarCountry{Name: queries.CountryName(c.Name), People: c.People, CountryCode: c.Name,
 				Revenue: queries.CurrencyUnits(revenue[c.Name], cur)})
 		}
-	}
-	if b.Browsers, err = byVisitors("browser", "browser", "browser != ''"); err != nil {
-		return fail(err)
-	}
-	if b.OS, err = byVisitors("os", "os", "os != ''"); err != nil {
-		return fail(err)
-	}
-	if b.Events, err = r.radarEvents(ctx, rr, limit); err != nil {
-		return fail(err)
-	}
-	hostQ, hostArgs := "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), args
-	if days {
-		dw, dargs := dailyWhere(rr, from, to, "hostname")
-		hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name LIMIT "+strconv.Itoa(limit), dargs
-	}
-	hosts, err := r.radarCounts(ctx, hostQ, hostArgs...)
-	if err != nil {
-		return fail(err)
 	}
 	for _, h := range hosts {
 		b.Hostnames = append(b.Hostnames, h.Name)
@@ -286,47 +418,88 @@ func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange
 	rr = clampRange(rr)
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
-	out, err := r.radarEvents(ctx, rr, limit)
+	span, people, days, err := r.radarSpan(ctx, rr)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse radar: custom events: %w", err)
+	}
+	out, err := r.radarEvents(ctx, rr, limit, span, people, days)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse radar: custom events: %w", err)
 	}
 	return out, nil
 }
 
-func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
-	w, args := radarWhere(rr, "timestamp", "date")
-	events := r.p.tbl(tRadarEvents)
-	peopleQ := "SELECT " + uniqFunc + "(visitor_id) FROM " + events + " WHERE " + w
-	eventsQ := "SELECT event_name, " + uniqFunc + "(visitor_id), count() AS n FROM " + events + " WHERE " + w +
-		" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name LIMIT " + strconv.Itoa(limit)
-	peopleArgs, eventsArgs := args, args
-	if from, to, ok := radarDays(rr); ok {
-		var dw string
-		dw, peopleArgs = dailyWhere(rr, from, to, "all")
-		peopleQ = "SELECT " + uniqFunc + "Merge(visitors) FROM " + r.p.tbl(tRadarDaily) + " WHERE " + dw
-		dw, eventsArgs = dailyWhere(rr, from, to, "event")
-		eventsQ = "SELECT value, " + uniqFunc + "Merge(visitors), sum(hits) AS n FROM " + r.p.tbl(tRadarDaily) + " WHERE " + dw +
-			" GROUP BY value ORDER BY n DESC, value LIMIT " + strconv.Itoa(limit)
-	}
-	var people uint64
-	if err := r.p.conn.QueryRow(ctx, peopleQ, peopleArgs...).Scan(&people); err != nil {
-		return nil, err
-	}
-	rows, err := r.p.conn.Query(ctx, eventsQ, eventsArgs...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// radarEvents ranks the custom events of the range by volume; span and
+// people are the range's (radarSpan) when days is true.
+func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int, span radarSpan, people uint64, days bool) ([]queries.RadarEventStat, error) {
+	lim := " LIMIT " + strconv.Itoa(limit)
 	var out []queries.RadarEventStat
-	for rows.Next() {
-		var e queries.RadarEventStat
-		var p, n uint64
-		if err := rows.Scan(&e.EventName, &p, &n); err != nil {
+	if !days {
+		w, args := radarWhere(rr, "timestamp", "date")
+		events := r.p.tbl(tRadarEvents)
+		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id) FROM "+events+" WHERE "+w, args...).Scan(&people); err != nil {
 			return nil, err
 		}
-		e.People, e.Events = int64(p), int64(n)
-		e.CompletionRate = queries.Percent(e.People, int64(people))
-		out = append(out, e)
+		rows, err := r.p.conn.Query(ctx, "SELECT event_name, "+uniqFunc+"(visitor_id), count() AS n FROM "+events+" WHERE "+w+
+			" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name"+lim, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e queries.RadarEventStat
+			var p, n uint64
+			if err := rows.Scan(&e.EventName, &p, &n); err != nil {
+				return nil, err
+			}
+			e.People, e.Events = int64(p), int64(n)
+			out = append(out, e)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	} else {
+		// Volumes from radar_daily, unique visitors of the events ranked
+		// from the table of span.visitors.
+		dw, dargs := dailyWhere(rr, span.from, span.to, "event")
+		rows, err := r.p.conn.Query(ctx, "SELECT value, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+
+			" GROUP BY value ORDER BY n DESC, value"+lim, dargs...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var names []string
+		for rows.Next() {
+			var e queries.RadarEventStat
+			var n uint64
+			if err := rows.Scan(&e.EventName, &n); err != nil {
+				return nil, err
+			}
+			e.Events = int64(n)
+			out = append(out, e)
+			names = append(names, e.EventName)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			table, expr := span.visitors()
+			counts, err := r.radarCounts(ctx, "SELECT value, "+expr+" FROM "+r.p.tbl(table)+" WHERE "+dw+" AND has(?, value) GROUP BY value",
+				append(dargs, names)...)
+			if err != nil {
+				return nil, err
+			}
+			byName := map[string]int64{}
+			for _, c := range counts {
+				byName[c.Name] = c.People
+			}
+			for i := range out {
+				out[i].People = byName[out[i].EventName]
+			}
+		}
 	}
-	return out, rows.Err()
+	for i := range out {
+		out[i].CompletionRate = queries.Percent(out[i].People, int64(people))
+	}
+	return out, nil
 }
