@@ -94,11 +94,33 @@ func dailyWhere(r queries.RadarRange, from, to, dimension string) (string, []any
 	return "project_id = ? AND date >= toDate(?) AND date <= toDate(?) AND dimension = ?", []any{r.ProjectID, from, to, dimension}
 }
 
-// radarSales are the sales recorded in the range on the clicks of the
-// project's visitors, each once, with the visitor and (withCountry) its
-// country; and the currency revenue is reported in.
-func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) (queries.RadarSales, error) {
-	var out queries.RadarSales
+// radarSaleSums are the sales recorded in the range on the clicks of the
+// project's visitors, each once (a click two visitors came through counts
+// its sale once, for the first visitor in visitor_id order), summed by
+// currency and the visitor's country: their number, the visitors they are
+// on and their amount.
+type radarSaleSums struct {
+	sales, buyers int64
+	count         map[string]int              // sales by currency
+	amount        map[string]map[string]int64 // currency, country: minor units
+}
+
+// currency is the currency revenue is reported in.
+func (s radarSaleSums) currency(want string) string { return queries.RevenueCurrency(s.count, want) }
+
+func (s radarSaleSums) totals(currency string) queries.RadarSaleTotals {
+	t := queries.RadarSaleTotals{Sales: s.sales, Buyers: s.buyers}
+	for _, n := range s.amount[currency] {
+		t.RevenueMinor += n
+	}
+	return t
+}
+
+// radarSales sums the sales of the range on the server: the 25,000 sales
+// of a month of the benchmark's million visitors took 20 ms more to send
+// and scan one by one than to sum.
+func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange) (radarSaleSums, error) {
+	out := radarSaleSums{count: map[string]int{}, amount: map[string]map[string]int64{}}
 	var where string
 	var args []any
 	if !rr.Start.IsZero() {
@@ -111,16 +133,18 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 	}
 	// A visitor's click is the first its hits carry; its country the
 	// latest of those hits (the tracker sends the click with every hit):
-	// radar_clicks.
-	country := "''"
-	if withCountry {
-		country = "argMaxMerge(click_country)"
-	}
-	q := "SELECT s.conversion_id, s.amount, s.currency, v.visitor_id, v.visitor_country FROM " +
-		"(SELECT conversion_id, any(click_id) AS click, any(amount) AS amount, any(currency) AS currency FROM " + r.p.tbl(tSales) +
-		" WHERE click_id != ''" + where + " GROUP BY conversion_id) AS s ALL INNER JOIN " +
-		"(SELECT visitor_id, argMinMerge(first_click) AS click, " + country + " AS visitor_country FROM " + r.p.tbl(tRadarClicks) +
-		" WHERE project_id = ? GROUP BY visitor_id) AS v USING click ORDER BY s.conversion_id, v.visitor_id"
+	// radar_clicks. Both tables are read FINAL (one row per key: sales is
+	// a ReplacingMergeTree by conversion, radar_clicks aggregates per
+	// visitor), which costs less than a GROUP BY when their parts are
+	// merged. Each sale's row counts once per currency (total 0) and once
+	// in the country's total (total 1), where its visitor is counted.
+	q := "SELECT cur, country, total, count(), sum(amt), uniqExact(visitor) FROM " +
+		"(SELECT conversion_id, any(amount) AS amt, any(currency) AS currency, min(visitor_id) AS visitor, " +
+		"argMin(visitor_country, visitor_id) AS country FROM " +
+		"(SELECT conversion_id, click_id AS click, amount, currency FROM " + r.p.tbl(tSales) + " FINAL WHERE click_id != ''" + where + ") AS s " +
+		"ALL INNER JOIN (SELECT visitor_id, finalizeAggregation(first_click) AS click, finalizeAggregation(click_country) AS visitor_country FROM " +
+		r.p.tbl(tRadarClicks) + " FINAL WHERE project_id = ?) AS v USING click GROUP BY conversion_id) " +
+		"ARRAY JOIN [currency, ''] AS cur, [0, 1] AS total GROUP BY cur, country, total"
 	args = append(args, rr.ProjectID)
 	rows, err := r.p.conn.Query(ctx, q, args...)
 	if err != nil {
@@ -128,11 +152,24 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var x queries.RadarSale
-		if err := rows.Scan(&x.ConversionID, &x.AmountMinor, &x.Currency, &x.VisitorID, &x.Country); err != nil {
+		var cur, country string
+		var total uint8
+		var n, buyers uint64
+		var amount int64
+		if err := rows.Scan(&cur, &country, &total, &n, &amount, &buyers); err != nil {
 			return out, fmt.Errorf("radar sales: %w", err)
 		}
-		out.Add(x)
+		if total == 1 {
+			// A visitor has one country: the countries' buyers add up.
+			out.sales += int64(n)
+			out.buyers += int64(buyers)
+			continue
+		}
+		out.count[cur] += int(n)
+		if out.amount[cur] == nil {
+			out.amount[cur] = map[string]int64{}
+		}
+		out.amount[cur][country] += amount
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("radar sales: %w", err)
@@ -230,7 +267,7 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 	var (
 		people, pv, ev            uint64
 		visits, bounces, duration int64
-		sales                     queries.RadarSales
+		sales                     radarSaleSums
 	)
 	from, to, days := radarDays(rr)
 	err := concurrently(
@@ -264,7 +301,7 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 			return r.p.conn.QueryRow(ctx, q+w, args...).Scan(&visits, &bounces, &duration)
 		},
 		func() (err error) {
-			sales, err = r.radarSales(ctx, rr, false)
+			sales, err = r.radarSales(ctx, rr)
 			return err
 		},
 	)
@@ -272,7 +309,8 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 		return o, fmt.Errorf("clickhouse radar: overview: %w", err)
 	}
 	t := queries.RadarTotals{People: int64(people), Visits: visits, Pageviews: int64(pv), Events: int64(ev), Bounces: bounces, DurationMS: duration}
-	return queries.NewRadarOverview(t, sales.List, sales.Currency(rr.Currency)), nil
+	cur := sales.currency(rr.Currency)
+	return queries.NewRadarOverviewOfTotals(t, sales.totals(cur), cur), nil
 }
 
 // sourcesWhere filters radar_daily_sources on a project and days.
@@ -337,7 +375,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	var (
 		pages, countries []queries.RadarCount
 		hosts            []queries.RadarCount
-		sales            queries.RadarSales
+		sales            radarSaleSums
 	)
 	err = concurrently(
 		func() (err error) {
@@ -368,7 +406,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			return err
 		},
 		func() (err error) {
-			sales, err = r.radarSales(ctx, rr, true)
+			sales, err = r.radarSales(ctx, rr)
 			return err
 		},
 		func() (err error) {
@@ -400,8 +438,8 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 		b.Pages = append(b.Pages, queries.RadarPage{Pathname: p.Name, People: p.People})
 	}
 	if len(countries) > 0 {
-		cur := sales.Currency(rr.Currency)
-		revenue := queries.RevenueByCountry(sales.List, cur)
+		cur := sales.currency(rr.Currency)
+		revenue := sales.amount[cur]
 		for _, c := range countries {
 			b.Countries = append(b.Countries, queries.RadarCountry{Name: queries.CountryName(c.Name), People: c.People, CountryCode: c.Name,
 				Revenue: queries.CurrencyUnits(revenue[c.Name], cur)})
