@@ -67,6 +67,8 @@ const (
 	tRadarClicksView = "radar_clicks_mv"
 	tRadarHLL        = "radar_daily_hll"
 	tRadarHLLView    = "radar_daily_hll_mv"
+	tRadarWeekly     = "radar_weekly_hll"
+	tRadarWeeklyView = "radar_weekly_hll_mv"
 	tRadarSources    = "radar_daily_sources"
 	tRadarSourceView = "radar_daily_sources_mv"
 	tRadarCheckpoint = "radar_checkpoint"
@@ -128,6 +130,23 @@ func radarHLLQuery(source string) string {
 		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, date, dimension, value"
 }
 
+// radar_weekly_hll: radar_daily_hll's rows per week (Monday to Sunday,
+// week is the Monday) instead of day, written by radar_weekly_hll_mv.
+var radarWeeklyColumns = []col{
+	{"project_id", "String"},
+	{"week", "Date"},
+	{"dimension", "String"},
+	{"value", "String"},
+	{"visitors", "AggregateFunction(uniqHLL12, String)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+func radarWeeklyQuery(source string) string {
+	return "SELECT project_id, toMonday(date) AS week, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, " +
+		"uniqHLL12State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
+		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, week, dimension, value"
+}
+
 // radar_daily_sources: per project, UTC day a visit started on and its
 // entry source (the source of its first hit, as the embedded projection
 // counts it: radar_sessions.source is the first non-empty one), the visits,
@@ -165,6 +184,7 @@ var radarViews = []struct {
 	{tRadarDailyView, tRadarDaily, radarDailyColumns, radarDailyQuery, tRadarEvents},
 	{tRadarClicksView, tRadarClicks, radarClicksColumns, radarClicksQuery, tRadarEvents},
 	{tRadarHLLView, tRadarHLL, radarHLLColumns, radarHLLQuery, tRadarEvents},
+	{tRadarWeeklyView, tRadarWeekly, radarWeeklyColumns, radarWeeklyQuery, tRadarEvents},
 	{tRadarSourceView, tRadarSources, radarSourcesColumns, radarSourcesQuery, tRadarSessions},
 }
 
@@ -254,6 +274,8 @@ func radarTables() []table {
 			engine: "ENGINE = AggregatingMergeTree ORDER BY (project_id, visitor_id) SETTINGS index_granularity = 1024"},
 		{name: tRadarHLL, cols: radarHLLColumns,
 			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
+		{name: tRadarWeekly, cols: radarWeeklyColumns,
+			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(week) ORDER BY (project_id, week, dimension, value) SETTINGS index_granularity = 256"},
 		{name: tRadarSources, cols: radarSourcesColumns,
 			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, source) SETTINGS index_granularity = 256"},
 		{name: tRadarCheckpoint, cols: []col{{"projection", "String"}, {"commit_position", "UInt64"}, {"prepare_position", "UInt64"}, {"updated_at", "DateTime"}},

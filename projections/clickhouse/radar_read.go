@@ -194,13 +194,54 @@ type radarSpan struct {
 	exact    bool
 }
 
-// visitors returns the table and the expression of unique visitors of
-// radar_daily's dimensions over s.
-func (s radarSpan) visitors() (table, expr string) {
-	if s.exact {
-		return tRadarDaily, uniqFunc + "Merge(visitors)"
+// visitors returns a FROM source of the rows (value, visitors) of a
+// dimension of a project over s whose value matches cond (" AND ..." with
+// condArgs, or ""), its arguments, and the expression that merges the
+// visitors of a value: radar_daily's uniq states when s is exact, else the
+// uniqHLL12 states of radar_weekly_hll for the whole weeks of s and of
+// radar_daily_hll for its other days (a 30-day range: 3 weeks and 9 days,
+// 12 states per value instead of 30).
+func (s radarSpan) visitors(r *RadarProjection, project, dimension, cond string, condArgs ...any) (string, []any, string) {
+	days := func(table, extra string, extraArgs ...any) (string, []any) {
+		args := append([]any{project, dimension, s.from, s.to}, extraArgs...)
+		return "SELECT value, visitors FROM " + r.p.tbl(table) + " WHERE project_id = ? AND dimension = ? AND date >= toDate(?) AND date <= toDate(?)" +
+			extra + cond, append(args, condArgs...)
 	}
-	return tRadarHLL, "uniqHLL12Merge(visitors)"
+	if s.exact {
+		q, args := days(tRadarDaily, "")
+		return "(" + q + ")", args, uniqFunc + "Merge(visitors)"
+	}
+	first, last, ok := s.weeks()
+	if !ok {
+		q, args := days(tRadarHLL, "")
+		return "(" + q + ")", args, "uniqHLL12Merge(visitors)"
+	}
+	q, args := days(tRadarHLL, " AND (date < toDate(?) OR date > toDate(?) + 6)", first, last)
+	q += " UNION ALL SELECT value, visitors FROM " + r.p.tbl(tRadarWeekly) +
+		" WHERE project_id = ? AND dimension = ? AND week >= toDate(?) AND week <= toDate(?)" + cond
+	args = append(append(args, project, dimension, first, last), condArgs...)
+	return "(" + q + ")", args, "uniqHLL12Merge(visitors)"
+}
+
+// weeks returns the first and last Mondays of the whole weeks (Monday to
+// Sunday) in s, if it has any.
+func (s radarSpan) weeks() (first, last string, ok bool) {
+	from, err1 := time.Parse(time.DateOnly, s.from)
+	to, err2 := time.Parse(time.DateOnly, s.to)
+	if err1 != nil || err2 != nil {
+		return "", "", false
+	}
+	for from.Weekday() != time.Monday {
+		from = from.AddDate(0, 0, 1)
+	}
+	for to.Weekday() != time.Sunday {
+		to = to.AddDate(0, 0, -1)
+	}
+	to = to.AddDate(0, 0, -6)
+	if to.Before(from) {
+		return "", "", false
+	}
+	return from.Format(time.DateOnly), to.Format(time.DateOnly), true
 }
 
 // sourceVisitors is the expression of unique visitors of
@@ -222,17 +263,17 @@ func (r *RadarProjection) radarSpan(ctx context.Context, rr queries.RadarRange) 
 		return radarSpan{}, 0, false, nil
 	}
 	s := radarSpan{from: from, to: to}
-	w, args := dailyWhere(rr, from, to, "all")
 	var people uint64
-	if err := r.p.conn.QueryRow(ctx, "SELECT uniqHLL12Merge(visitors) FROM "+r.p.tbl(tRadarHLL)+" WHERE "+w, args...).Scan(&people); err != nil {
-		return s, 0, true, err
-	}
-	if people > radarExactLimit {
-		return s, people, true, nil
-	}
-	s.exact = true
-	if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"Merge(visitors) FROM "+r.p.tbl(tRadarDaily)+" WHERE "+w, args...).Scan(&people); err != nil {
-		return s, 0, true, err
+	for _, exact := range []bool{false, true} {
+		s.exact = exact
+		src, args, expr := s.visitors(r, rr.ProjectID, "all", "")
+		if err := r.p.conn.QueryRow(ctx, "SELECT "+expr+" FROM "+src, args...).Scan(&people); err != nil {
+			return s, 0, true, err
+		}
+		if people > radarExactLimit {
+			s.exact = false
+			break
+		}
 	}
 	return s, people, true, nil
 }
@@ -358,13 +399,12 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	// cond).
 	byVisitors := func(dimension, column, cond string) ([]queries.RadarCount, error) {
 		if days {
-			dw, dargs := dailyWhere(rr, span.from, span.to, dimension)
 			if cond != "" {
-				dw += " AND value != ''"
+				cond = " AND value != ''"
 			}
-			table, expr := span.visitors()
-			return r.radarCounts(ctx, "SELECT value AS name, "+expr+" AS people FROM "+r.p.tbl(table)+" WHERE "+dw+
-				" GROUP BY name ORDER BY people DESC, name"+lim, dargs...)
+			src, sargs, expr := span.visitors(r, rr.ProjectID, dimension, cond)
+			return r.radarCounts(ctx, "SELECT value AS name, "+expr+" AS people FROM "+src+
+				" GROUP BY name ORDER BY people DESC, name"+lim, sargs...)
 		}
 		if cond == "" {
 			cond = "1"
@@ -521,9 +561,8 @@ func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange
 			return nil, err
 		}
 		if len(out) > 0 {
-			table, expr := span.visitors()
-			counts, err := r.radarCounts(ctx, "SELECT value, "+expr+" FROM "+r.p.tbl(table)+" WHERE "+dw+" AND has(?, value) GROUP BY value",
-				append(dargs, names)...)
+			src, sargs, expr := span.visitors(r, rr.ProjectID, "event", " AND has(?, value)", names)
+			counts, err := r.radarCounts(ctx, "SELECT value, "+expr+" FROM "+src+" GROUP BY value", sargs...)
 			if err != nil {
 				return nil, err
 			}

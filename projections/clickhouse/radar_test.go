@@ -157,9 +157,9 @@ func TestRadarDailyRecovery(t *testing.T) {
 	}
 }
 
-// A database made before radar_daily_hll and radar_daily_sources (and
-// radar_sessions' entry_source and insert_id) gets them filled from every
-// row when the projector starts on it.
+// A database made before radar_daily_hll, radar_weekly_hll and
+// radar_daily_sources (and radar_sessions' entry_source and insert_id) gets
+// them filled from every row when the projector starts on it.
 func TestRadarNewTablesFilledAtStart(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	first := openRadarTest(t, chtest.DSN(t))
@@ -167,8 +167,8 @@ func TestRadarNewTablesFilledAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		"DROP TABLE " + first.p.tbl(tRadarHLLView), "DROP TABLE " + first.p.tbl(tRadarSourceView),
-		"DROP TABLE " + first.p.tbl(tRadarHLL), "DROP TABLE " + first.p.tbl(tRadarSources),
+		"DROP TABLE " + first.p.tbl(tRadarHLLView), "DROP TABLE " + first.p.tbl(tRadarWeeklyView), "DROP TABLE " + first.p.tbl(tRadarSourceView),
+		"DROP TABLE " + first.p.tbl(tRadarHLL), "DROP TABLE " + first.p.tbl(tRadarWeekly), "DROP TABLE " + first.p.tbl(tRadarSources),
 		"ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN entry_source", "ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN insert_id",
 	} {
 		if err := first.p.conn.Exec(ctx, q); err != nil {
@@ -222,7 +222,8 @@ func TestRadarUniqueVisitorsOfDays(t *testing.T) {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}
-			rr := queries.RadarRange{ProjectID: "p1", Start: time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 14, 23, 59, 59, 0, time.UTC)}
+			// March: its whole weeks from radar_weekly_hll, when estimated.
+			rr := queries.RadarRange{ProjectID: "p1", Start: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC)}
 			o, err := r.RadarOverview(ctx, rr)
 			if err != nil {
 				t.Fatal(err)
@@ -254,5 +255,23 @@ func TestRadarUniqueVisitorsOfDays(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRadarSpanWeeks(t *testing.T) {
+	for _, tc := range []struct {
+		from, to, first, last string
+		ok                    bool
+	}{
+		{"2026-01-01", "2026-01-30", "2026-01-05", "2026-01-19", true}, // Thursday to Friday
+		{"2026-03-09", "2026-03-15", "2026-03-09", "2026-03-09", true}, // one week
+		{"2026-03-10", "2026-03-16", "", "", false},
+		{"2026-03-14", "2026-03-15", "", "", false},
+		{"1970-01-01", "2105-12-31", "1970-01-05", "2105-12-21", true},
+	} {
+		first, last, ok := radarSpan{from: tc.from, to: tc.to}.weeks()
+		if first != tc.first || last != tc.last || ok != tc.ok {
+			t.Errorf("weeks of %s to %s: %s, %s, %v; want %s, %s, %v", tc.from, tc.to, first, last, ok, tc.first, tc.last, tc.ok)
+		}
 	}
 }
