@@ -93,6 +93,14 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	if live != 6 {
 		t.Errorf("visits of p1: %d (rows %d), want 6", live, rows)
 	}
+	// radar_daily_sources saw each row of radar_sessions once.
+	var visits int64
+	if err := first.p.conn.QueryRow(ctx, "SELECT sum(visits) FROM "+first.p.tbl(tRadarSources)+" WHERE project_id = 'p1'").Scan(&visits); err != nil {
+		t.Fatal(err)
+	}
+	if visits != 6 {
+		t.Errorf("visits of p1 in %s: %d, want 6", tRadarSources, visits)
+	}
 }
 
 // A visitor forgotten from memory (its visit looked over) whose next event
