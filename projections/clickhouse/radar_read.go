@@ -390,10 +390,13 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	w, args := radarWhere(rr, "timestamp", "date")
 	events := r.p.tbl(tRadarEvents)
 	lim := " LIMIT " + strconv.Itoa(limit)
-	span, people, days, err := r.radarSpan(ctx, rr)
-	if err != nil {
-		return fail(err)
-	}
+	// The span (whether counts are exact) is read first by the tasks that
+	// count visitors; the sales and hostnames do not wait for it.
+	var (
+		span   radarSpan
+		people uint64
+	)
+	from, to, days := radarDays(rr)
 	// byVisitors ranks the values of a dimension by unique visitors, from
 	// radar_daily or radar_daily_hll (dimension) or radar_events (column,
 	// cond).
@@ -417,7 +420,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 		hosts            []queries.RadarCount
 		sales            radarSaleSums
 	)
-	err = concurrently(
+	visitors := []func() error{
 		func() (err error) {
 			pages, err = byVisitors("page", "pathname", "kind = 'pageview'")
 			return err
@@ -446,10 +449,6 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			return err
 		},
 		func() (err error) {
-			sales, err = r.radarSales(ctx, rr)
-			return err
-		},
-		func() (err error) {
 			b.Browsers, err = byVisitors("browser", "browser", "browser != ''")
 			return err
 		},
@@ -461,10 +460,22 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			b.Events, err = r.radarEvents(ctx, rr, limit, span, people, days)
 			return err
 		},
+	}
+	err := concurrently(
+		func() (err error) {
+			if span, people, _, err = r.radarSpan(ctx, rr); err != nil {
+				return err
+			}
+			return concurrently(visitors...)
+		},
+		func() (err error) {
+			sales, err = r.radarSales(ctx, rr)
+			return err
+		},
 		func() (err error) {
 			hostQ, hostArgs := "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+" GROUP BY name ORDER BY n DESC, name"+lim, args
 			if days {
-				dw, dargs := dailyWhere(rr, span.from, span.to, "hostname")
+				dw, dargs := dailyWhere(rr, from, to, "hostname")
 				hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name"+lim, dargs
 			}
 			hosts, err = r.radarCounts(ctx, hostQ, hostArgs...)
