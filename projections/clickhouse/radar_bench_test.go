@@ -102,7 +102,7 @@ func BenchmarkRadarReports(b *testing.B) {
 	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
 	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)
 	b.Logf("%d events, %d session rows, %d visitors ready in %v (load average %s)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), loadavg())
-	benchRadarReports(ctx, b, r, start)
+	benchRadarReports(ctx, b, r, start, serverPID(dsn))
 }
 
 // generateRadar writes the dataset of BenchmarkRadarReports with sql.
@@ -149,7 +149,9 @@ func generateRadar(b *testing.B, sql func(string)) {
 }
 
 // benchRadarReports times the reports of the 30-day and a 7-day range.
-func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, start time.Time) {
+// The machine is shared: besides latencies, the CPU time a report costs
+// the server (pid) and this process, which the load changes much less.
+func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, start time.Time, pid int) {
 	month := queries.RadarRange{ProjectID: "p-bench", Start: start, End: start.AddDate(0, 0, 30).Add(-time.Second)}
 	week := queries.RadarRange{ProjectID: "p-bench", Start: start.AddDate(0, 0, 10), End: start.AddDate(0, 0, 17).Add(-time.Second)}
 	o, err := r.RadarOverview(ctx, month)
@@ -168,6 +170,7 @@ func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, st
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var lat []time.Duration
+			self, srv := selfCPU(), procCPU(pid)
 			for range b.N {
 				t := time.Now()
 				if err := bc.run(ctx); err != nil {
@@ -176,6 +179,10 @@ func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, st
 				lat = append(lat, time.Since(t))
 			}
 			reportPercentiles(b, lat)
+			b.ReportMetric(float64((selfCPU()-self).Microseconds())/1000/float64(b.N), "client-cpu-ms/op")
+			if pid > 0 {
+				b.ReportMetric(float64((procCPU(pid)-srv).Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
+			}
 			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
 				b.ReportMetric(v, "loadavg")
 			}
