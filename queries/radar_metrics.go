@@ -44,20 +44,31 @@ func (s *RadarSales) Add(x RadarSale) {
 	s.count[x.Currency]++
 }
 
-// Currency is the currency revenue is reported in: want when given, else
-// the one with the most sales (the first in alphabetical order on a tie);
-// "" without sales.
-func (s *RadarSales) Currency(want string) string {
+// Currency is the currency revenue is reported in: RevenueCurrency of its
+// sales per currency.
+func (s *RadarSales) Currency(want string) string { return RevenueCurrency(s.count, want) }
+
+// RevenueCurrency is the currency revenue is reported in, given the number
+// of sales in each: want when given, else the one with the most sales (the
+// first in alphabetical order on a tie); "" without sales.
+func RevenueCurrency(sales map[string]int, want string) string {
 	if want != "" {
 		return want
 	}
 	cur := ""
-	for c, n := range s.count {
-		if cur == "" || n > s.count[cur] || n == s.count[cur] && c < cur {
+	for c, n := range sales {
+		if cur == "" || n > sales[cur] || n == sales[cur] && c < cur {
 			cur = c
 		}
 	}
 	return cur
+}
+
+// RadarSaleTotals are what an overview takes of a range's sales (each
+// conversion once): their number, the visitors they are on, and their
+// amount in the overview's currency (minor units).
+type RadarSaleTotals struct {
+	Sales, Buyers, RevenueMinor int64
 }
 
 // RadarTotals are a range's counts that an overview is computed from.
@@ -71,6 +82,22 @@ type RadarTotals struct {
 // sales, revenue in currency (see RadarSales.Currency; "usd" when there is
 // none).
 func NewRadarOverview(t RadarTotals, sales []RadarSale, currency string) RadarOverview {
+	var st RadarSaleTotals
+	buyers := map[string]bool{}
+	for _, x := range sales {
+		st.Sales++
+		buyers[x.VisitorID] = true
+		if x.Currency == currency {
+			st.RevenueMinor += x.AmountMinor
+		}
+	}
+	st.Buyers = int64(len(buyers))
+	return NewRadarOverviewOfTotals(t, st, currency)
+}
+
+// NewRadarOverviewOfTotals is NewRadarOverview of sales already totalled
+// (by a store that sums them where they are).
+func NewRadarOverviewOfTotals(t RadarTotals, st RadarSaleTotals, currency string) RadarOverview {
 	o := RadarOverview{People: t.People, Visits: t.Visits, Pageviews: t.Pageviews, Events: t.Events,
 		BounceRate: Percent(t.Bounces, t.Visits), RevenueCurrency: currency}
 	if t.Visits > 0 {
@@ -80,17 +107,9 @@ func NewRadarOverview(t RadarTotals, sales []RadarSale, currency string) RadarOv
 	if o.RevenueCurrency == "" {
 		o.RevenueCurrency = "usd"
 	}
-	buyers := map[string]bool{}
-	var minor int64
-	for _, x := range sales {
-		o.Sales++
-		buyers[x.VisitorID] = true
-		if x.Currency == currency {
-			minor += x.AmountMinor
-		}
-	}
-	o.Revenue = CurrencyUnits(minor, o.RevenueCurrency)
-	o.ConversionRate = Percent(int64(len(buyers)), o.People)
+	o.Sales = st.Sales
+	o.Revenue = CurrencyUnits(st.RevenueMinor, o.RevenueCurrency)
+	o.ConversionRate = Percent(st.Buyers, o.People)
 	if o.People > 0 {
 		o.RevenuePerVisitor = Round2(o.Revenue / float64(o.People))
 	}

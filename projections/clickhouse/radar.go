@@ -65,6 +65,12 @@ const (
 	tRadarDailyView  = "radar_daily_mv"
 	tRadarClicks     = "radar_clicks"
 	tRadarClicksView = "radar_clicks_mv"
+	tRadarHLL        = "radar_daily_hll"
+	tRadarHLLView    = "radar_daily_hll_mv"
+	tRadarWeekly     = "radar_weekly_hll"
+	tRadarWeeklyView = "radar_weekly_hll_mv"
+	tRadarSources    = "radar_daily_sources"
+	tRadarSourceView = "radar_daily_sources_mv"
 	tRadarCheckpoint = "radar_checkpoint"
 )
 
@@ -102,15 +108,84 @@ func radarClicksQuery(source string) string {
 		" WHERE click_id != '' GROUP BY project_id, visitor_id"
 }
 
-// radarViews are the views of radar_events: view, target, its columns and
-// its SELECT over a source.
+// radar_daily_hll: radar_daily's unique visitors as uniqHLL12 states
+// (about 2.5 KB, merged in microseconds, where a uniq state of a busy day
+// holds 65,536 hashes that cost milliseconds to merge), written by
+// radar_daily_hll_mv. The reports count with them when a range has more
+// visitors than radarExactLimit.
+var radarHLLColumns = []col{
+	{"project_id", "String"},
+	{"date", "Date"},
+	{"dimension", "String"},
+	{"value", "String"},
+	{"visitors", "AggregateFunction(uniqHLL12, String)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+// radarHLLQuery is radar_daily's rows (radarDailyQuery) with uniqHLL12
+// states.
+func radarHLLQuery(source string) string {
+	return "SELECT project_id, date, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, " +
+		"uniqHLL12State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
+		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, date, dimension, value"
+}
+
+// radar_weekly_hll: radar_daily_hll's rows per week (Monday to Sunday,
+// week is the Monday) instead of day, written by radar_weekly_hll_mv.
+var radarWeeklyColumns = []col{
+	{"project_id", "String"},
+	{"week", "Date"},
+	{"dimension", "String"},
+	{"value", "String"},
+	{"visitors", "AggregateFunction(uniqHLL12, String)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+func radarWeeklyQuery(source string) string {
+	return "SELECT project_id, toMonday(date) AS week, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, " +
+		"uniqHLL12State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
+		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, week, dimension, value"
+}
+
+// radar_daily_sources: per project, UTC day a visit started on and its
+// entry source (the source of its first hit, as the embedded projection
+// counts it: radar_sessions.source is the first non-empty one), the visits,
+// bounces and durations (sum of sign * ..., exact as radar_sessions is) and
+// the visitors as uniq and uniqHLL12 states (the rows of sign 1: a visit's
+// states all have its entry source), written by radar_daily_sources_mv
+// with every INSERT into radar_sessions.
+var radarSourcesColumns = []col{
+	{"project_id", "String"},
+	{"date", "Date"},
+	{"source", "String"},
+	{"visits", "Int64"},
+	{"bounces", "Int64"},
+	{"duration_ms", "Int64"},
+	{"visitors", "AggregateFunction(" + uniqFunc + ", String)"},
+	{"visitors_hll", "AggregateFunction(uniqHLL12, String)"},
+	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+}
+
+func radarSourcesQuery(source string) string {
+	return "SELECT project_id, toDate(started_at) AS date, entry_source AS source, sum(sign) AS visits, sum(sign * is_bounce) AS bounces, " +
+		"sum(sign * (1 - is_bounce) * (end_ms - start_ms)) AS duration_ms, " + uniqFunc + "StateIf(visitor_id, sign = 1) AS visitors, " +
+		"uniqHLL12StateIf(visitor_id, sign = 1) AS visitors_hll, maxState(insert_id) AS max_insert_id FROM " + source +
+		" GROUP BY project_id, date, source"
+}
+
+// radarViews are the views of radar_events and radar_sessions: view,
+// target, its columns, its SELECT over a source, and the table it reads.
 var radarViews = []struct {
 	name, target string
 	cols         []col
 	query        func(string) string
+	from         string
 }{
-	{tRadarDailyView, tRadarDaily, radarDailyColumns, radarDailyQuery},
-	{tRadarClicksView, tRadarClicks, radarClicksColumns, radarClicksQuery},
+	{tRadarDailyView, tRadarDaily, radarDailyColumns, radarDailyQuery, tRadarEvents},
+	{tRadarClicksView, tRadarClicks, radarClicksColumns, radarClicksQuery, tRadarEvents},
+	{tRadarHLLView, tRadarHLL, radarHLLColumns, radarHLLQuery, tRadarEvents},
+	{tRadarWeeklyView, tRadarWeekly, radarWeeklyColumns, radarWeeklyQuery, tRadarEvents},
+	{tRadarSourceView, tRadarSources, radarSourcesColumns, radarSourcesQuery, tRadarSessions},
 }
 
 // radarDailyQuery is the SELECT of radar_daily_mv over source: each row of
@@ -120,9 +195,13 @@ var radarViews = []struct {
 func radarDailyQuery(source string) string {
 	return "SELECT project_id, date, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, count() AS hits, " +
 		uniqFunc + "State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
-		" ARRAY JOIN arrayConcat([('all', ''), ('kind', toString(kind)), ('country', country), ('browser', browser), ('os', os), ('hostname', hostname)], " +
-		"if(kind = 'pageview', [('page', pathname)], [('event', event_name)])) AS dv GROUP BY project_id, date, dimension, value"
+		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, date, dimension, value"
 }
+
+// radarDims are the (dimension, value) pairs a row of radar_events counts
+// in.
+const radarDims = "arrayConcat([('all', ''), ('kind', toString(kind)), ('country', country), ('browser', browser), ('os', os), ('hostname', hostname)], " +
+	"if(kind = 'pageview', [('page', pathname)], [('event', event_name)]))"
 
 var radarEventColumns = []col{
 	{"project_id", "String"},
@@ -178,6 +257,9 @@ var radarSessionColumns = []col{
 	{"click_id", "String"},
 	{"link_id", "String"},
 	{"position", "UInt64"},
+	// Rows written before entry_source was added have their source.
+	{"entry_source", "String DEFAULT source"},
+	{"insert_id", "UInt64"},
 }
 
 func radarTables() []table {
@@ -190,6 +272,12 @@ func radarTables() []table {
 			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
 		{name: tRadarClicks, cols: radarClicksColumns,
 			engine: "ENGINE = AggregatingMergeTree ORDER BY (project_id, visitor_id) SETTINGS index_granularity = 1024"},
+		{name: tRadarHLL, cols: radarHLLColumns,
+			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
+		{name: tRadarWeekly, cols: radarWeeklyColumns,
+			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(week) ORDER BY (project_id, week, dimension, value) SETTINGS index_granularity = 256"},
+		{name: tRadarSources, cols: radarSourcesColumns,
+			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, source) SETTINGS index_granularity = 256"},
 		{name: tRadarCheckpoint, cols: []col{{"projection", "String"}, {"commit_position", "UInt64"}, {"prepare_position", "UInt64"}, {"updated_at", "DateTime"}},
 			engine: "ENGINE = ReplacingMergeTree(commit_position) ORDER BY projection"},
 	}
@@ -201,6 +289,7 @@ type session struct {
 	startMS, endMS                        int64
 	pageviews, events                     uint32
 	entry, exit, hostname, source         string
+	entrySource                           string // the first hit's source
 	referrer, country, browser, os        string
 	device, clickID, linkID               string
 	version, position                     uint64
@@ -261,7 +350,7 @@ func (r *RadarProjection) ensureSchema(ctx context.Context) error {
 	}
 	for _, v := range radarViews {
 		q := "CREATE MATERIALIZED VIEW IF NOT EXISTS " + r.p.tbl(v.name) + " TO " + r.p.tbl(v.target) +
-			" AS " + v.query(r.p.tbl(tRadarEvents))
+			" AS " + v.query(r.p.tbl(v.from))
 		if err := r.p.conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("clickhouse radar: create view %s: %w", v.name, err)
 		}
@@ -295,7 +384,11 @@ func (r *RadarProjection) Reset(ctx context.Context) error {
 	r.loaded = false
 	dctx, cancel := context.WithTimeout(ctx, r.p.opts.DDLTimeout)
 	defer cancel()
-	for _, t := range append([]table{{name: tRadarDailyView}, {name: tRadarClicksView}}, radarTables()...) {
+	var drop []table
+	for _, v := range radarViews {
+		drop = append(drop, table{name: v.name})
+	}
+	for _, t := range append(drop, radarTables()...) {
 		if err := r.p.conn.Exec(dctx, "DROP TABLE IF EXISTS "+r.p.tbl(t.name)); err != nil {
 			return fmt.Errorf("clickhouse radar: reset: drop %s: %w", t.name, err)
 		}
@@ -318,6 +411,7 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 	if r.loaded {
 		return nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
 	defer cancel()
 	r.visitors = map[string]*visitorState{}
@@ -343,28 +437,42 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
 	r.maxWritten = max(evMax, sessMax)
-	// Recovery of the views' tables: the INSERTs into radar_events that a
-	// view did not write (radar_clicks only has those with a click: what
-	// it lacks of the others is nothing).
-	var lastInsert uint64
-	if err := r.p.conn.QueryRow(ctx, "SELECT max(insert_id) FROM "+r.p.tbl(tRadarEvents)).Scan(&lastInsert); err != nil {
-		return fmt.Errorf("clickhouse radar: load: %w", err)
-	}
-	for _, v := range radarViews {
-		var have uint64
-		if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+r.p.tbl(v.target)).Scan(&have); err != nil {
+	// Recovery of the views' tables: the INSERTs into radar_events and
+	// radar_sessions (one sequence of insert_id) that a view did not write
+	// (radar_clicks only has those with a click: what it lacks of the
+	// others is nothing). An empty target, new in an existing database,
+	// is filled from every row.
+	last, count := map[string]uint64{}, map[string]uint64{}
+	for _, t := range []string{tRadarEvents, tRadarSessions} {
+		var m, n uint64
+		if err := r.p.conn.QueryRow(ctx, "SELECT max(insert_id), count() FROM "+r.p.tbl(t)).Scan(&m, &n); err != nil {
 			return fmt.Errorf("clickhouse radar: load: %w", err)
 		}
-		if lastInsert <= have {
+		last[t], count[t] = m, n
+	}
+	for _, v := range radarViews {
+		var have, n uint64
+		if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id), count() FROM "+r.p.tbl(v.target)).Scan(&have, &n); err != nil {
+			return fmt.Errorf("clickhouse radar: load: %w", err)
+		}
+		where := "insert_id > " + strconv.FormatUint(have, 10)
+		switch {
+		case n == 0 && count[v.from] > 0:
+			where = "1"
+		case last[v.from] <= have:
 			continue
 		}
 		q := "INSERT INTO " + r.p.tbl(v.target) + " (" + columnNames(v.cols) + ") " +
-			v.query("(SELECT * FROM "+r.p.tbl(tRadarEvents)+" WHERE insert_id > "+strconv.FormatUint(have, 10)+")")
-		if err := r.p.conn.Exec(ctx, q); err != nil {
+			v.query("(SELECT * FROM "+r.p.tbl(v.from)+" WHERE "+where+")")
+		// A new table of a large database takes longer than a query.
+		rctx, rcancel := context.WithTimeout(parent, r.p.opts.RecoveryTimeout)
+		err := r.p.conn.Exec(rctx, q)
+		rcancel()
+		if err != nil {
 			return fmt.Errorf("clickhouse radar: rebuild %s: %w", v.target, err)
 		}
 	}
-	r.nextInsert = lastInsert + 1
+	r.nextInsert = max(last[tRadarEvents], last[tRadarSessions]) + 1
 	r.newest = endMax
 	if r.maxWritten > 0 {
 		// The visits an event may still continue: those that ended in the
@@ -387,7 +495,7 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 // highest version, when it is not cancelled).
 const sessionSelect = "SELECT project_id, visitor_id, session_id, argMax(workspace_id, version), argMax(start_ms, version), argMax(end_ms, version), " +
 	"argMax(pageviews, version), argMax(events, version), argMax(entry_page, version), argMax(exit_page, version), argMax(hostname, version), " +
-	"argMax(source, version), argMax(referrer, version), argMax(country, version), argMax(browser, version), argMax(os, version), " +
+	"argMax(source, version), argMax(entry_source, version), argMax(referrer, version), argMax(country, version), argMax(browser, version), argMax(os, version), " +
 	"argMax(device, version), argMax(click_id, version), argMax(link_id, version), max(version), argMax(position, version) FROM "
 
 // readSessions returns the latest visit of each visitor among the rows of
@@ -403,7 +511,7 @@ func (r *RadarProjection) readSessions(ctx context.Context, where string, args .
 	for rows.Next() {
 		s := &session{}
 		if err := rows.Scan(&s.projectID, &s.visitorID, &s.id, &s.workspaceID, &s.startMS, &s.endMS, &s.pageviews, &s.events,
-			&s.entry, &s.exit, &s.hostname, &s.source, &s.referrer, &s.country, &s.browser, &s.os, &s.device,
+			&s.entry, &s.exit, &s.hostname, &s.source, &s.entrySource, &s.referrer, &s.country, &s.browser, &s.os, &s.device,
 			&s.clickID, &s.linkID, &s.version, &s.position); err != nil {
 			return nil, err
 		}
@@ -566,7 +674,7 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.R
 				s = &session{
 					projectID: h.hit.ProjectID, workspaceID: h.hit.WorkspaceID, visitorID: h.hit.VisitorID,
 					id: sessionID(h.hit.ProjectID, h.hit.VisitorID, ms), startMS: ms, endMS: ms, pageviews: pv, events: ev,
-					entry: h.hit.Pathname, exit: h.hit.Pathname, hostname: h.hit.Hostname, source: h.hit.Source, referrer: h.hit.Referrer,
+					entry: h.hit.Pathname, exit: h.hit.Pathname, hostname: h.hit.Hostname, source: h.hit.Source, entrySource: h.hit.Source, referrer: h.hit.Referrer,
 					country: h.hit.Country, browser: h.hit.Browser, os: h.hit.OS, device: h.hit.Device,
 					clickID: h.hit.ClickID, linkID: h.hit.LinkID,
 				}
@@ -743,6 +851,8 @@ func (r *RadarProjection) insertSessions(ctx context.Context, rows []sessionRow)
 		n := len(idx)
 		var (
 			project, workspace, visitor, id, entry, exit, host, source, ref = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			entrySource                                                     = make([]string, n)
+			insertID                                                        = make([]uint64, n)
 			country, browser, os, device, clickID, linkID                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 			sign                                                            = make([]int8, n)
 			version, duration, position                                     = make([]uint64, n), make([]uint64, n), make([]uint64, n)
@@ -758,13 +868,15 @@ func (r *RadarProjection) insertSessions(ctx context.Context, rows []sessionRow)
 			startMS[j], endMS[j], duration[j] = s.startMS, s.endMS, uint64(s.endMS-s.startMS)
 			pageviews[j], events[j], bounce[j] = s.pageviews, s.events, b2u(s.bounce())
 			entry[j], exit[j], host[j], source[j], ref[j] = s.entry, s.exit, s.hostname, s.source, s.referrer
+			entrySource[j], insertID[j] = s.entrySource, r.nextInsert
 			country[j], browser[j], os[j], device[j], clickID[j], linkID[j], position[j] = s.country, s.browser, s.os, s.device, s.clickID, s.linkID, s.position
 		}
 		cols := []any{project, workspace, visitor, id, sign, version, started, ended, startMS, endMS, duration, pageviews, events, bounce,
-			entry, exit, host, source, ref, country, browser, os, device, clickID, linkID, position}
+			entry, exit, host, source, ref, country, browser, os, device, clickID, linkID, position, entrySource, insertID}
 		if err := r.p.insertColumns(ctx, tRadarSessions, names, cols, ""); err != nil {
 			return err
 		}
+		r.nextInsert++
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -28,6 +29,12 @@ import (
 // updated across batches leaves until ClickHouse merges it. The tables are
 // then merged (OPTIMIZE ... FINAL), as past days are in a running system,
 // unless LINKD_BENCH_RADAR_UNMERGED is set.
+//
+// LINKD_BENCH_RADAR_DB names a database of the server of
+// LINKD_TEST_CLICKHOUSE_DSN to keep the dataset in: it is generated only
+// when that database has no Radar events yet, and not dropped after, so
+// that runs (of other code, too) time the same data. The projector starts
+// on it as linkd would (its recovery fills tables the dataset lacks).
 func BenchmarkRadarReports(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("LINKD_BENCH_RADAR_EVENTS"))
 	if n <= 0 {
@@ -35,10 +42,25 @@ func BenchmarkRadarReports(b *testing.B) {
 	}
 	visitors := max(n/10, 1)
 	ctx := testCtx(b, time.Hour)
-	pair := openRadarTest(b, chtest.DSN(b))
+	dsn := ""
+	if db := os.Getenv("LINKD_BENCH_RADAR_DB"); db != "" {
+		u, err := url.Parse(os.Getenv(chtest.EnvDSN))
+		if err != nil || u.Host == "" {
+			b.Fatalf("LINKD_BENCH_RADAR_DB needs a server in %s (scripts/clickhouse-test-server.sh)", chtest.EnvDSN)
+		}
+		u.Path = "/" + db
+		dsn = u.String()
+	} else {
+		dsn = chtest.DSN(b)
+	}
+	pair := openRadarTest(b, dsn)
 	r := pair.RadarProjection
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t0 := time.Now()
+	var have uint64
+	if err := r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&have); err != nil {
+		b.Fatal(err)
+	}
 	sql := func(q string) {
 		b.Helper()
 		q = strings.NewReplacer("{N}", strconv.Itoa(n), "{V}", strconv.Itoa(visitors), "{events}", r.p.tbl(tRadarEvents),
@@ -47,6 +69,44 @@ func BenchmarkRadarReports(b *testing.B) {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
+	if have > 0 {
+		b.Logf("reusing the %d events of %s", have, dsn)
+	} else {
+		generateRadar(b, sql)
+	}
+	// The projector's start: its recovery fills the tables of views the
+	// dataset was generated without.
+	if _, err := r.Checkpoint(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("LINKD_BENCH_RADAR_UNMERGED") == "" {
+		// Data of past days is merged by ClickHouse in the background;
+		// freshly generated data is not yet: merge it, as it would be.
+		for _, t := range radarTables() {
+			var parts uint64
+			if err := r.p.conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE database = ? AND table = ? AND active",
+				r.p.db, t.name).Scan(&parts); err != nil {
+				b.Fatal(err)
+			}
+			var partitions uint64
+			if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(partition) FROM system.parts WHERE database = ? AND table = ? AND active",
+				r.p.db, t.name).Scan(&partitions); err != nil {
+				b.Fatal(err)
+			}
+			if parts > partitions {
+				sql("OPTIMIZE TABLE " + r.p.tbl(t.name) + " FINAL")
+			}
+		}
+	}
+	var rows, sessions uint64
+	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
+	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)
+	b.Logf("%d events, %d session rows, %d visitors ready in %v (load average %s)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), loadavg())
+	benchRadarReports(ctx, b, r, start, serverPID(dsn))
+}
+
+// generateRadar writes the dataset of BenchmarkRadarReports with sql.
+func generateRadar(b *testing.B, sql func(string)) {
 	// v: visitor, k: its hit, spv: its visits, s: the hit's visit.
 	sql(`INSERT INTO {events} (project_id, workspace_id, visitor_id, session_id, timestamp, date, kind, event_name, url, hostname, pathname,
 		referrer, source, country, browser, os, device, click_id, link_id, stream_version, position)
@@ -86,18 +146,12 @@ func BenchmarkRadarReports(b *testing.B) {
 		SELECT concat('s-', toString(number)), concat('s-', toString(number)), 'Purchase', concat('clk-', toString(number * 40)), 'l-bench', 'w-bench', 'p-bench',
 			'c', 'c', ts, toDate(ts), 1, ts, '', '', '', '', '', '', 1000 + number % 9000, arrayElement(['usd', 'eur'], 1 + number % 2)
 		FROM (SELECT number, toDateTime('2026-01-02 00:00:00') + (intHash32(number) % (25 * 86400)) AS ts FROM numbers(intDiv({V}, 40)))`)
-	if os.Getenv("LINKD_BENCH_RADAR_UNMERGED") == "" {
-		// Data of past days is merged by ClickHouse in the background;
-		// freshly generated data is not yet: merge it, as it would be.
-		for _, t := range []string{"{daily}", "{sessions}"} {
-			sql("OPTIMIZE TABLE " + t + " FINAL")
-		}
-	}
-	var rows, sessions uint64
-	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
-	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)
-	b.Logf("generated %d events, %d session rows, %d visitors in %v (load average %s)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), loadavg())
+}
 
+// benchRadarReports times the reports of the 30-day and a 7-day range.
+// The machine is shared: besides latencies, the CPU time a report costs
+// the server (pid) and this process, which the load changes much less.
+func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, start time.Time, pid int) {
 	month := queries.RadarRange{ProjectID: "p-bench", Start: start, End: start.AddDate(0, 0, 30).Add(-time.Second)}
 	week := queries.RadarRange{ProjectID: "p-bench", Start: start.AddDate(0, 0, 10), End: start.AddDate(0, 0, 17).Add(-time.Second)}
 	o, err := r.RadarOverview(ctx, month)
@@ -116,6 +170,7 @@ func BenchmarkRadarReports(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var lat []time.Duration
+			self, srv := selfCPU(), procCPU(pid)
 			for range b.N {
 				t := time.Now()
 				if err := bc.run(ctx); err != nil {
@@ -124,6 +179,10 @@ func BenchmarkRadarReports(b *testing.B) {
 				lat = append(lat, time.Since(t))
 			}
 			reportPercentiles(b, lat)
+			b.ReportMetric(float64((selfCPU()-self).Microseconds())/1000/float64(b.N), "client-cpu-ms/op")
+			if pid > 0 {
+				b.ReportMetric(float64((procCPU(pid)-srv).Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
+			}
 			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
 				b.ReportMetric(v, "loadavg")
 			}

@@ -28,6 +28,10 @@ func TestRadarDocumentedQueries(t *testing.T) {
 		"radar_top_pages": {{"/", "4", "5"}, {"/pricing", "2", "2"}, {"/docs", "1", "1"}},
 		// Direct: a's second visit (a bounce), c's, d's (a bounce).
 		"radar_top_sources": {{"Direct / None", "3", "2"}, {"news.example", "2", "2"}, {"short.example/abc", "1", "0"}},
+		// The same by entry source, with visitors: a, c, d directly.
+		"radar_daily_sources": {{"Direct / None", "3", "2", "3"}, {"news.example", "2", "2", "2"}, {"short.example/abc", "1", "0", "1"}},
+		// The visitors of radar_top_pages.
+		"radar_daily_hll_pages": {{"/", "4"}, {"/pricing", "2"}, {"/docs", "1"}},
 		// Landed on /: a, b, d, e; a then saw /pricing and signed up (c
 		// signed up before /pricing, and never landed on /).
 		"radar_funnel": {{"4", "1", "1"}},

@@ -2,7 +2,9 @@ package clickhouse
 
 import (
 	"context"
+	"math"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -91,6 +93,14 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	if live != 6 {
 		t.Errorf("visits of p1: %d (rows %d), want 6", live, rows)
 	}
+	// radar_daily_sources saw each row of radar_sessions once.
+	var visits int64
+	if err := first.p.conn.QueryRow(ctx, "SELECT sum(visits) FROM "+first.p.tbl(tRadarSources)+" WHERE project_id = 'p1'").Scan(&visits); err != nil {
+		t.Fatal(err)
+	}
+	if visits != 6 {
+		t.Errorf("visits of p1 in %s: %d, want 6", tRadarSources, visits)
+	}
 }
 
 // A visitor forgotten from memory (its visit looked over) whose next event
@@ -152,5 +162,124 @@ func TestRadarDailyRecovery(t *testing.T) {
 	got, want := radartest.Read(t, pair), radartest.Expected()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after the rebuild:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// A database made before radar_daily_hll, radar_weekly_hll and
+// radar_daily_sources (and radar_sessions' entry_source and insert_id) gets
+// them filled from every row when the projector starts on it.
+func TestRadarNewTablesFilledAtStart(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	first := openRadarTest(t, chtest.DSN(t))
+	if err := first.Apply(ctx, radartest.Fixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DROP TABLE " + first.p.tbl(tRadarHLLView), "DROP TABLE " + first.p.tbl(tRadarWeeklyView), "DROP TABLE " + first.p.tbl(tRadarSourceView),
+		"DROP TABLE " + first.p.tbl(tRadarHLL), "DROP TABLE " + first.p.tbl(tRadarWeekly), "DROP TABLE " + first.p.tbl(tRadarSources),
+		"ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN entry_source", "ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN insert_id",
+	} {
+		if err := first.p.conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	again, err := NewRadar(ctx, first.stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := radarPair{RadarProjection: again, stats: first.stats}
+	if _, err := pair.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, want := radartest.Read(t, pair), radartest.Expected()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the upgrade:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Unique visitors of whole days are exact up to radarExactLimit (beyond
+// the 16 values uniqHLL12 keeps exactly), and estimates within a few
+// percent beyond.
+func TestRadarUniqueVisitorsOfDays(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		visitors int
+		exact    bool
+	}{
+		{"small", 1000, true},
+		{"near the limit", radarExactLimit * 9 / 10, true}, // the estimate is within 2%
+		{"large", radarExactLimit + 10000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t, 2*time.Minute)
+			pair := openRadarTest(t, chtest.DSN(t))
+			r := pair.RadarProjection
+			// Visitor v: a page view of /p<v % 2> from source s<v % 2>
+			// on 2026-03-14, one visit each, through the views as the
+			// projector writes them (insert_id 1 and 2).
+			for _, q := range []string{
+				"INSERT INTO " + r.p.tbl(tRadarEvents) + " (project_id, visitor_id, session_id, timestamp, date, kind, hostname, pathname, source, insert_id) " +
+					"SELECT 'p1', toString(number), toString(number), toDateTime('2026-03-14 10:00:00') + number % 3600, toDate('2026-03-14'), 'pageview', 'a.example', " +
+					"concat('/p', toString(number % 2)), concat('s', toString(number % 2)), 1 FROM numbers(" + strconv.Itoa(tc.visitors) + ")",
+				"INSERT INTO " + r.p.tbl(tRadarSessions) + " (project_id, visitor_id, session_id, sign, version, started_at, ended_at, pageviews, is_bounce, " +
+					"source, entry_source, insert_id) SELECT 'p1', toString(number), toString(number), 1, 0, toDateTime('2026-03-14 10:00:00') + number % 3600, " +
+					"toDateTime('2026-03-14 10:00:00') + number % 3600, 1, 1, concat('s', toString(number % 2)), concat('s', toString(number % 2)), 2 FROM numbers(" +
+					strconv.Itoa(tc.visitors) + ")",
+			} {
+				if err := r.p.conn.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			// March: its whole weeks from radar_weekly_hll, when estimated.
+			rr := queries.RadarRange{ProjectID: "p1", Start: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC)}
+			o, err := r.RadarOverview(ctx, rr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := r.RadarBreakdowns(ctx, rr, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := map[string]int64{"people": o.People, "visits": o.Visits}
+			for _, p := range b.Pages {
+				counts["page "+p.Pathname] = p.People
+			}
+			for _, s := range b.Sources {
+				counts["source "+s.Name] = s.People
+			}
+			n := int64(tc.visitors)
+			want := map[string]int64{"people": n, "visits": n, "page /p0": n / 2, "page /p1": n / 2, "source s0": n / 2, "source s1": n / 2}
+			for k, w := range want {
+				got, ok := counts[k]
+				switch {
+				case !ok:
+					t.Errorf("%s missing", k)
+				case tc.exact || k == "visits":
+					if got != w {
+						t.Errorf("%s: %d, want exactly %d", k, got, w)
+					}
+				case math.Abs(float64(got-w)) > 0.05*float64(w):
+					t.Errorf("%s: %d, want %d within 5%%", k, got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRadarSpanWeeks(t *testing.T) {
+	for _, tc := range []struct {
+		from, to, first, last string
+		ok                    bool
+	}{
+		{"2026-01-01", "2026-01-30", "2026-01-05", "2026-01-19", true}, // Thursday to Friday
+		{"2026-03-09", "2026-03-15", "2026-03-09", "2026-03-09", true}, // one week
+		{"2026-03-10", "2026-03-16", "", "", false},
+		{"2026-03-14", "2026-03-15", "", "", false},
+		{"1970-01-01", "2105-12-31", "1970-01-05", "2105-12-21", true},
+	} {
+		first, last, ok := radarSpan{from: tc.from, to: tc.to}.weeks()
+		if first != tc.first || last != tc.last || ok != tc.ok {
+			t.Errorf("weeks of %s to %s: %s, %s, %v; want %s, %s, %v", tc.from, tc.to, first, last, ok, tc.first, tc.last, tc.ok)
+		}
 	}
 }
