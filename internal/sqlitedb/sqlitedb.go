@@ -18,10 +18,13 @@ import (
 
 // pragmas of every connection: WAL with NORMAL sync (a read model is
 // rebuilt from the log, so a commit need not be synced), a generous page
-// cache, and WAL checkpoints every 8,192 pages rather than SQLite's 1,000,
-// so that pages written by many batches are copied back once.
+// cache, and WAL checkpoints every 32,768 pages (128 MiB of WAL) rather
+// than SQLite's 1,000, so that pages written by many batches are copied
+// back once: the Radar projector under collect's traffic applied a hit in
+// 40-44 µs against 47-52 µs with checkpoints every 8,192 pages
+// (BenchmarkApplyHits, alternated in one session; 65,536 pages: 38 µs).
 var pragmas = []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(OFF)",
-	"cache_size(-65536)", "wal_autocheckpoint(8192)"}
+	"cache_size(-65536)", "wal_autocheckpoint(32768)"}
 
 // Open opens (creating if needed) the database file at path: w is the
 // projector's one connection (transactions take the write lock at once),
