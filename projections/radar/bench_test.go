@@ -98,30 +98,18 @@ func buildSite(path string, events, visitors int, day0 time.Time) error {
 	versions := make([]uint32, visitors)
 	perMS := float64(events) / float64(30*dayMS)
 	batch := make([]eventstore.RecordedEvent, 0, 4096)
-	browsers := []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "Opera"}
-	systems := []string{"Windows", "iOS", "Android", "macOS", "Linux"}
 	// Visits of 1 to 6 hits a minute apart, each of a random visitor, one
 	// starting every events/(30 days × 3.5) ms.
 	for i := 0; i < events; {
 		at := day0.Add(time.Duration(float64(i)/perMS) * time.Millisecond)
 		v := rng.IntN(visitors)
-		visitor := fmt.Sprint("visitor-", v)
 		for j := 0; j < 1+rng.IntN(6) && i < events; j++ {
-			h := radar.Hit{ProjectID: "p1", VisitorID: visitor, Hostname: "shop.example", Pathname: fmt.Sprint("/p/", rng.IntN(500)),
-				Source: fmt.Sprint("source-", v%20), Country: fmt.Sprintf("C%02d", v%50), Browser: browsers[v%6], OS: systems[v%5], Device: "Desktop",
-				At: at.Add(time.Duration(j) * time.Minute)}
-			h.URL = "https://shop.example" + h.Pathname
-			var e domain.Event = &radar.PageviewRecorded{Hit: h}
-			if rng.IntN(10) == 0 {
-				e = &radar.EventRecorded{Hit: h, Name: fmt.Sprint("event-", rng.IntN(10))}
-			}
-			name, data, err := domain.EncodeEvent(e)
+			i++
+			ev, err := benchHit(rng, v, at.Add(time.Duration(j)*time.Minute), uint64(versions[v]), uint64(i))
 			if err != nil {
 				return err
 			}
-			i++
-			batch = append(batch, eventstore.RecordedEvent{Stream: radar.Stream("p1", visitor), Version: uint64(versions[v]), Type: name, Data: data,
-				Position: eventstore.Position{Commit: uint64(i), Prepare: uint64(i)}, Time: h.At})
+			batch = append(batch, ev)
 			versions[v]++
 			if len(batch) == cap(batch) || i == events {
 				if err := s.Apply(ctx, batch); err != nil {
@@ -154,7 +142,6 @@ func BenchmarkApplyHits(b *testing.B) {
 	versions := make([]uint32, visitors)
 	last := make([]time.Time, visitors)
 	day0 := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	browsers := []string{"Chrome", "Safari", "Firefox", "Edge"}
 	ctx := context.Background()
 	batch := make([]eventstore.RecordedEvent, 0, 128)
 	pos := uint64(0)
@@ -165,21 +152,11 @@ func BenchmarkApplyHits(b *testing.B) {
 			at = last[v].Add(time.Minute)
 		}
 		last[v] = at
-		visitor := fmt.Sprint("visitor-", v)
-		h := radar.Hit{ProjectID: "p1", VisitorID: visitor, Hostname: "shop.example", Pathname: fmt.Sprint("/p/", rng.IntN(500)),
-			Source: fmt.Sprint("source-", v%20), Country: fmt.Sprintf("C%02d", v%50), Browser: browsers[v%4], OS: "Linux", Device: "Desktop", At: at}
-		h.URL = "https://shop.example" + h.Pathname
-		var e domain.Event = &radar.PageviewRecorded{Hit: h}
-		if rng.IntN(10) == 0 {
-			e = &radar.EventRecorded{Hit: h, Name: fmt.Sprint("event-", rng.IntN(10))}
-		}
-		name, data, err := domain.EncodeEvent(e)
+		pos++
+		ev, err := benchHit(rng, v, at, uint64(versions[v]), pos)
 		if err != nil {
 			b.Fatal(err)
 		}
-		pos++
-		ev := eventstore.RecordedEvent{Stream: radar.Stream("p1", visitor), Version: uint64(versions[v]), Type: name, Data: data,
-			Position: eventstore.Position{Commit: pos, Prepare: pos}, Time: at}
 		versions[v]++
 		return ev
 	}
@@ -200,4 +177,26 @@ func BenchmarkApplyHits(b *testing.B) {
 		applying += time.Since(t)
 	}
 	b.ReportMetric(float64(applying.Nanoseconds())/1e3/float64(b.N), "us/hit")
+}
+
+// benchHit is the page view (or, one time in ten, custom event) of visitor
+// v at at, the version-th of the visitor's stream, at position pos of the
+// log: one of 500 pages, its source, country, browser and system by v.
+func benchHit(rng *rand.Rand, v int, at time.Time, version, pos uint64) (eventstore.RecordedEvent, error) {
+	browsers := []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "Opera"}
+	systems := []string{"Windows", "iOS", "Android", "macOS", "Linux"}
+	visitor := fmt.Sprint("visitor-", v)
+	h := radar.Hit{ProjectID: "p1", VisitorID: visitor, Hostname: "shop.example", Pathname: fmt.Sprint("/p/", rng.IntN(500)),
+		Source: fmt.Sprint("source-", v%20), Country: fmt.Sprintf("C%02d", v%50), Browser: browsers[v%6], OS: systems[v%5], Device: "Desktop", At: at}
+	h.URL = "https://shop.example" + h.Pathname
+	var e domain.Event = &radar.PageviewRecorded{Hit: h}
+	if rng.IntN(10) == 0 {
+		e = &radar.EventRecorded{Hit: h, Name: fmt.Sprint("event-", rng.IntN(10))}
+	}
+	name, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		return eventstore.RecordedEvent{}, err
+	}
+	return eventstore.RecordedEvent{Stream: radar.Stream("p1", visitor), Version: version, Type: name, Data: data,
+		Position: eventstore.Position{Commit: pos, Prepare: pos}, Time: at}, nil
 }

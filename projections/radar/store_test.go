@@ -36,6 +36,24 @@ func (l *log) hit(t *testing.T, visitor, path string, at time.Time, event string
 	l.add(t, radar.Stream("p1", visitor), &radar.PageviewRecorded{Hit: h})
 }
 
+// openAt opens the store at path; the test closes it.
+func openAt(t *testing.T, path string) *radarstore.Store {
+	t.Helper()
+	s, err := radarstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// apply applies events in one batch.
+func apply(t *testing.T, s *radarstore.Store, events []eventstore.RecordedEvent) {
+	t.Helper()
+	if err := s.Apply(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func open(t *testing.T) *radarstore.Store {
 	t.Helper()
 	s, err := radarstore.Open(filepath.Join(t.TempDir(), "radar.db"))
@@ -150,14 +168,9 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	l.add(t, cust, &conversion.LeadTracked{ConversionID: "cv1", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, Timestamp: t0.Add(time.Minute)})
 	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv2", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 1250, Currency: "eur", Timestamp: t0.Add(2 * time.Minute)})
 	path := filepath.Join(t.TempDir(), "radar.db")
-	s, err := radarstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	ctx := context.Background()
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events)
 	want := read(t, s)
 	cp, _ := s.Checkpoint(ctx)
 	if err := radarstore.DowngradeToV1(s); err != nil {
@@ -167,10 +180,7 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		t.Fatalf("v1 applied streams = %d, want 4", n)
 	}
 	s.Close()
-	s, err = radarstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	if got := read(t, s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after migration:\n%+v\nwant\n%+v", got, want)
@@ -181,9 +191,7 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	if n, _ := radarstore.AppliedStreams(s); n != -1 {
 		t.Errorf("applied has %d streams after migration, want no table (versions are in the visitors' rows)", n)
 	}
-	if err := s.Apply(ctx, l.Events); err != nil { // delivered again: nothing changes
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events) // delivered again: nothing changes
 	if got := read(t, s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after redelivery:\n%+v\nwant\n%+v", got, want)
 	}
@@ -203,24 +211,15 @@ func TestVisitCarriesLastActivityAndVersion(t *testing.T) {
 	l.hit(t, "a", "/pricing", t0.Add(20*time.Minute), "Signup", "")
 	l.hit(t, "a", "/docs", t0.Add(45*time.Minute), "", "") // 45 minutes after the visitor's row was written
 	path := filepath.Join(t.TempDir(), "radar.db")
-	s, err := radarstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	ctx := context.Background()
-	if err := s.Apply(ctx, l.Events[:3]); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events[:3])
 	s.Close()
-	if s, err = radarstore.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	// Redelivered from the start, then the rest: the last page continues
 	// the visit (its end, 20 minutes in, was only in the visit's row).
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events)
 	r := queries.RadarRange{ProjectID: "p1", Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)}
 	d, ok, err := s.RadarVisitor(ctx, r, "a")
 	if err != nil || !ok {
@@ -247,26 +246,16 @@ func TestMigrateFromV3(t *testing.T) {
 	l.hit(t, "b", "/", t0, "", "")
 	l.hit(t, "c", "/", t0, "", "")
 	path := filepath.Join(t.TempDir(), "radar.db")
-	s, err := radarstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
+	apply(t, s, l.Events)
 	want := read(t, s)
 	if err := radarstore.DowngradeToV3(s); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = radarstore.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events)
 	if got := read(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("after migrating from version 3:\n%+v\nwant\n%+v", got, want)
 	}
@@ -284,9 +273,7 @@ func TestResetEmptiesConversions(t *testing.T) {
 	l.add(t, cust, &conversion.SaleTracked{ConversionID: "cv1", Click: conversion.Click{ClickID: "clk-1", WorkspaceID: "w1"}, AmountMinor: 1250, Currency: "eur", Timestamp: t0.Add(time.Minute)})
 	s := open(t)
 	ctx := context.Background()
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events)
 	want := read(t, s)
 	if want.Overview.Sales != 1 || want.Overview.Revenue != 12.5 {
 		t.Fatalf("before the reset: %+v", want.Overview)
@@ -298,9 +285,7 @@ func TestResetEmptiesConversions(t *testing.T) {
 	if o, err := s.RadarOverview(ctx, r); err != nil || o.Sales != 0 || o.People != 0 {
 		t.Fatalf("after the reset: %+v, %v", o, err)
 	}
-	if err := s.Apply(ctx, l.Events); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, s, l.Events)
 	if got := read(t, s); !reflect.DeepEqual(got, want) {
 		t.Errorf("applied again after the reset:\n%+v\nwant\n%+v", got, want)
 	}
