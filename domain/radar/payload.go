@@ -57,8 +57,7 @@ type Payload struct {
 func ParsePayload(body []byte) (Payload, error) {
 	var p Payload
 	var top map[string]json.RawMessage
-	d := json.NewDecoder(bytes.NewReader(body))
-	if err := d.Decode(&top); err != nil || d.More() {
+	if err := json.Unmarshal(body, &top); err != nil { // trailing data included
 		return p, invalid(conversion.Issue{Path: []string{}, Message: "Expected a JSON object"})
 	}
 	if top == nil {
@@ -74,10 +73,12 @@ func ParsePayload(body []byte) (Payload, error) {
 			}
 			return ""
 		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			bad(name, "Expected string")
-			return ""
+		s, ok := plainString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				bad(name, "Expected string")
+				return ""
+			}
 		}
 		switch {
 		case len(s) > max:
@@ -205,4 +206,19 @@ func Source(p Payload) string {
 		return ""
 	}
 	return host
+}
+
+// plainString reads a JSON string without escapes (what trackers send)
+// without decoding it: raw is a valid JSON value already (the object it
+// came from was decoded), so a quoted run of valid UTF-8 with no backslash
+// is its own text. Anything else is for json.Unmarshal.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
