@@ -1,6 +1,9 @@
 package domain
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // CheckText refuses text a field must not store: more than max bytes,
 // bytes that are not UTF-8, control characters (tab, line feed and
@@ -25,4 +28,20 @@ func CheckText(field, s string, max int, multiline bool) error {
 // multiline text.
 func IsControl(r rune, multiline bool) bool {
 	return r < 0x20 && !(multiline && (r == '\t' || r == '\n' || r == '\r')) || r >= 0x7f && r <= 0x9f
+}
+
+// PlainJSONString reads a JSON string without escapes (what clients
+// mostly send) without decoding it: raw must be a valid JSON value already
+// (from a decoded object), so a quoted run of valid UTF-8 with no
+// backslash is its own text. Anything else (ok false) is for
+// json.Unmarshal.
+func PlainJSONString(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }

@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestCheckText(t *testing.T) {
 	cases := []struct {
@@ -31,6 +34,38 @@ func TestCheckText(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("CheckText(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// PlainJSONString takes a plain JSON string as it is and leaves the rest to
+// json.Unmarshal, which reads the plain ones the same.
+func TestPlainJSONString(t *testing.T) {
+	for _, c := range []struct {
+		raw string
+		ok  bool
+	}{
+		{`"abc"`, true},
+		{`""`, true},
+		{`"é ü 中文"`, true},
+		{`"a\"b"`, false},
+		{`"a\u00e9"`, false},
+		{`"\\"`, false},
+		{"\"a\xffb\"", false},
+		{`12`, false},
+		{`null`, false},
+		{`"`, false},
+	} {
+		s, ok := PlainJSONString([]byte(c.raw))
+		if ok != c.ok {
+			t.Errorf("PlainJSONString(%s) ok = %v, want %v", c.raw, ok, c.ok)
+			continue
+		}
+		if ok {
+			var want string
+			if err := json.Unmarshal([]byte(c.raw), &want); err != nil || s != want {
+				t.Errorf("PlainJSONString(%s) = %q; json.Unmarshal: %q, %v", c.raw, s, want, err)
+			}
 		}
 	}
 }

@@ -203,10 +203,12 @@ func (c *checker) str(raw json.RawMessage, required bool, max int, path ...strin
 		c.add("Expected string, received "+kindOf(raw), path...)
 		return "", false
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		c.add("Expected string", path...)
-		return "", false
+	s, ok := domain.PlainJSONString(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			c.add("Expected string", path...)
+			return "", false
+		}
 	}
 	if required && s == "" {
 		c.add("Must not be empty", path...)

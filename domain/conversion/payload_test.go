@@ -287,3 +287,16 @@ func FuzzParseSale(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseSale reads a shop's sale body.
+//
+//	go test -run '^$' -bench ParseSale ./domain/conversion/
+func BenchmarkParseSale(b *testing.B) {
+	body := []byte(`{"trackingId":"01a20e83-f4a0-79c4-84f5-1f6ab4148518","customer":{"externalId":"cus_1732480000_4812","email":"ann@example.com","firstname":"Ann"},"amount":129.90,"currency":"usd","eventId":"order-99812"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conversion.ParseSale(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package radar
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -73,7 +72,7 @@ func ParsePayload(body []byte) (Payload, error) {
 			}
 			return ""
 		}
-		s, ok := plainString(raw)
+		s, ok := domain.PlainJSONString(raw)
 		if !ok {
 			if err := json.Unmarshal(raw, &s); err != nil {
 				bad(name, "Expected string")
@@ -206,19 +205,4 @@ func Source(p Payload) string {
 		return ""
 	}
 	return host
-}
-
-// plainString reads a JSON string without escapes (what trackers send)
-// without decoding it: raw is a valid JSON value already (the object it
-// came from was decoded), so a quoted run of valid UTF-8 with no backslash
-// is its own text. Anything else is for json.Unmarshal.
-func plainString(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	in := raw[1 : len(raw)-1]
-	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
 }
