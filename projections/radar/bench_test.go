@@ -32,6 +32,61 @@ func BenchmarkReports30Days(b *testing.B) { benchReports(b, false) }
 func BenchmarkReports30DaysFromHits(b *testing.B) { benchReports(b, true) }
 
 func benchReports(b *testing.B, fromHits bool) {
+	s, r := benchSite(b)
+	s.noRollups = fromHits
+	ctx := context.Background()
+	o, err := s.RadarOverview(ctx, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("overview: %d people, %d visits, %d page views, %d events", o.People, o.Visits, o.Pageviews, o.Events)
+	benchLatency(b, func() {
+		if _, err := s.RadarOverview(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.RadarBreakdowns(ctx, r, 50); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkPeople30Days reads the first two pages (50 each) of the people
+// list of the store of BenchmarkReports30Days for 30 days.
+func BenchmarkPeople30Days(b *testing.B) {
+	s, r := benchSite(b)
+	ctx := context.Background()
+	benchLatency(b, func() {
+		p, err := s.RadarPeople(ctx, r, 50, "")
+		if err != nil || len(p.Data) != 50 {
+			b.Fatal(len(p.Data), err)
+		}
+		if _, err := s.RadarPeople(ctx, r, 50, p.NextCursor); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkPeople30DaysGrouped is its baseline, the first version's
+// query: the range's hits grouped by visitor, for the first page.
+func BenchmarkPeople30DaysGrouped(b *testing.B) {
+	s, r := benchSite(b)
+	ctx := context.Background()
+	lo, hi := bounds(r)
+	benchLatency(b, func() {
+		rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, max(ts) AS last FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?
+			GROUP BY visitor_id ORDER BY last DESC, visitor_id LIMIT 51`, r.ProjectID, lo, hi)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+	})
+}
+
+// benchSite opens the generated site of RADAR_BENCH_DIR (built once) and
+// gives its 30 days.
+func benchSite(b *testing.B) (*Store, queries.RadarRange) {
 	events := envInt("RADAR_BENCH_EVENTS", 10_000_000)
 	visitors := envInt("RADAR_BENCH_VISITORS", 1_000_000)
 	dir := os.Getenv("RADAR_BENCH_DIR")
@@ -51,25 +106,17 @@ func benchReports(b *testing.B, fromHits bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
-	s.noRollups = fromHits
-	ctx := context.Background()
-	r := queries.RadarRange{ProjectID: "p1", Start: day0, End: day0.AddDate(0, 0, 30).Add(-time.Millisecond)}
-	o, err := s.RadarOverview(ctx, r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("overview: %d people, %d visits, %d page views, %d events", o.People, o.Visits, o.Pageviews, o.Events)
-	var lat []time.Duration
+	b.Cleanup(func() { s.Close() })
+	return s, queries.RadarRange{ProjectID: "p1", Start: day0, End: day0.AddDate(0, 0, 30).Add(-time.Millisecond)}
+}
+
+// benchLatency runs f b.N times and reports its p50 and p99.
+func benchLatency(b *testing.B, f func()) {
+	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for range b.N {
 		t := time.Now()
-		if _, err := s.RadarOverview(ctx, r); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := s.RadarBreakdowns(ctx, r, 50); err != nil {
-			b.Fatal(err)
-		}
+		f()
 		lat = append(lat, time.Since(t))
 	}
 	b.StopTimer()

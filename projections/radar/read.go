@@ -298,27 +298,8 @@ func (s *Store) RadarPeople(ctx context.Context, r queries.RadarRange, limit int
 		}
 		afterMS, afterID = ms, id
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, max(ts) AS last FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ?
-		GROUP BY visitor_id HAVING last < ? OR (last = ? AND visitor_id > ?) ORDER BY last DESC, visitor_id LIMIT ?`,
-		r.ProjectID, lo, hi, afterMS, afterMS, afterID, limit+1)
+	refs, err := s.people(ctx, r.ProjectID, lo, hi, afterMS, afterID, limit+1)
 	if err != nil {
-		return queries.RadarPeoplePage{}, err
-	}
-	type ref struct {
-		id   string
-		last int64
-	}
-	var refs []ref
-	for rows.Next() {
-		var x ref
-		if err := rows.Scan(&x.id, &x.last); err != nil {
-			rows.Close()
-			return queries.RadarPeoplePage{}, err
-		}
-		refs = append(refs, x)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return queries.RadarPeoplePage{}, err
 	}
 	page := queries.RadarPeoplePage{Data: []queries.RadarVisitor{}}
@@ -335,6 +316,63 @@ func (s *Store) RadarPeople(ctx context.Context, r queries.RadarRange, limit int
 		page.Data = append(page.Data, v)
 	}
 	return page, nil
+}
+
+// personRef is a visitor of the people list and its last activity in the
+// range (Unix milliseconds).
+type personRef struct {
+	id   string
+	last int64
+}
+
+// people lists at most n visitors active in [lo, hi] after the cursor
+// (afterMS, afterID), most recent activity first, ties by visitor id. It
+// reads the range's hits from the newest back (the hits' key is by time):
+// the first hit met of a visitor is its last activity, so it stops as soon
+// as it has n, and the first page of a month of a million visitors reads a
+// few hundred hits, not the month's. A later page reads the hits after its
+// cursor again, to know who was listed already.
+func (s *Store) people(ctx context.Context, projectID string, lo, hi, afterMS int64, afterID string, n int) ([]personRef, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT ts, visitor_id FROM hits WHERE project_id = ? AND ts BETWEEN ? AND ? ORDER BY ts DESC`,
+		projectID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	var out, group []personRef // group: the visitors first met at ts
+	ts := int64(math.MinInt64)
+	flush := func() {
+		slices.SortFunc(group, func(a, b personRef) int { return strings.Compare(a.id, b.id) })
+		for _, g := range group {
+			if g.last < afterMS || g.last == afterMS && g.id > afterID {
+				out = append(out, g)
+			}
+		}
+		group = group[:0]
+	}
+	for rows.Next() {
+		var at int64
+		var id string
+		if err := rows.Scan(&at, &id); err != nil {
+			return nil, err
+		}
+		if at != ts {
+			if flush(); len(out) >= n {
+				return out[:n], nil
+			}
+			ts = at
+		}
+		if !seen[id] {
+			seen[id] = true
+			group = append(group, personRef{id, at})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	flush()
+	return out[:min(n, len(out))], nil
 }
 
 // ErrBadCursor is a people cursor this store did not hand out.

@@ -246,13 +246,21 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		var hasVersion int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'version'`).Scan(&hasVersion); err != nil {
-			return err
-		}
-		if hasVersion == 0 {
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT -1`); err != nil {
+		// Columns added since the tables first were (by version 2, 4): a file
+		// written between them gains what it lacks.
+		for _, c := range []struct{ table, column, def string }{
+			{"visitors", "version", "INTEGER NOT NULL DEFAULT -1"},
+			{"visitors", "last_start", "INTEGER NOT NULL DEFAULT 0"},
+			{"sessions", "version", "INTEGER NOT NULL DEFAULT -1"},
+		} {
+			var has int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&has); err != nil {
 				return err
+			}
+			if has == 0 {
+				if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
+					return err
+				}
 			}
 		}
 		if old > 0 {

@@ -1,0 +1,96 @@
+package radar
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// people (the hits read from the newest back) lists what grouping every
+// hit of the range lists, page after page: with many visitors active at
+// the same millisecond, in ranges that cut visits, and with every limit.
+func TestPeopleEqualsGroupingTheRange(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "radar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	day0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	versions := map[string]uint64{}
+	var events []eventstore.RecordedEvent
+	for i := range 3000 {
+		v := fmt.Sprint("v", rng.IntN(400))
+		// Seconds apart, a tenth of the hits sharing their second.
+		at := day0.Add(time.Duration(i/10*10+rng.IntN(2)) * time.Second)
+		project := "p1"
+		if rng.IntN(10) == 0 {
+			project = "p2"
+		}
+		h := radar.Hit{ProjectID: project, VisitorID: v, URL: "https://shop.example/", Hostname: "shop.example", Pathname: "/", At: at}
+		name, data, err := domain.EncodeEvent(&radar.PageviewRecorded{Hit: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream := radar.Stream(project, v)
+		events = append(events, eventstore.RecordedEvent{Stream: stream, Version: versions[stream], Type: name, Data: data,
+			Position: eventstore.Position{Commit: uint64(i + 1), Prepare: uint64(i + 1)}, Time: at})
+		versions[stream]++
+	}
+	ctx := context.Background()
+	if err := s.Apply(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	grouped := func(lo, hi, afterMS int64, afterID string, n int) []personRef {
+		rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, max(ts) AS last FROM hits WHERE project_id = 'p1' AND ts BETWEEN ? AND ?
+			GROUP BY visitor_id HAVING last < ? OR (last = ? AND visitor_id > ?) ORDER BY last DESC, visitor_id LIMIT ?`,
+			lo, hi, afterMS, afterMS, afterID, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []personRef
+		for rows.Next() {
+			var p personRef
+			if err := rows.Scan(&p.id, &p.last); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	end := day0.Add(3000 * time.Second).UnixMilli()
+	for _, rg := range [][2]int64{{0, math.MaxInt64}, {day0.Add(500 * time.Second).UnixMilli(), day0.Add(2000 * time.Second).UnixMilli()}, {end, end + 1}} {
+		for _, limit := range []int{1, 7, 50, 1000} {
+			afterMS, afterID, pages := int64(math.MaxInt64), "", 0
+			for {
+				got, err := s.people(ctx, "p1", rg[0], rg[1], afterMS, afterID, limit+1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := grouped(rg[0], rg[1], afterMS, afterID, limit+1)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("range %v, limit %d, page %d: got %v, want %v", rg, limit, pages, got, want)
+				}
+				if len(got) <= limit {
+					break
+				}
+				last := got[limit-1]
+				afterMS, afterID = last.last, last.id
+				pages++
+			}
+			if rg[1] == math.MaxInt64 && pages < 400/limit-1 {
+				t.Errorf("limit %d: %d pages", limit, pages)
+			}
+		}
+	}
+}
