@@ -94,3 +94,28 @@ func TestPeopleEqualsGroupingTheRange(t *testing.T) {
 		}
 	}
 }
+
+// The visitor cache keeps the visitors used lately: one used again after
+// half the cache's capacity of others is still there, one left alone for
+// its capacity is gone, and it never holds more than its capacity.
+func TestVisitorCacheKeepsTheRecentlyUsed(t *testing.T) {
+	c := newVisitorCache()
+	key := func(i int) visitorKey { return visitorKey{"p1", fmt.Sprint("v", i)} }
+	kept, dropped := &visitorState{version: 1}, &visitorState{version: 2}
+	c.put(key(-1), kept)
+	c.put(key(-2), dropped)
+	for i := range maxVisitors {
+		c.put(key(i), &visitorState{})
+		if i%(maxVisitors/4) == 0 {
+			if st, ok := c.get(key(-1)); !ok || st != kept {
+				t.Fatalf("after %d others: the visitor used again is gone", i)
+			}
+		}
+	}
+	if _, ok := c.get(key(-2)); ok {
+		t.Error("a visitor left alone for the cache's capacity is still there")
+	}
+	if n := len(c.cur) + len(c.old); n > maxVisitors {
+		t.Errorf("%d visitors held, at most %d", n, maxVisitors)
+	}
+}

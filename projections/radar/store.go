@@ -50,7 +50,7 @@ type Store struct {
 	// visitors is the projector's copy of the visitors' rows it applied
 	// events to lately (at most maxVisitors): a visit's next hit need not
 	// read its visitor's row. Forgotten when a batch fails.
-	visitors map[visitorKey]*visitorState
+	visitors *visitorCache
 	// noRollups computes every report from the hits and sessions (tests
 	// compare the rollups with it).
 	noRollups bool
@@ -171,7 +171,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("radar: conversions: %w", err), r.Close(), w.Close())
 	}
-	s := &Store{w: w, r: r, conv: conv, roll: newRollups(), visitors: map[visitorKey]*visitorState{}}
+	s := &Store{w: w, r: r, conv: conv, roll: newRollups(), visitors: newVisitorCache()}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: schema: %w", err)
@@ -361,7 +361,7 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 // Reset implements projections.Projector.
 func (s *Store) Reset(ctx context.Context) error {
 	s.roll.reset()
-	clear(s.visitors)
+	s.visitors.clear()
 	if err := resetConversions(s.conv); err != nil {
 		return fmt.Errorf("radar: reset: %w", err)
 	}
@@ -381,7 +381,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	s.roll.begin()
 	if err := s.apply(ctx, tx, events); err != nil {
 		tx.Rollback()
-		clear(s.visitors) // they may hold what the failed batch did
+		s.visitors.clear() // they may hold what the failed batch did
 		s.roll.reset()
 		return errors.Join(err, s.recover(ctx))
 	}
@@ -389,16 +389,6 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 }
 
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
-	if len(s.visitors) > maxVisitors {
-		n := len(s.visitors) / 2
-		for k := range s.visitors { // arbitrary ones
-			if n == 0 {
-				break
-			}
-			delete(s.visitors, k)
-			n--
-		}
-	}
 	conv := s.conv.NewBatch()
 	defer conv.Close()
 	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv}
@@ -428,7 +418,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 
 type applier struct {
 	*sqlitedb.Batch
-	visitors map[visitorKey]*visitorState // the Store's
+	visitors *visitorCache // the Store's
 	roll     *rollups
 	tx       *sql.Tx
 	conv     *pebble.Batch
@@ -440,6 +430,39 @@ type visitorKey struct{ project, visitor string }
 // maxVisitors bounds the visitors' rows the projector keeps (about 200
 // bytes each).
 const maxVisitors = 100_000
+
+// visitorCache keeps the rows of the visitors the projector applied events
+// to lately, in two generations of at most maxVisitors/2: when the current
+// one is full it becomes the old one and the old one is dropped, and a
+// visitor found in the old one moves to the current one. The visitors of
+// the visits going on stay; those gone quiet the longest go first.
+type visitorCache struct {
+	cur, old map[visitorKey]*visitorState
+}
+
+func newVisitorCache() *visitorCache {
+	return &visitorCache{cur: map[visitorKey]*visitorState{}}
+}
+
+func (c *visitorCache) get(k visitorKey) (*visitorState, bool) {
+	if st, ok := c.cur[k]; ok {
+		return st, true
+	}
+	st, ok := c.old[k]
+	if ok {
+		c.put(k, st)
+	}
+	return st, ok
+}
+
+func (c *visitorCache) put(k visitorKey, st *visitorState) {
+	if len(c.cur) >= maxVisitors/2 {
+		c.old, c.cur = c.cur, make(map[visitorKey]*visitorState, maxVisitors/2)
+	}
+	c.cur[k] = st
+}
+
+func (c *visitorCache) clear() { c.cur, c.old = map[visitorKey]*visitorState{}, nil }
 
 // visitorState is what applying a visitor's next event needs of its row.
 type visitorState struct {
@@ -455,7 +478,7 @@ type visitorState struct {
 // visitor returns the state of a visitor's row.
 func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 	k := visitorKey{project, visitor}
-	if st, ok := a.visitors[k]; ok {
+	if st, ok := a.visitors.get(k); ok {
 		return st, nil
 	}
 	st := &visitorState{known: true}
@@ -474,7 +497,7 @@ func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	a.visitors[k] = st
+	a.visitors.put(k, st)
 	return st, nil
 }
 
