@@ -2,6 +2,7 @@ package domain
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -44,4 +45,16 @@ func PlainJSONString(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	return string(in), true
+}
+
+// ValidateName checks the name of a named thing (what names it: "Project",
+// "Workspace", ...): required (not blank) and at most max bytes.
+func ValidateName(what, name string, max int) error {
+	if strings.TrimSpace(name) == "" {
+		return Invalid("%s name is required", what)
+	}
+	if len(name) > max {
+		return Invalid("%s name is too long (at most %d bytes)", what, max)
+	}
+	return nil
 }

@@ -69,3 +69,20 @@ func TestPlainJSONString(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateName(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"Shop", ""},
+		{"  ", "Project name is required"},
+		{"", "Project name is required"},
+		{"abcdef", "Project name is too long (at most 5 bytes)"},
+	} {
+		got := ""
+		if err := ValidateName("Project", c.name, 5); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("ValidateName(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

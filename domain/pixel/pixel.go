@@ -151,13 +151,7 @@ func (p *Pixel) record(e domain.Event) {
 
 // ValidateName checks a pixel name.
 func ValidateName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return domain.Invalid("Pixel name is required")
-	}
-	if len(name) > MaxNameLength {
-		return domain.Invalid("Pixel name is too long (at most %d bytes)", MaxNameLength)
-	}
-	return nil
+	return domain.ValidateName("Pixel", name, MaxNameLength)
 }
 
 // typeAliases are the platforms' former names.

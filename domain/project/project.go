@@ -129,13 +129,7 @@ func (p *Project) record(e domain.Event) {
 
 // ValidateName checks a project name.
 func ValidateName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return domain.Invalid("Project name is required")
-	}
-	if len(name) > MaxNameLength {
-		return domain.Invalid("Project name is too long (at most %d bytes)", MaxNameLength)
-	}
-	return nil
+	return domain.ValidateName("Project", name, MaxNameLength)
 }
 
 // NormalizeColor validates a colour and returns it in upper case; empty

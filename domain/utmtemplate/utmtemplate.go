@@ -167,13 +167,7 @@ func (t *Template) record(e domain.Event) {
 
 // ValidateName checks a template name.
 func ValidateName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return domain.Invalid("UTM template name is required")
-	}
-	if len(name) > MaxNameLength {
-		return domain.Invalid("UTM template name is too long (at most %d bytes)", MaxNameLength)
-	}
-	return nil
+	return domain.ValidateName("UTM template", name, MaxNameLength)
 }
 
 func validatePatch(p *Patch) error {

@@ -199,13 +199,7 @@ func (w *Workspace) record(e domain.Event) {
 
 // ValidateName checks a workspace name.
 func ValidateName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return domain.Invalid("Workspace name is required")
-	}
-	if len(name) > MaxNameLength {
-		return domain.Invalid("Workspace name is too long (at most %d bytes)", MaxNameLength)
-	}
-	return nil
+	return domain.ValidateName("Workspace", name, MaxNameLength)
 }
 
 // Create records a new workspace whose owner is its first admin.
