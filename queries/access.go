@@ -33,6 +33,21 @@ func requireMember(ctx context.Context, roles Roles, workspaceID, userID string,
 	return role, nil
 }
 
+// memberRead reads a thing a workspace owns (a project, a UTM template, a
+// pixel) for a user: 404 with notFound when it does not exist, 403
+// (insufficient permissions) when the user is not in its workspace.
+func memberRead[T any](ctx context.Context, roles Roles, userID string, read func() (T, bool, error), workspaceOf func(T) string, notFound string) (T, error) {
+	v, ok, err := read()
+	if err != nil {
+		return v, err
+	}
+	if !ok {
+		return v, domain.NotFound("%s", notFound)
+	}
+	_, err = requireMember(ctx, roles, workspaceOf(v), userID, domain.ErrInsufficientPermissions())
+	return v, err
+}
+
 // memberWorkspace loads a workspace the user belongs to: 404 when it does
 // not exist, 403 when they are not a member.
 func memberWorkspace(ctx context.Context, ws Workspaces, roles Roles, id, userID string) (Workspace, string, error) {

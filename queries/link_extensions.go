@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/utmtemplate"
 )
@@ -77,15 +76,8 @@ type UTMTemplateByIDHandler struct{ ReadModel UTMTemplatesReadModel }
 
 // Handle answers the query.
 func (h UTMTemplateByIDHandler) Handle(ctx context.Context, q UTMTemplateByID) (UTMTemplate, error) {
-	t, ok, err := h.ReadModel.UTMTemplate(ctx, q.ID)
-	if err != nil {
-		return t, err
-	}
-	if !ok {
-		return t, domain.NotFound(utmtemplate.MsgNotFound)
-	}
-	_, err = requireMember(ctx, h.ReadModel, t.WorkspaceID, q.UserID, domain.ErrInsufficientPermissions())
-	return t, err
+	return memberRead(ctx, h.ReadModel, q.UserID, func() (UTMTemplate, bool, error) { return h.ReadModel.UTMTemplate(ctx, q.ID) },
+		func(t UTMTemplate) string { return t.WorkspaceID }, utmtemplate.MsgNotFound)
 }
 
 // UTMTemplatesPage asks for one page of the templates a user may see: of
@@ -127,15 +119,8 @@ type PixelByIDHandler struct{ ReadModel PixelsReadModel }
 
 // Handle answers the query.
 func (h PixelByIDHandler) Handle(ctx context.Context, q PixelByID) (Pixel, error) {
-	p, ok, err := h.ReadModel.Pixel(ctx, q.ID)
-	if err != nil {
-		return p, err
-	}
-	if !ok {
-		return p, domain.NotFound(pixel.MsgNotFound)
-	}
-	_, err = requireMember(ctx, h.ReadModel, p.WorkspaceID, q.UserID, domain.ErrInsufficientPermissions())
-	return p, err
+	return memberRead(ctx, h.ReadModel, q.UserID, func() (Pixel, bool, error) { return h.ReadModel.Pixel(ctx, q.ID) },
+		func(p Pixel) string { return p.WorkspaceID }, pixel.MsgNotFound)
 }
 
 // PixelsPage asks for one page of the pixels a user may see.

@@ -1,10 +1,6 @@
 package queries
 
-import (
-	"context"
-
-	"github.com/linkd/linkd/domain"
-)
+import "context"
 
 // ProjectByID asks for a project of a workspace the user is in.
 type ProjectByID struct {
@@ -27,13 +23,6 @@ type ProjectByIDHandler struct {
 
 // Handle answers the query.
 func (h ProjectByIDHandler) Handle(ctx context.Context, q ProjectByID) (Project, error) {
-	p, ok, err := h.ReadModel.Project(ctx, q.ID)
-	if err != nil {
-		return p, err
-	}
-	if !ok {
-		return p, domain.NotFound(msgProjectNotFound)
-	}
-	_, err = requireMember(ctx, h.ReadModel, p.WorkspaceID, q.UserID, domain.ErrInsufficientPermissions())
-	return p, err
+	return memberRead(ctx, h.ReadModel, q.UserID, func() (Project, bool, error) { return h.ReadModel.Project(ctx, q.ID) },
+		func(p Project) string { return p.WorkspaceID }, msgProjectNotFound)
 }
