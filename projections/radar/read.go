@@ -199,10 +199,9 @@ func (s *Store) visitor(ctx context.Context, projectID, visitorID, currency stri
 	var v queries.RadarVisitor
 	var clickID string
 	var first, last int64
-	// A visit's next pages move its end, not the visitor's last_seen.
 	if err := s.r.QueryRowContext(ctx, `SELECT v.visitor_id, v.name, v.email, v.country, v.source, v.browser, v.device, v.click_id, v.sessions, v.first_seen,
 			max(v.last_seen, coalesce(s.end, 0))
-		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start AND v.last_session <> ''
+		FROM visitors v `+withLastVisit+`
 		WHERE v.project_id = ? AND v.visitor_id = ?`, projectID, visitorID).Scan(
 		&v.VisitorID, &v.Name, &v.Email, &v.CountryCode, &v.Source, &v.Browser, &v.Device, &clickID, &v.Sessions, &first, &last); err != nil {
 		return v, err

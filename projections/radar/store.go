@@ -475,6 +475,13 @@ type visitorState struct {
 	sourced, clicked bool
 }
 
+// withLastVisit joins a visitor's row (v) to its last visit's (s): a
+// visit's next pages write the visit alone, so the visitor's last activity
+// is the later of v.last_seen and s.end, and its stream's version the
+// higher of v.version and s.version.
+const withLastVisit = `LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
+	AND v.last_session <> ''`
+
 // visitor returns the state of a visitor's row.
 func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 	k := visitorKey{project, visitor}
@@ -484,8 +491,7 @@ func (a *applier) visitor(project, visitor string) (*visitorState, error) {
 	st := &visitorState{known: true}
 	var pv, ev, start, end, sv sql.NullInt64
 	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, v.source <> '', v.click_id <> '', s.pageviews, s.events, s.start, s.end, s.version
-		FROM visitors v LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
-			AND v.last_session <> ''
+		FROM visitors v `+withLastVisit+`
 		WHERE v.project_id = ? AND v.visitor_id = ?`, project, visitor).
 		Scan(&st.last, &st.session, &st.version, &st.sourced, &st.clicked, &pv, &ev, &start, &end, &sv)
 	st.visit = visit{pv.Int64, ev.Int64, start.Int64, end.Int64}
