@@ -32,7 +32,13 @@ type radarEnv struct {
 
 func newRadar(t *testing.T) *radarEnv {
 	t.Helper()
+	// Today at 09:00 UTC: the tests advance the clock by half an hour and
+	// more, and read the day's reports; started at the real time, a run
+	// after 23:29 UTC crossed midnight (the next day's visit fell outside
+	// the range).
 	clk := apptest.NewClock()
+	now := clk.Now()
+	clk.Set(time.Date(now.Year(), now.Month(), now.Day(), 9, 0, 0, 0, time.UTC))
 	s := start(t, apptest.WithClock(clk))
 	alice := s.NewKey("alice", "full", nil)
 	project := str(s.MustCreate("/v1/projects", alice, map[string]any{"name": "Site"}), "id")
