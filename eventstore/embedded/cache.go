@@ -49,13 +49,13 @@ func (c *versionCache) get(stream string) (uint64, bool) {
 }
 
 // put records that stream's last event has version and ends at log offset
-// end.
-func (c *versionCache) put(stream string, version uint64, end int64) {
+// end. It returns the stream it evicted to make room, if any.
+func (c *versionCache) put(stream string, version uint64, end int64) (evicted string, ok bool) {
 	if i, ok := c.index[stream]; ok {
 		c.nodes[i].version = version
 		c.nodes[i].end = max(c.nodes[i].end, end)
 		c.moveToFront(i)
-		return
+		return "", false
 	}
 	var i int32
 	if len(c.nodes) < c.capacity {
@@ -64,12 +64,14 @@ func (c *versionCache) put(stream string, version uint64, end int64) {
 	} else {
 		i = c.tail
 		c.unlink(i)
-		delete(c.index, c.nodes[i].stream)
+		evicted, ok = c.nodes[i].stream, true
+		delete(c.index, evicted)
 		c.horizon = max(c.horizon, c.nodes[i].end)
 	}
 	c.nodes[i] = cacheNode{stream: stream, version: version, end: end, prev: -1, next: -1}
 	c.index[stream] = i
 	c.pushFront(i)
+	return evicted, ok
 }
 
 // reset forgets everything: the horizon moves to end, the log end.

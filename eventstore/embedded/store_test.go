@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"os"
@@ -815,6 +816,23 @@ func TestManyStreamsSmallCache(t *testing.T) {
 		wg.Wait()
 		if s.w.cache.len() > minCacheSize {
 			t.Fatalf("cache holds %d streams, capacity %d", s.w.cache.len(), minCacheSize)
+		}
+		// The hot table names cached streams only: evictions cleared
+		// their slots (the appends are done, so nothing races here).
+		hot := 0
+		for i := range streams {
+			stream := fmt.Sprintf("s-%d", i)
+			h := maphash.String(hashSeed, stream)
+			if s.hot[h%hotSlots].Load() != h {
+				continue
+			}
+			hot++
+			if _, ok := s.w.cache.index[stream]; !ok {
+				t.Fatalf("round %d: %s is in the hot table but not in the cache", round, stream)
+			}
+		}
+		if hot == 0 {
+			t.Fatalf("round %d: no stream is in the hot table", round)
 		}
 	}
 	if _, err := s.Append(ctxT(t), "s-0", eventstore.NoStream(), testEvents(1, "x")...); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {

@@ -45,9 +45,12 @@ const (
 	reserveStep = 64 << 20
 
 	// hotSlots is the size of the table of recently written streams that
-	// spares callers an index lookup. It is much smaller than the version
-	// cache, so a stream still in the table is almost always still cached.
-	hotSlots = 1 << 15
+	// spares callers an index lookup: twice the version cache's entries, so
+	// that few of the cached streams lose their slot to another (a site's
+	// 100,000 visitors, a shop's customers). The writer clears the slot of a
+	// stream it evicts from the cache, so a stream in the table is cached
+	// (but for an eviction between the caller's look and the writer's).
+	hotSlots = 1 << 18
 )
 
 type appendReq struct {
@@ -351,7 +354,7 @@ func (s *Store) writeGroup(group []*appendReq) {
 		w.buf = append(w.buf, r.buf...)
 		w.index.addVersion(r.stream, next-1, pos)
 		r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
-		w.cache.put(r.stream, next-1, pos)
+		s.cachePut(r.stream, next-1, pos)
 		s.hot[r.hash%hotSlots].Store(r.hash)
 		s.streams.add(r.hash) // before any of its events is visible
 		w.chunk = append(w.chunk, r)
@@ -390,9 +393,18 @@ func (s *Store) cachedVersion(r *appendReq) (uint64, bool, error) {
 		h = versionHint{ok: true, version: v, exists: ok, end: end}
 	}
 	if h.exists {
-		c.put(r.stream, h.version, h.end)
+		s.cachePut(r.stream, h.version, h.end)
 	}
 	return h.version, h.exists, nil
+}
+
+// cachePut records stream's version in the writer's cache, and takes the
+// stream the cache evicts for it out of the hot table.
+func (s *Store) cachePut(stream string, version uint64, end int64) {
+	if old, ok := s.w.cache.put(stream, version, end); ok {
+		h := maphash.String(hashSeed, old)
+		s.hot[h%hotSlots].CompareAndSwap(h, 0)
+	}
 }
 
 // waitIndexed waits until the index covers the log up to end. It fails
@@ -488,6 +500,9 @@ func (s *Store) failReqs(reqs []*appendReq, err error) {
 		s.w.index.arena, s.w.index.entries = s.w.index.arena[:0], s.w.index.entries[:0]
 	}
 	s.w.cache.reset(s.w.end)
+	for i := range s.hot {
+		s.hot[i].Store(0)
+	}
 }
 
 // roll fsyncs the active segment and starts a new one at the log end.
