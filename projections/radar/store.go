@@ -51,6 +51,10 @@ type Store struct {
 	// events to lately (at most maxVisitors): a visit's next hit need not
 	// read its visitor's row. Forgotten when a batch fails.
 	visitors *visitorCache
+	// applied is the checkpoint committed last (the projector's copy): an
+	// event above it was not applied, so the first event of a visitor's
+	// stream above it is a visitor without a row, and costs no read.
+	applied eventstore.Position
 	// noRollups computes every report from the hits and sessions (tests
 	// compare the rollups with it).
 	noRollups bool
@@ -183,6 +187,10 @@ func Open(path string) (*Store, error) {
 	if err := s.recover(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: rollups: %w", err)
+	}
+	if s.applied, err = sqlitedb.Checkpoint(context.Background(), s.w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("radar: checkpoint: %w", err)
 	}
 	return s, nil
 }
@@ -362,6 +370,7 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 func (s *Store) Reset(ctx context.Context) error {
 	s.roll.reset()
 	s.visitors.clear()
+	s.applied = eventstore.Start
 	if err := resetConversions(s.conv); err != nil {
 		return fmt.Errorf("radar: reset: %w", err)
 	}
@@ -391,7 +400,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
 	conv := s.conv.NewBatch()
 	defer conv.Close()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv}
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv, applied: s.applied}
 	maxPos := eventstore.Start
 	for _, re := range events {
 		if maxPos.Less(re.Position) {
@@ -413,7 +422,13 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 			return err
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if s.applied.Less(maxPos) {
+		s.applied = maxPos
+	}
+	return nil
 }
 
 type applier struct {
@@ -423,6 +438,7 @@ type applier struct {
 	tx       *sql.Tx
 	conv     *pebble.Batch
 	key, val []byte
+	applied  eventstore.Position // the Store's
 }
 
 type visitorKey struct{ project, visitor string }
@@ -482,10 +498,17 @@ type visitorState struct {
 const withLastVisit = `LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
 	AND v.last_session <> ''`
 
-// visitor returns the state of a visitor's row.
-func (a *applier) visitor(project, visitor string) (*visitorState, error) {
+// visitor returns the state of the row of re's visitor.
+func (a *applier) visitor(re eventstore.RecordedEvent, project, visitor string) (*visitorState, error) {
 	k := visitorKey{project, visitor}
 	if st, ok := a.visitors.get(k); ok {
+		return st, nil
+	}
+	if re.Version == 0 && a.applied.Less(re.Position) {
+		// The first event of the visitor's stream, not applied yet: only
+		// that stream's events write the visitor's row, so it has none.
+		st := &visitorState{version: -1}
+		a.visitors.put(k, st)
 		return st, nil
 	}
 	st := &visitorState{known: true}
@@ -546,7 +569,7 @@ func sessionID(project, visitor string, ms int64) string {
 
 func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name string, props map[string]string) error {
 	ms := h.At.UnixMilli()
-	st, err := a.visitor(h.ProjectID, h.VisitorID)
+	st, err := a.visitor(re, h.ProjectID, h.VisitorID)
 	if err != nil || int64(re.Version) <= st.version {
 		return err // or applied already
 	}
@@ -624,7 +647,7 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 
 func (a *applier) identify(re eventstore.RecordedEvent, e *radar.VisitorIdentified) error {
 	ms := e.At.UnixMilli()
-	st, err := a.visitor(e.ProjectID, e.VisitorID)
+	st, err := a.visitor(re, e.ProjectID, e.VisitorID)
 	if err != nil || int64(re.Version) <= st.version {
 		return err // or applied already
 	}
