@@ -84,10 +84,21 @@ func DecodeEvent(name string, data []byte) (Event, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownEvent, name)
 	}
+	if d, ok := e.(PlainDecoder); ok && d.DecodePlain(data) {
+		return e, nil
+	}
 	if err := json.Unmarshal(data, e); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", name, err)
 	}
 	return e, nil
+}
+
+// PlainDecoder is an event that reads the data linkd writes for it faster
+// than encoding/json, and gives the same value: DecodePlain reports
+// whether it read data, and leaves the event as it was when not (the data
+// is then for encoding/json).
+type PlainDecoder interface {
+	DecodePlain(data []byte) bool
 }
 
 // Metadata travels with every event: who caused it and why.
