@@ -47,6 +47,7 @@ type entry struct {
 	p        Projector
 	wm       *Watermark
 	maxBatch int
+	linger   time.Duration // r.opts.Linger, or the Lingerer's
 }
 
 // NewLocalRunner prepares a runner; Run starts it.
@@ -76,7 +77,11 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 		if b, ok := p.(Batcher); ok && b.MaxBatch() > max {
 			max = b.MaxBatch()
 		}
-		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max})
+		linger := r.opts.Linger
+		if l, ok := p.(Lingerer); ok && linger > 0 && l.Linger() > linger {
+			linger = l.Linger()
+		}
+		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max, linger: linger})
 	}
 	return r
 }
@@ -206,8 +211,8 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		// for more: one transaction for many events costs far less than
 		// many small ones. A lone event goes at once, so a quiet system
 		// answers writes without delay.
-		if n >= r.opts.LingerAfter && n < e.maxBatch && r.opts.Linger > 0 {
-			lctx, cancel := context.WithTimeout(ctx, r.opts.Linger)
+		if n >= r.opts.LingerAfter && n < e.maxBatch && e.linger > 0 {
+			lctx, cancel := context.WithTimeout(ctx, e.linger)
 			err := more(lctx)
 			cancel()
 			if err != nil {

@@ -10,6 +10,7 @@ package projections
 
 import (
 	"context"
+	"time"
 
 	"github.com/linkd/linkd/eventstore"
 )
@@ -48,6 +49,17 @@ type StreamTracker interface {
 // grow that large when events wait, that is under load.
 type Batcher interface {
 	MaxBatch() int
+}
+
+// Lingerer is implemented by projectors whose cost per event falls
+// steeply with the batch, because the events of a batch write the same
+// rows and pages (Radar: a visit's row and its B-tree page once per batch
+// rather than once per page view). Under load the in-process runner waits
+// up to Linger for more events before it delivers, instead of
+// LocalOptions.Linger, so that a batch of up to MaxBatch builds up; a lone
+// event still goes at once.
+type Lingerer interface {
+	Linger() time.Duration
 }
 
 // Flusher is implemented by projectors that buffer (ClickHouse): Flush makes

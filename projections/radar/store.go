@@ -24,8 +24,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -358,6 +360,24 @@ func (s *Store) writeRollups(ctx context.Context) error {
 // Name implements projections.Projector.
 func (s *Store) Name() string { return Name }
 
+// MaxBatch implements projections.Batcher, and Linger projections.Lingerer:
+// under load, the projector takes up to 100 ms of events, up to 8,192, in
+// one transaction. The visits going on are written once per batch rather
+// than once per page, and the batch's pages once: a hit costs about 25 µs
+// to apply in batches of 4,096 against 31 in batches of 1,024
+// (BenchmarkApplyHits). Reads wait for the batch (reads follow writes):
+// up to this much longer under load, not at all when traffic is light.
+func (s *Store) MaxBatch() int { return 8192 }
+
+// yieldEvery is how many events the projector applies (about 1.5 ms of
+// work) before it lets the goroutines waiting for its processor run: a
+// batch of thousands would otherwise hold it for the scheduler's whole
+// time slice (10 ms), and the requests queued behind it would wait as long.
+const yieldEvery = 64
+
+// Linger: see MaxBatch.
+func (s *Store) Linger() time.Duration { return 60 * time.Millisecond }
+
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string { return []string{radar.Category, conversion.CustomerCategory} }
 
@@ -402,9 +422,12 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 	defer conv.Close()
 	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv, applied: s.applied}
 	maxPos := eventstore.Start
-	for _, re := range events {
+	for i, re := range events {
 		if maxPos.Less(re.Position) {
 			maxPos = re.Position
+		}
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
 		}
 		if err := a.apply(re); err != nil {
 			return fmt.Errorf("radar: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
