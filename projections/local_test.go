@@ -103,3 +103,69 @@ func TestLocalRunnerBatcherGetsLargerBatches(t *testing.T) {
 		t.Errorf("batcher's largest batch %d, want more than 100 and at most 4000 (the backlog waits)", l)
 	}
 }
+
+// lingerer is a batcher that waits longer for more events under load.
+type lingerer struct {
+	batcher
+	linger time.Duration
+}
+
+func (l lingerer) Linger() time.Duration { return l.linger }
+
+// A projector that implements Lingerer gets the events that arrive while
+// it lingers in one delivery; a lone event still goes at once.
+func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
+	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	appendN := func(stream string, n int) {
+		evs := make([]eventstore.EventData, n)
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}
+		}
+		if _, err := store.Append(ctx, stream, eventstore.Any(), evs...); err != nil {
+			t.Error(err)
+		}
+	}
+	plain := &batchRecorder{name: "plain"}
+	slow := lingerer{batcher{&batchRecorder{name: "lingerer", maxBatch: 4096}}, 2 * time.Second}
+	r := projections.NewLocalRunner(store, []projections.Projector{plain, slow}, projections.LocalOptions{Logger: quiet})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	waitFor := func(total int, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			a, _ := plain.counts()
+			b, _ := slow.counts()
+			if a == total && b == total {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("applied %d and %d of %d events within %s", a, b, total, within)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	appendN("clicks-lone", 1)
+	waitFor(1, time.Second) // well before the lingerer's 2 s
+	for i := range 40 {     // 1,000 events over 400 ms
+		appendN(fmt.Sprintf("clicks-%02d", i), 25)
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitFor(1001, 30*time.Second)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, l := plain.counts(); l >= 500 {
+		t.Errorf("plain projector's largest batch %d: it lingered as long", l)
+	}
+	if _, l := slow.counts(); l < 500 {
+		t.Errorf("lingerer's largest batch %d, want most of the 1,000 events that came within its linger", l)
+	}
+}
