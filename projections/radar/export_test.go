@@ -3,9 +3,62 @@ package radar
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
 
 	"github.com/linkd/linkd/domain/radar"
 )
+
+// hitsTableV4 is the SQLite table of hits of schema versions 1 to 4.
+const hitsTableV4 = `CREATE TABLE hits (
+		project_id TEXT NOT NULL,
+		ts INTEGER NOT NULL,
+		seq INTEGER NOT NULL,
+		visitor_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		kind INTEGER NOT NULL,
+		name TEXT NOT NULL,
+		pathname TEXT NOT NULL,
+		hostname TEXT NOT NULL,
+		source TEXT NOT NULL,
+		country TEXT NOT NULL,
+		browser TEXT NOT NULL,
+		os TEXT NOT NULL,
+		device TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		props TEXT NOT NULL,
+		PRIMARY KEY (project_id, ts, visitor_id, seq)) WITHOUT ROWID`
+
+// hitsBackToSQLite moves the hits from Pebble back into version 4's table.
+func hitsBackToSQLite(ctx context.Context, tx *sql.Tx, s *Store) error {
+	if _, err := tx.ExecContext(ctx, hitsTableV4); err != nil {
+		return err
+	}
+	it, err := s.hits.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		l, n := binary.Uvarint(k)
+		project := string(k[n : n+int(l)])
+		h, err := decodeHit(n+int(l), k, it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			project, h.ts, h.seq, h.visitor, h.session, h.kind, h.name, h.pathname, h.hostname, h.source, h.country, h.browser, h.os, h.device, h.clickID, h.props); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return resetHits(s.hits)
+}
 
 // DowngradeToV1 turns s into what linkd wrote before schema version 2
 // (conversions keyed by conversion id, with an index by click; the version
@@ -18,6 +71,9 @@ func DowngradeToV1(s *Store) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := hitsBackToSQLite(ctx, tx, s); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, conversionsTable); err != nil {
 		return err
 	}
@@ -128,8 +184,21 @@ func AppliedStreams(s *Store) (n int, err error) {
 }
 
 // DowngradeToV3 removes what schema version 4 added: the version column of
-// sessions, whose versions version 3 kept in the visitors' rows.
+// sessions, whose versions version 3 kept in the visitors' rows, and what 5
+// did: the hits move back into SQLite.
 func DowngradeToV3(s *Store) error {
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := hitsBackToSQLite(ctx, tx, s); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`UPDATE visitors SET version = max(version, coalesce((SELECT max(s.version) FROM sessions s
 			WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id), -1))`,

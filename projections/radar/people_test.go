@@ -1,12 +1,15 @@
 package radar
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,22 +54,7 @@ func TestPeopleEqualsGroupingTheRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	grouped := func(lo, hi, afterMS int64, afterID string, n int) []personRef {
-		rows, err := s.r.QueryContext(ctx, `SELECT visitor_id, max(ts) AS last FROM hits WHERE project_id = 'p1' AND ts BETWEEN ? AND ?
-			GROUP BY visitor_id HAVING last < ? OR (last = ? AND visitor_id > ?) ORDER BY last DESC, visitor_id LIMIT ?`,
-			lo, hi, afterMS, afterMS, afterID, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []personRef
-		for rows.Next() {
-			var p personRef
-			if err := rows.Scan(&p.id, &p.last); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, p)
-		}
-		return out
+		return groupHits(t, s, "p1", lo, hi, afterMS, afterID, n)
 	}
 	end := day0.Add(3000 * time.Second).UnixMilli()
 	for _, rg := range [][2]int64{{0, math.MaxInt64}, {day0.Add(500 * time.Second).UnixMilli(), day0.Add(2000 * time.Second).UnixMilli()}, {end, end + 1}} {
@@ -118,4 +106,31 @@ func TestVisitorCacheKeepsTheRecentlyUsed(t *testing.T) {
 	if n := len(c.cur) + len(c.old); n > maxVisitors {
 		t.Errorf("%d visitors held, at most %d", n, maxVisitors)
 	}
+}
+
+// groupHits is the people list the first version's query gave: every hit
+// of the range grouped by visitor, the visitors after the cursor by last
+// activity (newest first) and id, at most n.
+func groupHits(t testing.TB, s *Store, project string, lo, hi, afterMS int64, afterID string, n int) []personRef {
+	last := map[string]int64{}
+	err := scanHits(s.hits, project, lo, hi, false, func(h *hit) (bool, error) {
+		last[h.visitor] = max(last[h.visitor], h.ts)
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []personRef
+	for id, ms := range last {
+		if ms < afterMS || ms == afterMS && id > afterID {
+			out = append(out, personRef{id, ms})
+		}
+	}
+	slices.SortFunc(out, func(a, b personRef) int {
+		if a.last != b.last {
+			return cmp.Compare(b.last, a.last)
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return out[:min(n, len(out))]
 }

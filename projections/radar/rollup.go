@@ -3,10 +3,13 @@ package radar
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/internal/hll"
 )
@@ -280,8 +283,9 @@ func writeDay(ctx context.Context, db execer, k dayKey, a *agg) error {
 }
 
 // raw computes the rollup of [lo, hi] from the hits and sessions, day by
-// day and merged, as the days' rollups are.
-func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, error) {
+// day and merged, as the days' rollups are. With applied, a hit counts only
+// when its version is at most applied(its visitor) (recompute).
+func raw(ctx context.Context, db querier, hits pebble.Reader, project string, lo, hi int64, applied func(visitor string) (int64, error)) (*agg, error) {
 	days := map[int64]*agg{}
 	day := func(ms int64) *agg {
 		d := dayOf(ms)
@@ -292,11 +296,6 @@ func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, e
 		}
 		return a
 	}
-	rows, err := db.QueryContext(ctx, `SELECT ts, visitor_id, kind, name, pathname, hostname, country, browser, os FROM hits
-		WHERE project_id = ? AND ts BETWEEN ? AND ?`, project, lo, hi)
-	if err != nil {
-		return nil, err
-	}
 	hashes := map[string]uint64{}
 	hash := func(v string) uint64 {
 		h, ok := hashes[v]
@@ -306,22 +305,21 @@ func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, e
 		}
 		return h
 	}
-	for rows.Next() {
-		var h hitRow
-		var v string
-		var ts int64
-		if err := rows.Scan(&ts, &v, &h.kind, &h.name, &h.pathname, &h.hostname, &h.country, &h.browser, &h.osys); err != nil {
-			rows.Close()
-			return nil, err
+	err := scanHits(hits, project, lo, hi, false, func(x *hit) (bool, error) {
+		if applied != nil {
+			v, err := applied(x.visitor)
+			if err != nil || x.seq > v {
+				return err == nil, err
+			}
 		}
-		h.visitor = hash(v)
-		day(ts).hit(h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		day(x.ts).hit(hitRow{visitor: hash(x.visitor), kind: x.kind, name: x.name, pathname: x.pathname, hostname: x.hostname,
+			country: x.country, browser: x.browser, osys: x.os})
+		return true, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	rows, err = db.QueryContext(ctx, `SELECT visitor_id, source, start, end, pageviews, events FROM sessions
+	rows, err := db.QueryContext(ctx, `SELECT visitor_id, source, start, end, pageviews, events FROM sessions
 		WHERE project_id = ? AND start BETWEEN ? AND ?`, project, lo, hi)
 	if err != nil {
 		return nil, err
@@ -346,8 +344,9 @@ func raw(ctx context.Context, db querier, project string, lo, hi int64) (*agg, e
 }
 
 // recompute rebuilds the days marked dirty (after a crash) from the hits and
-// sessions.
-func recompute(ctx context.Context, tx *sql.Tx) error {
+// sessions: the hits their visitors' rows have applied (a crash may leave
+// in Pebble the hits of a transaction that did not commit: hits.go).
+func recompute(ctx context.Context, tx *sql.Tx, hits pebble.Reader) error {
 	rows, err := tx.QueryContext(ctx, `SELECT project_id, day FROM rollup_dirty`)
 	if err != nil {
 		return err
@@ -366,7 +365,27 @@ func recompute(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	for _, k := range keys {
-		a, err := raw(ctx, tx, k.project, k.day*dayMS, (k.day+1)*dayMS-1)
+		versions := map[string]int64{}
+		applied := func(visitor string) (int64, error) {
+			if v, ok := versions[visitor]; ok {
+				return v, nil
+			}
+			var v, sv sql.NullInt64
+			err := tx.QueryRowContext(ctx, `SELECT v.version, s.version FROM visitors v `+withLastVisit+`
+				WHERE v.project_id = ? AND v.visitor_id = ?`, k.project, visitor).Scan(&v, &sv)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return 0, err
+			}
+			last := int64(-1) // no row: nothing applied
+			for _, x := range []sql.NullInt64{v, sv} {
+				if x.Valid {
+					last = max(last, x.Int64)
+				}
+			}
+			versions[visitor] = last
+			return last, nil
+		}
+		a, err := raw(ctx, tx, hits, k.project, k.day*dayMS, (k.day+1)*dayMS-1, applied)
 		if err != nil {
 			return err
 		}
@@ -533,12 +552,12 @@ func (s *Store) aggregate(ctx context.Context, project string, lo, hi int64, dim
 		return out, nil
 	}
 	if s.noRollups {
-		return raw(ctx, s.r, project, lo, hi)
+		return raw(ctx, s.r, s.hits, project, lo, hi, nil)
 	}
 	first, last := dayOf(lo), dayOf(hi)
 	if lo != math.MinInt64 && lo != first*dayMS {
 		end := min(hi, (first+1)*dayMS-1)
-		a, err := raw(ctx, s.r, project, lo, end)
+		a, err := raw(ctx, s.r, s.hits, project, lo, end, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -546,7 +565,7 @@ func (s *Store) aggregate(ctx context.Context, project string, lo, hi int64, dim
 		first++
 	}
 	if hi != math.MaxInt64 && hi != (last+1)*dayMS-1 && last >= first {
-		a, err := raw(ctx, s.r, project, max(lo, last*dayMS), hi)
+		a, err := raw(ctx, s.r, s.hits, project, max(lo, last*dayMS), hi, nil)
 		if err != nil {
 			return nil, err
 		}

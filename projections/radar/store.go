@@ -48,6 +48,7 @@ type Store struct {
 	w    *sql.DB // the projector's one connection
 	r    *sql.DB // readers
 	conv *pebble.DB
+	hits *pebble.DB // hits.go
 	roll *rollups
 	// visitors is the projector's copy of the visitors' rows it applied
 	// events to lately (at most maxVisitors): a visit's next hit need not
@@ -64,24 +65,6 @@ type Store struct {
 
 var schema = []string{
 	sqlitedb.CheckpointTable,
-	`CREATE TABLE IF NOT EXISTS hits (
-		project_id TEXT NOT NULL,
-		ts INTEGER NOT NULL,
-		seq INTEGER NOT NULL,
-		visitor_id TEXT NOT NULL,
-		session_id TEXT NOT NULL,
-		kind INTEGER NOT NULL,
-		name TEXT NOT NULL,
-		pathname TEXT NOT NULL,
-		hostname TEXT NOT NULL,
-		source TEXT NOT NULL,
-		country TEXT NOT NULL,
-		browser TEXT NOT NULL,
-		os TEXT NOT NULL,
-		device TEXT NOT NULL,
-		click_id TEXT NOT NULL,
-		props TEXT NOT NULL,
-		PRIMARY KEY (project_id, ts, visitor_id, seq)) WITHOUT ROWID`,
 	sessionsTable,
 	`CREATE INDEX IF NOT EXISTS sessions_start ON sessions (project_id, start)`,
 	`CREATE TABLE IF NOT EXISTS visitors (
@@ -161,9 +144,10 @@ const conversionsTable = `CREATE TABLE IF NOT EXISTS conversions (
 //   - 3: conversions in Pebble (conversions.go), not in SQLite.
 //   - 4: a visit's row keeps the version of its visitor's stream too (the
 //     next page of a visit writes the visit alone, not its visitor).
-const schemaVersion = 4
+//   - 5: hits in Pebble (hits.go), not in SQLite.
+const schemaVersion = 5
 
-var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "hits", "sessions", "visitors", "customers"}
+var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "sessions", "visitors", "customers"}
 
 // Open opens (creating if needed) the database file at path, and the
 // conversions' Pebble directory beside it (path without ".db", then
@@ -177,7 +161,11 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("radar: conversions: %w", err), r.Close(), w.Close())
 	}
-	s := &Store{w: w, r: r, conv: conv, roll: newRollups(), visitors: newVisitorCache()}
+	hits, err := openHits(hitsDir(path))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("radar: hits: %w", err), conv.Close(), r.Close(), w.Close())
+	}
+	s := &Store{w: w, r: r, conv: conv, hits: hits, roll: newRollups(), visitors: newVisitorCache()}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: schema: %w", err)
@@ -185,6 +173,10 @@ func Open(path string) (*Store, error) {
 	if err := moveConversions(context.Background(), s.w, s.conv); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("radar: conversions: %w", err)
+	}
+	if err := moveHits(context.Background(), s.w, s.hits); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("radar: hits: %w", err)
 	}
 	if err := s.recover(context.Background()); err != nil {
 		s.Close()
@@ -205,7 +197,7 @@ func (s *Store) recover(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := recompute(ctx, tx); err != nil {
+	if err := recompute(ctx, tx, s.hits); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -342,7 +334,7 @@ func (s *Store) Close() error {
 	if len(s.roll.dirty) > 0 {
 		err = s.writeRollups(context.Background())
 	}
-	return errors.Join(err, s.r.Close(), s.w.Close(), s.conv.Close())
+	return errors.Join(err, s.r.Close(), s.w.Close(), s.conv.Close(), s.hits.Close())
 }
 
 func (s *Store) writeRollups(ctx context.Context) error {
@@ -396,6 +388,9 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := resetConversions(s.conv); err != nil {
 		return fmt.Errorf("radar: reset: %w", err)
 	}
+	if err := resetHits(s.hits); err != nil {
+		return fmt.Errorf("radar: reset: %w", err)
+	}
 	return sqlitedb.Empty(ctx, s.w, tables)
 }
 
@@ -422,7 +417,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
 	conv := s.conv.NewBatch()
 	defer conv.Close()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv, applied: s.applied}
+	hits := s.hits.NewBatch()
+	defer hits.Close()
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv, hits: hits, applied: s.applied}
 	maxPos := eventstore.Start
 	for i, re := range events {
 		if maxPos.Less(re.Position) {
@@ -441,10 +438,13 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
-	// Before the checkpoint commits: idempotent writes (conversions.go).
-	if !conv.Empty() {
-		if err := conv.Commit(pebble.NoSync); err != nil {
-			return err
+	// Before the checkpoint commits: idempotent writes (conversions.go,
+	// hits.go).
+	for _, b := range []*pebble.Batch{conv, hits} {
+		if !b.Empty() {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return err
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -462,6 +462,7 @@ type applier struct {
 	roll     *rollups
 	tx       *sql.Tx
 	conv     *pebble.Batch
+	hits     *pebble.Batch
 	key, val []byte
 	applied  eventstore.Position // the Store's
 }
@@ -665,9 +666,10 @@ func (a *applier) hit(re eventstore.RecordedEvent, h *radar.Hit, kind int, name 
 	if len(props) > 0 {
 		propsJSON, _ = json.Marshal(props)
 	}
-	return a.Exec(`INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		h.ProjectID, ms, re.Version, h.VisitorID, session, kind, name, h.Pathname, h.Hostname, h.Source, h.Country, h.Browser, h.OS, h.Device, h.ClickID, string(propsJSON))
+	r := hit{ts: ms, visitor: h.VisitorID, seq: int64(re.Version), session: session, kind: kind, name: name, pathname: h.Pathname, hostname: h.Hostname,
+		source: h.Source, country: h.Country, browser: h.Browser, os: h.OS, device: h.Device, clickID: h.ClickID, props: string(propsJSON)}
+	a.key, a.val = hitKey(a.key[:0], h.ProjectID, &r), encodeHit(a.val[:0], &r)
+	return a.hits.Set(a.key, a.val, nil)
 }
 
 func (a *applier) identify(re eventstore.RecordedEvent, e *radar.VisitorIdentified) error {
