@@ -139,48 +139,59 @@ func resetConversions(db *pebble.DB) error {
 // moveConversions moves the rows of the SQLite table of schema version 2,
 // if it is still there, into db, then drops the table.
 func moveConversions(ctx context.Context, w *sql.DB, db *pebble.DB) error {
+	return moveTable(ctx, w, db, "conversions", `SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions`,
+		func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error) {
+			var click string
+			var c conversionRow
+			if err := rows.Scan(&click, &c.id, &c.kind, &c.customer, &c.amount, &c.currency, &c.at); err != nil {
+				return nil, nil, err
+			}
+			return conversionKey(key, click, c.id), encodeConversion(val, c), nil
+		})
+}
+
+// moveTable moves the rows of an SQLite table that an earlier schema
+// version kept, if it is still there, into db, then drops it: query reads
+// them, and kv appends a row's key and value to key and val. The keys are
+// synced before the table goes, so a crash in between moves them again
+// (the same keys).
+func moveTable(ctx context.Context, w *sql.DB, db *pebble.DB, table, query string, kv func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error)) error {
 	var tables int
-	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'conversions'`).Scan(&tables); err != nil {
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&tables); err != nil {
 		return err
 	}
 	if tables == 0 {
 		return nil
 	}
-	rows, err := w.QueryContext(ctx, `SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions`)
+	rows, err := w.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	b := db.NewBatch()
 	defer b.Close()
 	var key, val []byte
 	for rows.Next() {
-		var click string
-		var c conversionRow
-		if err := rows.Scan(&click, &c.id, &c.kind, &c.customer, &c.amount, &c.currency, &c.at); err != nil {
-			rows.Close()
+		if key, val, err = kv(rows, key[:0], val[:0]); err != nil {
 			return err
 		}
-		key, val = conversionKey(key[:0], click, c.id), encodeConversion(val[:0], c)
 		if err := b.Set(key, val, nil); err != nil {
-			rows.Close()
 			return err
 		}
 		if b.Len() >= 16<<20 { // keep a large table's move in bounded memory
 			if err := b.Commit(pebble.NoSync); err != nil {
-				rows.Close()
 				return err
 			}
 			b.Reset()
 		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// Synced before the table goes: a crash in between moves them again.
+	rows.Close()
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	_, err = w.ExecContext(ctx, `DROP TABLE conversions`)
+	_, err = w.ExecContext(ctx, `DROP TABLE `+table)
 	return err
 }

@@ -179,51 +179,16 @@ func resetHits(db *pebble.DB) error {
 }
 
 // moveHits moves the rows of the SQLite table of schema version 4 and
-// before, if it is still there, into db, then drops the table. A crash in
-// between moves them again (the same keys).
+// before, if it is still there, into db, then drops the table.
 func moveHits(ctx context.Context, w *sql.DB, db *pebble.DB) error {
-	var tables int
-	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hits'`).Scan(&tables); err != nil {
-		return err
-	}
-	if tables == 0 {
-		return nil
-	}
-	rows, err := w.QueryContext(ctx, `SELECT project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props FROM hits`)
-	if err != nil {
-		return err
-	}
-	b := db.NewBatch()
-	defer b.Close()
-	var key, val []byte
-	for rows.Next() {
-		var project string
-		var h hit
-		if err := rows.Scan(&project, &h.ts, &h.seq, &h.visitor, &h.session, &h.kind, &h.name, &h.pathname, &h.hostname, &h.source,
-			&h.country, &h.browser, &h.os, &h.device, &h.clickID, &h.props); err != nil {
-			rows.Close()
-			return err
-		}
-		key, val = hitKey(key[:0], project, &h), encodeHit(val[:0], &h)
-		if err := b.Set(key, val, nil); err != nil {
-			rows.Close()
-			return err
-		}
-		if b.Len() >= 16<<20 { // keep a large table's move in bounded memory
-			if err := b.Commit(pebble.NoSync); err != nil {
-				rows.Close()
-				return err
+	return moveTable(ctx, w, db, "hits", `SELECT project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props FROM hits`,
+		func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error) {
+			var project string
+			var h hit
+			if err := rows.Scan(&project, &h.ts, &h.seq, &h.visitor, &h.session, &h.kind, &h.name, &h.pathname, &h.hostname, &h.source,
+				&h.country, &h.browser, &h.os, &h.device, &h.clickID, &h.props); err != nil {
+				return nil, nil, err
 			}
-			b.Reset()
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	_, err = w.ExecContext(ctx, `DROP TABLE hits`)
-	return err
+			return hitKey(key, project, &h), encodeHit(val, &h), nil
+		})
 }
