@@ -47,16 +47,23 @@ func conversionsDir(path string) string {
 }
 
 func openConversions(dir string) (*pebble.DB, error) {
+	return openPebble(dir, 16<<20, 4<<20, "radar")
+}
+
+// openPebble opens (creating it) one of the Pebble databases beside the
+// SQLite file, with a block cache and memtables of the sizes given; name
+// tags its log lines.
+func openPebble(dir string, cache int64, memtable uint64, name string) (*pebble.DB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cache := pebble.NewCache(16 << 20)
-	defer cache.Unref()
+	c := pebble.NewCache(cache)
+	defer c.Unref()
 	return pebble.Open(dir, &pebble.Options{
-		Cache:              cache,
-		MemTableSize:       4 << 20,
+		Cache:              c,
+		MemTableSize:       memtable,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebblelog.New(nil, "radar"),
+		Logger:             pebblelog.New(nil, name),
 	})
 }
 

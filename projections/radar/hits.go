@@ -6,12 +6,9 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
-	"os"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
-
-	"github.com/linkd/linkd/internal/pebblelog"
 )
 
 // Hits (every page view and custom event) are kept in a Pebble database
@@ -62,17 +59,7 @@ func hitsDir(path string) string {
 }
 
 func openHits(dir string) (*pebble.DB, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	cache := pebble.NewCache(32 << 20)
-	defer cache.Unref()
-	return pebble.Open(dir, &pebble.Options{
-		Cache:              cache,
-		MemTableSize:       16 << 20,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebblelog.New(nil, "radar hits"),
-	})
+	return openPebble(dir, 32<<20, 16<<20, "radar hits")
 }
 
 // hitTime orders times as unsigned bytes do.
