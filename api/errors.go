@@ -43,6 +43,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// okBody is {"ok": true} as writeJSON writes it.
+var okBody = []byte("{\"ok\":true}\n")
+
+// writeOK answers {"ok": true}, the answer of every collected hit and
+// conversion: the same bytes as writeJSON's, without encoding them again.
+func writeOK(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(okBody)
+}
+
 // writeDetail answers {"detail": msg}.
 func writeDetail(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"detail": msg})

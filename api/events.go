@@ -55,7 +55,7 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, sale bool) {
 		s.writeEventError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeOK(w, http.StatusOK)
 }
 
 func (s *Server) trackEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, sale bool) error {

@@ -45,7 +45,7 @@ func (s *Server) collectRadar(w http.ResponseWriter, r *http.Request) {
 		s.writeEventError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+	writeOK(w, http.StatusAccepted)
 }
 
 func (s *Server) collect(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
