@@ -95,8 +95,8 @@ func ParseSale(body []byte) (Payload, error) { return parse(body, true) }
 // of MsgInvalidPayload.
 func parse(body []byte, sale bool) (Payload, error) {
 	var p Payload
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	top, err := domain.DecodeObject(body)
+	if err != nil {
 		msg := "Malformed JSON"
 		if json.Valid(body) { // valid JSON, but not an object
 			msg = "Expected object, received " + kindOf(bytes.TrimSpace(body))
@@ -114,8 +114,8 @@ func parse(body []byte, sale bool) (Payload, error) {
 		if raw[0] != '{' {
 			c.add("Expected object, received "+kindOf(raw), "customer")
 		} else {
-			var cust map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &cust); err != nil {
+			cust, err := domain.DecodeObject(raw)
+			if err != nil {
 				c.add("Expected object", "customer") // cannot happen: raw is a valid object
 			}
 			if ext := cust["externalId"]; !present(ext) || string(ext) == `""` {

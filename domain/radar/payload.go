@@ -55,8 +55,8 @@ type Payload struct {
 // (conversion.PayloadError, "Invalid payload" with details).
 func ParsePayload(body []byte) (Payload, error) {
 	var p Payload
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil { // trailing data included
+	top, err := domain.DecodeObject(body)
+	if err != nil { // trailing data included
 		return p, invalid(conversion.Issue{Path: []string{}, Message: "Expected a JSON object"})
 	}
 	if top == nil {
@@ -144,8 +144,8 @@ func invalid(issues ...conversion.Issue) error {
 // parseProps reads a flat object of strings, numbers and booleans; the
 // values are kept as strings.
 func parseProps(raw json.RawMessage) (map[string]string, string) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+	m, err := domain.DecodeObject(raw)
+	if err != nil || m == nil {
 		return nil, "Expected object"
 	}
 	if len(m) > MaxProps {

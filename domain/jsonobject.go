@@ -1,0 +1,104 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// DecodeObject is json.Unmarshal(b, &m) for m a map[string]json.RawMessage
+// (the first step of reading a request body field by field), with the
+// same result and error-ness, in about half the time: once json.Valid has
+// checked b, its members are cut out directly. The values alias b. A key
+// with an escape or invalid UTF-8, or anything but an object or null, is
+// left to encoding/json. FuzzDecodeObject holds the two to the same result.
+func DecodeObject(b []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(b) {
+		return decodeObjectSlow(b)
+	}
+	whole := b
+	b = skipWS(b)
+	if len(b) == 0 || b[0] != '{' {
+		return decodeObjectSlow(b) // null, or not an object
+	}
+	m := map[string]json.RawMessage{}
+	b = skipWS(b[1:])
+	if b[0] == '}' {
+		return m, nil
+	}
+	for {
+		// b is valid JSON from here: a key, a colon, a value, then , or }.
+		end := bytes.IndexByte(b[1:], '"')
+		key := b[1 : 1+end]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			return decodeObjectSlow(whole)
+		}
+		b = skipWS(b[2+end:])
+		b = skipWS(b[1:]) // the colon
+		n := valueLen(b)
+		m[string(key)] = json.RawMessage(b[:n:n])
+		b = skipWS(b[n:])
+		if b[0] == '}' {
+			return m, nil
+		}
+		b = skipWS(b[1:]) // the comma
+	}
+}
+
+func decodeObjectSlow(b []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	err := json.Unmarshal(b, &m)
+	return m, err
+}
+
+func skipWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// valueLen is the length of the valid JSON value at the start of b.
+func valueLen(b []byte) int {
+	switch b[0] {
+	case '"':
+		return stringLen(b)
+	case '{', '[':
+		depth := 0
+		for i := 0; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i += stringLen(b[i:]) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default: // a number, true, false or null
+		for i, c := range b {
+			switch c {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return i
+			}
+		}
+		return len(b)
+	}
+}
+
+// stringLen is the length of the valid JSON string at the start of b,
+// quotes included.
+func stringLen(b []byte) int {
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
