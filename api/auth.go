@@ -65,7 +65,12 @@ func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, 
 	if value == "" || len(value) > 256 {
 		return queries.APIKey{}, nil
 	}
-	hash := s.hasher.Hash(value)
+	var hash string
+	if h, ok := s.pubHashes.Load(value); ok {
+		hash = h.(string)
+	} else {
+		hash = s.hasher.Hash(value)
+	}
 	if v, ok := s.keyCache.Load(hash); ok {
 		if k := v.(queries.APIKey); k.IsActive {
 			return k, nil
@@ -77,6 +82,9 @@ func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, 
 		return queries.APIKey{}, err
 	}
 	s.keyCache.Store(hash, k)
+	if k.Kind == apikey.KindPublishable {
+		s.pubHashes.Store(value, hash)
+	}
 	return k, nil
 }
 
