@@ -125,6 +125,9 @@ func decodeHit(plen int, k, v []byte) (hit, error) {
 // key order (time, then visitor and version), or the reverse, until f
 // returns false.
 func scanHits(db pebble.Reader, project string, lo, hi int64, reverse bool, f func(*hit) (bool, error)) error {
+	if lo > hi {
+		return nil
+	}
 	lower := hitsFrom(nil, project, lo)
 	upper := hitsFrom(nil, project, hi)
 	if hi == 1<<63-1 {

@@ -134,3 +134,55 @@ func groupHits(t testing.TB, s *Store, project string, lo, hi, afterMS int64, af
 	})
 	return out[:min(n, len(out))]
 }
+
+// scanHits reads a project's hits in a range, inclusive, in either order,
+// and nothing of another project or of an empty range.
+func TestScanHitsRange(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "radar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.hits.NewBatch()
+	for _, project := range []string{"p1", "p2", "p10"} {
+		for ts := int64(-2); ts <= 2; ts++ {
+			h := hit{ts: ts, visitor: fmt.Sprint("v", ts+2), seq: ts + 2, pathname: "/" + project}
+			if err := b.Set(hitKey(nil, project, &h), encodeHit(nil, &h), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	scan := func(lo, hi int64, reverse bool) []int64 {
+		var out []int64
+		err := scanHits(s.hits, "p1", lo, hi, reverse, func(h *hit) (bool, error) {
+			if h.pathname != "/p1" || h.visitor != fmt.Sprint("v", h.ts+2) || h.seq != h.ts+2 {
+				t.Fatalf("hit %+v", *h)
+			}
+			out = append(out, h.ts)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		lo, hi  int64
+		reverse bool
+		want    string
+	}{
+		{math.MinInt64, math.MaxInt64, false, "[-2 -1 0 1 2]"},
+		{math.MinInt64, math.MaxInt64, true, "[2 1 0 -1 -2]"},
+		{-1, 1, false, "[-1 0 1]"},
+		{0, 0, true, "[0]"},
+		{1, -1, false, "[]"},
+		{3, math.MaxInt64, false, "[]"},
+	} {
+		if got := fmt.Sprint(scan(c.lo, c.hi, c.reverse)); got != c.want {
+			t.Errorf("[%d, %d] reverse %v: %s, want %s", c.lo, c.hi, c.reverse, got, c.want)
+		}
+	}
+}
