@@ -151,8 +151,8 @@ const schemaVersion = 5
 var tables = []string{"checkpoint", "rollup_days", "rollup_dims", "rollup_dirty", "sessions", "visitors", "customers"}
 
 // Open opens (creating if needed) the database file at path, and the
-// conversions' Pebble directory beside it (path without ".db", then
-// "-conversions").
+// Pebble directories of the conversions and the hits beside it (path
+// without ".db", then "-conversions" and "-hits").
 func Open(path string) (*Store, error) {
 	w, r, err := sqlitedb.Open(path)
 	if err != nil {
@@ -356,16 +356,18 @@ func (s *Store) Name() string { return Name }
 // MaxBatch implements projections.Batcher, and Linger projections.Lingerer:
 // under load, the projector waits up to 20 ms for more events, up to
 // 4,096, to apply in one transaction. The pages of the visits going on are
-// written once per batch rather than once per page view: a hit costs about
-// 25 µs to apply in batches of 4,096 against 31 in batches of 1,024 and 38
-// in batches of 128 (BenchmarkApplyHits). Longer (60 ms, 8,192) gained
-// little more on collect and doubled the p99 of sales, whose conversions
-// this projector applies too. Reads wait for the batch (reads follow
-// writes): up to this much longer under load, not at all when it is light.
+// written once per batch rather than once per page view: with the hits
+// still in SQLite, a hit cost about 25 µs to apply in batches of 4,096
+// against 31 in batches of 1,024 and 38 in batches of 128
+// (BenchmarkApplyHits). Longer (60 ms, 8,192) gained little more on
+// collect and raised the p99 of sales (32-39 ms to 35-63), whose
+// conversions this projector applies too. Reads wait for the batch (reads
+// follow writes): up to this much longer under load, not at all when it is
+// light.
 func (s *Store) MaxBatch() int { return 4096 }
 
-// yieldEvery is how many events the projector applies (about 1.5 ms of
-// work) before it lets the goroutines waiting for its processor run: a
+// yieldEvery is how many events the projector applies (about a
+// millisecond of work) before it lets the goroutines waiting for its processor run: a
 // batch of thousands would otherwise hold it for the scheduler's whole
 // time slice (10 ms), and the requests queued behind it would wait as long.
 const yieldEvery = 64
