@@ -17,7 +17,8 @@ DUR=${1:-10}
 CONNS=${2:-64}
 THREADS=${THREADS:-2}
 VISITORS=${VISITORS:-100000}
-export GOMAXPROCS=${GOMAXPROCS:-2}
+# Each server runs on its own default processors unless GOMAXPROCS is set:
+# Go's one per CPU for the bare server, two more for linkd serve.
 source bench/lib.sh
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT

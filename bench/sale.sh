@@ -24,7 +24,8 @@ CLICKS=${CLICKS:-10000000}
 CUSTOMERS=${CUSTOMERS:-100000}
 EVENT_ID=${EVENT_ID:-1}
 CUSTOMER_PREFIX=${CUSTOMER_PREFIX:-cus_$(date +%s)_}
-export GOMAXPROCS=${GOMAXPROCS:-2}
+# Each server runs on its own default processors unless GOMAXPROCS is set:
+# Go's one per CPU for the bare server, two more for linkd serve.
 source bench/lib.sh
 tmp=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$tmp"
