@@ -45,6 +45,75 @@ func DecodeObject(b []byte) (map[string]json.RawMessage, error) {
 	}
 }
 
+// ScanPlainObject reads b when it is a JSON object whose every value is a
+// plain string (no escapes, no control characters, valid UTF-8), as linkd
+// writes its simplest events, calling set with each key, the string's text
+// and its quoted form, in order, and reports whether it did. It stops with
+// false at anything else (a value of another kind, an escape, malformed
+// JSON, trailing data) or when set returns false: what it read is for
+// encoding/json then. Unlike DecodeObject it checks b as it goes, so a
+// plain object costs one pass.
+func ScanPlainObject(b []byte, set func(key, val, raw []byte) bool) bool {
+	b = skipWS(b)
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	b = skipWS(b[1:])
+	if len(b) > 0 && b[0] == '}' {
+		return len(skipWS(b[1:])) == 0
+	}
+	for {
+		key, rest, ok := plainString(b)
+		if !ok {
+			return false
+		}
+		b = skipWS(rest)
+		if len(b) == 0 || b[0] != ':' {
+			return false
+		}
+		b = skipWS(b[1:])
+		val, rest, ok := plainString(b)
+		if !ok || !set(key, val, b[:len(b)-len(rest)]) {
+			return false
+		}
+		b = skipWS(rest)
+		if len(b) == 0 {
+			return false
+		}
+		switch b[0] {
+		case ',':
+			b = skipWS(b[1:])
+		case '}':
+			return len(skipWS(b[1:])) == 0
+		default:
+			return false
+		}
+	}
+}
+
+// plainString reads the JSON string at the start of b when it has no
+// escapes, no control characters and is valid UTF-8: its text, and what
+// follows it.
+func plainString(b []byte) (s, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, nil, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return nil, nil, false
+	}
+	s = b[1 : 1+end]
+	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+		return nil, nil, false
+	}
+	for _, c := range s {
+		if c < 0x20 {
+			return nil, nil, false
+		}
+	}
+	return s, b[2+end:], true
+}
+
 func decodeObjectSlow(b []byte) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	err := json.Unmarshal(b, &m)
