@@ -376,14 +376,8 @@ func recompute(ctx context.Context, tx *sql.Tx, hits pebble.Reader) error {
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return 0, err
 			}
-			last := int64(-1) // no row: nothing applied
-			for _, x := range []sql.NullInt64{v, sv} {
-				if x.Valid {
-					last = max(last, x.Int64)
-				}
-			}
-			versions[visitor] = last
-			return last, nil
+			versions[visitor] = appliedVersion(v, sv)
+			return versions[visitor], nil
 		}
 		a, err := raw(ctx, tx, hits, k.project, k.day*dayMS, (k.day+1)*dayMS-1, applied)
 		if err != nil {

@@ -531,6 +531,19 @@ type visitorState struct {
 const withLastVisit = `LEFT JOIN sessions s ON s.project_id = v.project_id AND s.visitor_id = v.visitor_id AND s.start = v.last_start
 	AND v.last_session <> ''`
 
+// appliedVersion is the last version of a visitor's stream that its rows
+// hold, from v.version and s.version read with withLastVisit: the higher
+// of the two, -1 when neither is there (no row: nothing applied).
+func appliedVersion(visitor, visit sql.NullInt64) int64 {
+	last := int64(-1)
+	for _, x := range []sql.NullInt64{visitor, visit} {
+		if x.Valid {
+			last = max(last, x.Int64)
+		}
+	}
+	return last
+}
+
 // visitor returns the state of the row of re's visitor.
 func (a *applier) visitor(re eventstore.RecordedEvent, project, visitor string) (*visitorState, error) {
 	k := visitorKey{project, visitor}
@@ -546,15 +559,15 @@ func (a *applier) visitor(re eventstore.RecordedEvent, project, visitor string) 
 		return st, nil
 	}
 	st := &visitorState{known: true}
-	var pv, ev, start, end, sv sql.NullInt64
+	var vv, pv, ev, start, end, sv sql.NullInt64
 	err := a.QueryRow(`SELECT v.last_seen, v.last_session, v.version, v.source <> '', v.click_id <> '', s.pageviews, s.events, s.start, s.end, s.version
 		FROM visitors v `+withLastVisit+`
 		WHERE v.project_id = ? AND v.visitor_id = ?`, project, visitor).
-		Scan(&st.last, &st.session, &st.version, &st.sourced, &st.clicked, &pv, &ev, &start, &end, &sv)
+		Scan(&st.last, &st.session, &vv, &st.sourced, &st.clicked, &pv, &ev, &start, &end, &sv)
 	st.visit = visit{pv.Int64, ev.Int64, start.Int64, end.Int64}
 	// A visit's next pages write the visit's row alone (hit): its end and
 	// version may be ahead of the visitor's.
-	st.last, st.version = max(st.last, end.Int64), max(st.version, sv.Int64)
+	st.last, st.version = max(st.last, end.Int64), appliedVersion(vv, sv)
 	if errors.Is(err, sql.ErrNoRows) {
 		st = &visitorState{version: -1}
 	} else if err != nil {
