@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/binary"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/linkd/linkd/domain/radar"
 )
 
@@ -34,30 +36,37 @@ func hitsBackToSQLite(ctx context.Context, tx *sql.Tx, s *Store) error {
 	if _, err := tx.ExecContext(ctx, hitsTableV4); err != nil {
 		return err
 	}
-	it, err := s.hits.NewIter(nil)
+	err := backToTable(ctx, tx, s.hits, `INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		func(k, v []byte) ([]any, error) {
+			l, n := binary.Uvarint(k)
+			h, err := decodeHit(n+int(l), k, v)
+			return []any{string(k[n : n+int(l)]), h.ts, h.seq, h.visitor, h.session, h.kind, h.name, h.pathname, h.hostname, h.source, h.country, h.browser, h.os, h.device, h.clickID, h.props}, err
+		})
+	if err != nil {
+		return err
+	}
+	return resetHits(s.hits)
+}
+
+// backToTable inserts a row into SQLite (insert, with row's arguments) for
+// every key of db: moveTable's reverse.
+func backToTable(ctx context.Context, tx *sql.Tx, db *pebble.DB, insert string, row func(k, v []byte) ([]any, error)) error {
+	it, err := db.NewIter(nil)
 	if err != nil {
 		return err
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		l, n := binary.Uvarint(k)
-		project := string(k[n : n+int(l)])
-		h, err := decodeHit(n+int(l), k, it.Value())
+		args, err := row(it.Key(), it.Value())
+		if err == nil {
+			_, err = tx.ExecContext(ctx, insert, args...)
+		}
 		if err != nil {
 			it.Close()
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			project, h.ts, h.seq, h.visitor, h.session, h.kind, h.name, h.pathname, h.hostname, h.source, h.country, h.browser, h.os, h.device, h.clickID, h.props); err != nil {
-			it.Close()
-			return err
-		}
 	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return resetHits(s.hits)
+	return it.Close()
 }
 
 // DowngradeToV1 turns s into what linkd wrote before schema version 2
@@ -77,25 +86,13 @@ func DowngradeToV1(s *Store) error {
 	if _, err := tx.ExecContext(ctx, conversionsTable); err != nil {
 		return err
 	}
-	it, err := s.conv.NewIter(nil)
+	err = backToTable(ctx, tx, s.conv, `INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		func(k, v []byte) ([]any, error) {
+			i := bytes.IndexByte(k, 0)
+			c, err := decodeConversion(string(k[i+1:]), v)
+			return []any{string(k[:i]), c.id, c.kind, c.customer, c.amount, c.currency, c.at}, err
+		})
 	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		i := bytes.IndexByte(k, 0)
-		c, err := decodeConversion(string(k[i+1:]), it.Value())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			string(k[:i]), c.id, c.kind, c.customer, c.amount, c.currency, c.at); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
 		return err
 	}
 	if err := resetConversions(s.conv); err != nil {
