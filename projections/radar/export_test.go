@@ -193,18 +193,15 @@ func DowngradeToV3(s *Store) error {
 	if err := hitsBackToSQLite(ctx, tx, s); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
 	for _, q := range []string{
 		`UPDATE visitors SET version = max(version, coalesce((SELECT max(s.version) FROM sessions s
 			WHERE s.project_id = visitors.project_id AND s.visitor_id = visitors.visitor_id), -1))`,
 		`ALTER TABLE sessions DROP COLUMN version`,
 		`PRAGMA user_version = 3`,
 	} {
-		if _, err := s.w.Exec(q); err != nil {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	return nil
+	return tx.Commit()
 }
