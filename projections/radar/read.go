@@ -363,10 +363,9 @@ func (s *Store) people(ctx context.Context, projectID string, lo, hi, afterMS in
 	if err != nil {
 		return nil, err
 	}
-	if len(out) >= n {
-		return out[:n], nil
+	if len(out) < n { // the scan ran out: the visitors of its last instant
+		flush()
 	}
-	flush()
 	return out[:min(n, len(out))], nil
 }
 
