@@ -43,6 +43,9 @@ type Deps struct {
 	DefaultPlan string
 	// CodeLength is the length of generated short codes (default 7).
 	CodeLength int
+	// Customers keeps the customers conversions recorded recently; nil
+	// keeps none.
+	Customers *CustomerCache
 }
 
 // NewUUID returns a time-ordered UUID (v7) string.

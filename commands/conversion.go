@@ -85,6 +85,9 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 	ws := click.WorkspaceID
 	stream := conversion.CustomerStream(ws, p.ExternalID)
 	out := Tracked{ConversionID: d.newID()}
+	// fresh: the conversion id is this call's own, in no stream yet, so a
+	// cached customer that knows no conversion ids may record it.
+	fresh := true
 	var res Result
 	if p.EventID != "" {
 		r, held, err := reserve(ctx, d, a, reservation.KindConversionEvent, conversion.EventIDKey(ws, p.EventID),
@@ -94,6 +97,7 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 		}
 		res.merge(r)
 		if held != nil {
+			fresh = false
 			out.ConversionID = held.Owner
 			if held.Scope != stream {
 				return out, res, nil
@@ -103,9 +107,15 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 	customerID := d.newID()
 	r, err := retryCustomer(ctx, func() (Result, error) {
 		out.Recorded, out.First = false, false
-		c, err := loadCustomer(ctx, d.Store, stream)
-		if err != nil {
-			return Result{}, err
+		c, cached := (*conversion.Customer)(nil), false
+		if fresh {
+			c, cached = d.Customers.get(stream)
+		}
+		if !cached {
+			var err error
+			if c, err = loadCustomer(ctx, d.Store, stream); err != nil {
+				return Result{}, err
+			}
 		}
 		if c.Has(out.ConversionID) {
 			out.CustomerID = c.ID
@@ -126,7 +136,14 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 			out.First = e.First
 		}
 		out.CustomerID, out.Recorded = c.ID, true
-		return save(ctx, d.Store, stream, c, metaOf(a))
+		r, err := save(ctx, d.Store, stream, c, metaOf(a))
+		switch {
+		case err == nil:
+			d.Customers.saved(stream, c)
+		case errors.Is(err, eventstore.ErrWrongExpectedVersion):
+			d.Customers.conflicted(stream)
+		}
+		return r, err
 	})
 	if err != nil {
 		return Tracked{}, res, err

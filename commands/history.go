@@ -1,12 +1,10 @@
 package commands
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/eventstore"
@@ -14,36 +12,26 @@ import (
 
 // WithHistories wraps s so that commands keep the decoded histories of up
 // to streams recently loaded streams whose names start with one of the
-// prefixes of checked or optimistic, instead of reading and decoding a
-// whole history on every load: what a conversion pays for its workspace
-// and its customer on every request.
+// prefixes, instead of reading and decoding a whole history on every load:
+// what a conversion paid for its workspace on every request.
 //
-// Loading a checked stream again asks the store for its version and reads
+// Loading a cached stream again asks the store for its version and reads
 // only the events appended since (none, usually): it never serves a stale
 // history, whoever wrote (other processes on EventStoreDB too). Use it for
 // streams whose state commands act on without appending to them (a
-// workspace's members decide who may record a conversion).
-//
-// Loading an optimistic stream again asks the store nothing: the command
-// acts on the cached history and appends with its version as the expected
-// version. If another writer appended meanwhile, that append fails with
-// eventstore.ErrWrongExpectedVersion, which drops the cached history, and
-// the command's retry reads the stream anew. Use it only for streams whose
-// every decision ends in an append (a customer: a conversion is recorded,
-// or the history already holds it, which a longer history still does).
-// A successful save adds its events to the cache, so a stream's next load
-// reads nothing.
+// workspace's members decide who may record a conversion). Customers, whose
+// every load ends in an append, have their own cache (CustomerCache).
 //
 // Only streams whose aggregate never changes the events it is loaded from
 // may be cached: the cached events are shared by every later load.
-func WithHistories(s EventStore, streams int, checked, optimistic []string) EventStore {
-	return &historyStore{EventStore: s, cache: newHistoryCache(streams), checked: checked, optimistic: optimistic}
+func WithHistories(s EventStore, streams int, prefixes []string) EventStore {
+	return &historyStore{EventStore: s, cache: newHistoryCache(streams), prefixes: prefixes}
 }
 
 type historyStore struct {
 	EventStore
-	cache               *historyCache
-	checked, optimistic []string
+	cache    *historyCache
+	prefixes []string
 }
 
 // maxCachedEvents bounds the history of one cached stream: longer
@@ -61,7 +49,7 @@ func hasPrefix(stream string, prefixes []string) bool {
 }
 
 func (h *historyStore) cached(stream string) bool {
-	return hasPrefix(stream, h.checked) || hasPrefix(stream, h.optimistic)
+	return hasPrefix(stream, h.prefixes)
 }
 
 // saved adds the events a save appended to stream, loaded at version
@@ -93,9 +81,6 @@ func (h *historyStore) readAll(ctx context.Context, stream string) ([]domain.Eve
 		return readStream(ctx, h.EventStore, stream, 0, nil)
 	}
 	old, ok := h.cache.get(stream)
-	if ok && hasPrefix(stream, h.optimistic) {
-		return old, nil // the save's expected version checks it
-	}
 	if !ok {
 		events, err := readStream(ctx, h.EventStore, stream, 0, nil)
 		if err != nil {
@@ -132,61 +117,12 @@ func (h *historyStore) readAll(ctx context.Context, stream string) ([]domain.Eve
 	return events, nil
 }
 
-// historyCache is an LRU of stream → decoded history. Entries are never
-// changed in place: a longer history replaces the entry.
-type historyCache struct {
-	mu       sync.Mutex
-	capacity int
-	entries  map[string]*list.Element
-	order    *list.List // of *historyEntry, most recently used first
-}
-
-type historyEntry struct {
-	stream string
-	events []domain.Event
-}
+// historyCache is an LRU of stream → decoded history. A longer history
+// replaces a shorter one, never the reverse.
+type historyCache = lru[[]domain.Event]
 
 func newHistoryCache(capacity int) *historyCache {
-	return &historyCache{capacity: max(capacity, 1), entries: map[string]*list.Element{}, order: list.New()}
-}
-
-func (c *historyCache) get(stream string) ([]domain.Event, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[stream]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*historyEntry).events, true
-}
-
-func (c *historyCache) put(stream string, events []domain.Event) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[stream]; ok {
-		// A concurrent load may have read a longer history already.
-		if old := e.Value.(*historyEntry); len(old.events) < len(events) {
-			old.events = events
-		}
-		c.order.MoveToFront(e)
-		return
-	}
-	c.entries[stream] = c.order.PushFront(&historyEntry{stream: stream, events: events})
-	if c.order.Len() > c.capacity {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.entries, last.Value.(*historyEntry).stream)
-	}
-}
-
-func (c *historyCache) remove(stream string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[stream]; ok {
-		c.order.Remove(e)
-		delete(c.entries, stream)
-	}
+	return newLRU(capacity, func(old, events []domain.Event) bool { return len(old) < len(events) })
 }
 
 // readStream appends the events of stream from version from on to out; an

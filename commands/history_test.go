@@ -66,11 +66,11 @@ func TestHistoriesSeeOtherWriters(t *testing.T) {
 	}
 }
 
-// A cache smaller than the streams in use evicts and reloads: every load
+// Caches smaller than the customers in use evict and reload: every load
 // still sees the whole history.
 func TestHistoriesEvict(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t) // 64 streams
+	e := newEnv(t) // 64 customers
 	for round := range 3 {
 		for c := range 100 {
 			tr, err := e.trackSale(t, alice, e.click("clk-1"),
@@ -108,32 +108,44 @@ func (c *readCounter) StreamVersion(ctx context.Context, stream string) (uint64,
 	return c.EventStore.StreamVersion(ctx, stream)
 }
 
-// A customer's history is optimistic: once a sale has saved it, the next
-// sales read nothing of the customer's stream (their appends check it),
-// while the workspace is still asked for its version every time.
-func TestHistoriesOptimisticCustomers(t *testing.T) {
+// A customer's state is cached: once a sale has saved it, the next sales
+// read nothing of the customer's stream (their appends check it), while
+// the workspace is still asked for its version every time. A repeat of an
+// eventId reads the stream: the cached state knows no conversion ids.
+func TestCustomerCacheReadsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	counter := &readCounter{EventStore: e.store, reads: map[string]int{}}
-	deps := &commands.Deps{Store: commands.WithHistories(counter, 64, []string{workspace.StreamPrefix}, []string{conversion.CustomerStreamPrefix}),
-		DefaultPlan: "pro", Now: e.deps.Now}
-	for i := range 5 {
+	deps := &commands.Deps{Store: commands.WithHistories(counter, 64, []string{workspace.StreamPrefix}),
+		Customers: commands.NewCustomerCache(64), DefaultPlan: "pro", Now: e.deps.Now}
+	track := func(i int) commands.Tracked {
+		t.Helper()
 		tr, _, err := commands.TrackSaleHandler{Deps: deps}.Handle(context.Background(), commands.TrackSale{Actor: alice, Click: e.click("clk-1"),
 			Payload: sale(t, fmt.Sprintf(`{"trackingId": "clk-1", "customer": {"externalId": "u-1"}, "amount": 2, "currency": "usd", "eventId": "o-%d"}`, i))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tr.First != (i == 0) || !tr.Recorded {
+		return tr
+	}
+	for i := range 5 {
+		if tr := track(i); tr.First != (i == 0) || !tr.Recorded {
 			t.Fatalf("sale %d: %+v", i, tr)
 		}
 	}
-	if n := counter.reads[conversion.CustomerStream(e.ws, "u-1")]; n != 1 {
+	customer := conversion.CustomerStream(e.ws, "u-1")
+	if n := counter.reads[customer]; n != 1 {
 		t.Errorf("the customer's stream was read %d times, want once (the first sale, before it existed)", n)
 	}
 	if n := counter.reads[workspace.Stream(e.ws)]; n < 5 {
 		t.Errorf("the workspace was read %d times for 5 sales, want every time", n)
 	}
-	if n := len(e.stream(t, conversion.CustomerStream(e.ws, "u-1"))); n != 6 {
+	if tr := track(3); tr.Recorded {
+		t.Errorf("the repeat of o-3 recorded a sale: %+v", tr)
+	}
+	if n := counter.reads[customer]; n != 2 {
+		t.Errorf("the customer's stream was read %d times, want twice (the repeat reads it)", n)
+	}
+	if n := len(e.stream(t, customer)); n != 6 {
 		t.Errorf("the customer's stream holds %d events, want 6 (created, 5 sales)", n)
 	}
 }

@@ -42,9 +42,10 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	e := &env{store: store, now: t0}
-	// Through the history cache, as linkd serve runs them.
-	cached := commands.WithHistories(store, 64, []string{workspace.StreamPrefix}, []string{conversion.CustomerStreamPrefix})
-	e.deps = &commands.Deps{Store: cached, DefaultPlan: "pro", Now: func() time.Time {
+	// Through the caches of histories and customers, as linkd serve runs
+	// them.
+	cached := commands.WithHistories(store, 64, []string{workspace.StreamPrefix})
+	e.deps = &commands.Deps{Store: cached, DefaultPlan: "pro", Customers: commands.NewCustomerCache(64), Now: func() time.Time {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.now

@@ -276,3 +276,31 @@ func TestStreamNames(t *testing.T) {
 		t.Errorf("keys collide across workspaces")
 	}
 }
+
+// A snapshot is the customer at its version, without pending events, and
+// knows none of its conversion ids; recording on it leaves the original as
+// it was.
+func TestSnapshot(t *testing.T) {
+	c := givenCustomer(t, created, lead1)
+	if err := c.TrackSale(conv("cnv-2", clk, 2), 2999, "usd"); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Snapshot()
+	if len(s.Pending()) != 0 || s.Version() != c.Version() || s.ID != "cus-1" || s.Leads != 1 || s.Sales != 1 || s.LeadClick != clk {
+		t.Fatalf("snapshot %+v of %+v", s, c)
+	}
+	if v, ok := s.LoadedVersion(); !ok || v != 2 {
+		t.Errorf("snapshot loaded at %d %v, want 2", v, ok)
+	}
+	if s.Has("cnv-1") || s.Has("cnv-2") || !c.Has("cnv-1") {
+		t.Errorf("a snapshot knows no conversion ids; the customer knows its own")
+	}
+	if err := s.TrackSale(conv("cnv-4", clk2, 4), 100, "eur"); err != nil {
+		t.Fatal(err)
+	}
+	Then(t, s, &conversion.SaleTracked{ConversionID: "cnv-4", EventName: "Purchase", Click: clk2, CustomerID: "cus-1",
+		CustomerExternalID: "user-42", AmountMinor: 100, Currency: "eur", Timestamp: At(4)})
+	if c.Sales != 1 || c.Has("cnv-4") || len(c.Pending()) != 1 {
+		t.Errorf("recording on the snapshot changed the customer: %+v", c)
+	}
+}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
-	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
@@ -270,15 +269,20 @@ func (a *App) clock() clock.Clock {
 // historyStreams is how many decoded stream histories commands keep.
 const historyStreams = 1 << 16
 
+// cachedCustomers is how many customers conversions keep the state of
+// (about 650 bytes each with the cache's own structures: 85 MB when full).
+const cachedCustomers = 1 << 17
+
 // commandDeps are what every command handler is given.
 func (a *App) commandDeps() *commands.Deps {
 	// Conversions load their workspace and customer on every request:
-	// keep those histories decoded (commands.WithHistories). A customer's
-	// stream is only loaded to append to it: its cached history is checked
-	// by the append's expected version.
-	store := commands.WithHistories(a.store, historyStreams,
-		[]string{workspace.StreamPrefix}, []string{conversion.CustomerStreamPrefix})
-	return &commands.Deps{Store: store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now}
+	// keep the workspaces' histories decoded (commands.WithHistories) and
+	// the customers' state (commands.CustomerCache). A customer's stream is
+	// only loaded to append to it: its cached state is checked by the
+	// append's expected version.
+	store := commands.WithHistories(a.store, historyStreams, []string{workspace.StreamPrefix})
+	return &commands.Deps{Store: store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now,
+		Customers: commands.NewCustomerCache(cachedCustomers)}
 }
 
 func (a *App) ensureOperatorKey(ctx context.Context) error {
