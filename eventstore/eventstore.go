@@ -244,10 +244,11 @@ type Store interface {
 
 // Subscription is a stream of recorded events from SubscribeAll.
 type Subscription interface {
-	// Recv returns the next event, waiting for one. It returns an error
-	// wrapping ErrClosed after Close, or ctx's error. With a ctx that is
-	// already done, an adapter may still hand out an event it has buffered:
-	// readers use that to drain a batch without waiting.
+	// Recv returns the next event, waiting for one. Its Data and Metadata
+	// may be shared with other subscribers: they must not be changed. It
+	// returns an error wrapping ErrClosed after Close, or ctx's error. With
+	// a ctx that is already done, an adapter may still hand out an event it
+	// has buffered: readers use that to drain a batch without waiting.
 	Recv(ctx context.Context) (RecordedEvent, error)
 	// Close stops the subscription.
 	Close() error

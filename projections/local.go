@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,7 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 		pubsub: gochannel.NewGoChannel(gochannel.Config{
 			OutputChannelBuffer:            0,
 			BlockPublishUntilSubscriberAck: true,
+			PreserveContext:                true, // bus.LocalBatch's events ride in it
 		}, watermill.NopLogger{}),
 	}
 	for _, p := range projectors {
@@ -220,7 +222,9 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 			}
 		}
 		if len(batch) > 0 {
-			if err := r.pubsub.Publish(topic, bus.EncodeBatch(batch)); err != nil {
+			// Publish returns once the consumer has acknowledged the
+			// batch: a new slice for each, in case a projector keeps one.
+			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, slices.Clone(batch))); err != nil {
 				return stopped(ctx, err)
 			}
 			if ctx.Err() != nil {

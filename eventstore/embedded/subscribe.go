@@ -235,12 +235,8 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 			}
 		}
 		l.mu.Unlock()
-		// Copy outside the lock: the subscriber owns what it receives.
-		for i := range sub.pending {
-			ev := &sub.pending[i]
-			ev.Data = clone(ev.Data)
-			ev.Metadata = clone(ev.Metadata)
-		}
+		// Data and Metadata alias the appends' buffers, which nothing
+		// changes: subscribers share them (eventstore.Subscription).
 		return nil, nil
 	}
 	l.mu.Unlock()
@@ -256,13 +252,6 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 	sub.pending = append(sub.pending, events...)
 	sub.last = last
 	return nil, nil
-}
-
-func clone(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // Close implements eventstore.Subscription.

@@ -8,10 +8,13 @@
 // binary form (EncodeBatch), so that a projector applies many events in one
 // transaction. The in-process bus carries batches of the log; on Kafka, the
 // relay publishes batches of one stream each (keyed by that stream), and
-// older relays published single-event messages: Decode reads both.
+// older relays published single-event messages: Decode reads both. In
+// process, a batch need not be encoded at all: LocalBatch hands the events
+// themselves over in the message's context.
 package bus
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -58,6 +61,23 @@ func EncodeEvent(e eventstore.RecordedEvent) *message.Message {
 	if len(e.Metadata) > 0 {
 		m.Metadata.Set(MetaMetadata, string(e.Metadata))
 	}
+	return m
+}
+
+type localBatchKey struct{}
+
+// LocalBatch makes one message carrying events in order for a subscriber in
+// this process (Watermill's Go channel, with PreserveContext): the events
+// ride in its context, unencoded, and Decode returns them as they are, with
+// their Data shared. Its payload is empty: it cannot cross a process.
+func LocalBatch(ctx context.Context, events []eventstore.RecordedEvent) *message.Message {
+	id := uuid.Nil.String()
+	if len(events) > 0 {
+		id = events[len(events)-1].ID.String()
+	}
+	m := message.NewMessage(id, nil)
+	m.Metadata.Set(MetaBatch, strconv.Itoa(len(events)))
+	m.SetContext(context.WithValue(ctx, localBatchKey{}, events))
 	return m
 }
 
@@ -138,6 +158,9 @@ var ErrBadMessage = errors.New("bus: not a linkd event message")
 
 // Decode returns the events a message carries, in order.
 func Decode(m *message.Message) ([]eventstore.RecordedEvent, error) {
+	if events, ok := m.Context().Value(localBatchKey{}).([]eventstore.RecordedEvent); ok {
+		return events, nil
+	}
 	if m.Metadata.Get(MetaBatch) != "" {
 		return decodeBatch(m.Payload)
 	}
