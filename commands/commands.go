@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +47,38 @@ type Deps struct {
 	// Customers keeps the customers conversions recorded recently; nil
 	// keeps none.
 	Customers *CustomerCache
+
+	multi atomic.Int32 // whether Store appends to several streams at once: 0 not asked yet, multiYes, multiNo
+}
+
+const (
+	multiYes = 1
+	multiNo  = 2
+)
+
+// multiAppender returns the store as a MultiAppender when it appends to
+// several streams at once. A store that wraps another answers an append of
+// no parts with errors.ErrUnsupported when the one it wraps cannot: that is
+// asked once.
+func (d *Deps) multiAppender(ctx context.Context) (eventstore.MultiAppender, bool) {
+	m, ok := d.Store.(eventstore.MultiAppender)
+	if !ok {
+		return nil, false
+	}
+	switch d.multi.Load() {
+	case multiYes:
+		return m, true
+	case multiNo:
+		return nil, false
+	}
+	if _, err := m.AppendMulti(ctx); errors.Is(err, errors.ErrUnsupported) {
+		d.multi.Store(multiNo)
+		return nil, false
+	} else if err != nil {
+		return nil, false // ask again next time
+	}
+	d.multi.Store(multiYes)
+	return m, true
 }
 
 // NewUUID returns a time-ordered UUID (v7) string.
@@ -139,26 +172,40 @@ func save(ctx context.Context, s EventStore, stream string, agg pending, meta do
 }
 
 func appendEvents(ctx context.Context, s EventStore, stream string, expected eventstore.ExpectedVersion, meta domain.Metadata, events ...domain.Event) (Result, error) {
-	var md []byte
-	if meta != (domain.Metadata{}) {
-		var err error
-		if md, err = json.Marshal(meta); err != nil {
-			return Result{}, err
-		}
+	md, err := encodeMeta(meta)
+	if err != nil {
+		return Result{}, err
 	}
-	data := make([]eventstore.EventData, len(events))
-	for i, e := range events {
-		typ, body, err := domain.EncodeEvent(e)
-		if err != nil {
-			return Result{}, err
-		}
-		data[i] = eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: typ, Data: body, Metadata: md}
+	data, err := encodeEvents(md, events)
+	if err != nil {
+		return Result{}, err
 	}
 	ar, err := s.Append(ctx, stream, expected, data...)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Position: ar.Position, Wrote: true, Version: ar.NextExpectedVersion}, nil
+}
+
+// encodeMeta is the JSON of an event's metadata; none when it is empty.
+func encodeMeta(meta domain.Metadata) ([]byte, error) {
+	if meta == (domain.Metadata{}) {
+		return nil, nil
+	}
+	return json.Marshal(meta)
+}
+
+// encodeEvents makes the events to append, with metadata md (encodeMeta).
+func encodeEvents(md []byte, events []domain.Event) ([]eventstore.EventData, error) {
+	data := make([]eventstore.EventData, len(events))
+	for i, e := range events {
+		typ, body, err := domain.EncodeEvent(e)
+		if err != nil {
+			return nil, err
+		}
+		data[i] = eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: typ, Data: body, Metadata: md}
+	}
+	return data, nil
 }
 
 // retry runs f again when it fails on a concurrent change of its stream.

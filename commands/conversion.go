@@ -84,12 +84,14 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 	}
 	ws := click.WorkspaceID
 	stream := conversion.CustomerStream(ws, p.ExternalID)
+	cs := customerStep{d: d, stream: stream, ws: ws, customerID: d.newID(), p: p, click: click, now: now, record: record}
 	out := Tracked{ConversionID: d.newID()}
-	// fresh: the conversion id is this call's own, in no stream yet, so a
-	// cached customer that knows no conversion ids may record it.
-	fresh := true
 	var res Result
 	if p.EventID != "" {
+		key := reservation.Stream(reservation.KindConversionEvent, conversion.EventIDKey(ws, p.EventID))
+		if r, done, err := cs.atOnce(ctx, a, key, &out); done {
+			return out, r, err
+		}
 		r, held, err := reserve(ctx, d, a, reservation.KindConversionEvent, conversion.EventIDKey(ws, p.EventID),
 			p.EventID, out.ConversionID, stream, nil)
 		if err != nil {
@@ -97,52 +99,20 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 		}
 		res.merge(r)
 		if held != nil {
-			fresh = false
+			cs.repeat = true
 			out.ConversionID = held.Owner
 			if held.Scope != stream {
 				return out, res, nil
 			}
 		}
 	}
-	customerID := d.newID()
 	r, err := retryCustomer(ctx, func() (Result, error) {
-		out.Recorded, out.First = false, false
-		c, cached := (*conversion.Customer)(nil), false
-		if fresh {
-			c, cached = d.Customers.get(stream)
-		}
-		if !cached {
-			var err error
-			if c, err = loadCustomer(ctx, d.Store, stream); err != nil {
-				return Result{}, err
-			}
-		}
-		if c.Has(out.ConversionID) {
-			out.CustomerID = c.ID
-			return Result{}, nil
-		}
-		if err := c.Upsert(customerID, ws, p.ExternalID, p.Profile, now); err != nil {
+		c, err := cs.load(ctx, &out)
+		if err != nil || c == nil {
 			return Result{}, err
 		}
-		cv := conversion.Conversion{ConversionID: out.ConversionID, EventID: p.EventID, EventName: p.EventName,
-			Click: click, Metadata: p.Metadata, At: now}
-		if err := record(c, cv); err != nil {
-			return Result{}, err
-		}
-		switch e := c.Pending()[len(c.Pending())-1].(type) {
-		case *conversion.LeadTracked:
-			out.First = e.First
-		case *conversion.SaleTracked:
-			out.First = e.First
-		}
-		out.CustomerID, out.Recorded = c.ID, true
 		r, err := save(ctx, d.Store, stream, c, metaOf(a))
-		switch {
-		case err == nil:
-			d.Customers.saved(stream, c)
-		case errors.Is(err, eventstore.ErrWrongExpectedVersion):
-			d.Customers.conflicted(stream)
-		}
+		cs.saved(c, err)
 		return r, err
 	})
 	if err != nil {
@@ -150,6 +120,125 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 	}
 	res.merge(r)
 	return out, res, nil
+}
+
+// customerStep records a conversion in the customer's stream.
+type customerStep struct {
+	d          *Deps
+	stream, ws string
+	customerID string // the id of the customer if this call creates it
+	p          conversion.Payload
+	click      conversion.Click
+	now        time.Time
+	record     func(*conversion.Customer, conversion.Conversion) error
+	// repeat: the conversion id is the first call's of a repeated eventId,
+	// maybe in the stream already. Otherwise it is this call's own, in no
+	// stream, so a cached customer, which knows no conversion ids, may
+	// record it.
+	repeat bool
+}
+
+// load returns the customer with out's conversion recorded on it, or nil
+// when the stream holds that conversion already; it sets out's customer,
+// Recorded and First.
+func (cs *customerStep) load(ctx context.Context, out *Tracked) (*conversion.Customer, error) {
+	out.Recorded, out.First = false, false
+	c, cached := (*conversion.Customer)(nil), false
+	if !cs.repeat {
+		c, cached = cs.d.Customers.get(cs.stream)
+	}
+	if !cached {
+		var err error
+		if c, err = loadCustomer(ctx, cs.d.Store, cs.stream); err != nil {
+			return nil, err
+		}
+	}
+	if c.Has(out.ConversionID) {
+		out.CustomerID = c.ID
+		return nil, nil
+	}
+	if err := c.Upsert(cs.customerID, cs.ws, cs.p.ExternalID, cs.p.Profile, cs.now); err != nil {
+		return nil, err
+	}
+	cv := conversion.Conversion{ConversionID: out.ConversionID, EventID: cs.p.EventID, EventName: cs.p.EventName,
+		Click: cs.click, Metadata: cs.p.Metadata, At: cs.now}
+	if err := cs.record(c, cv); err != nil {
+		return nil, err
+	}
+	switch e := c.Pending()[len(c.Pending())-1].(type) {
+	case *conversion.LeadTracked:
+		out.First = e.First
+	case *conversion.SaleTracked:
+		out.First = e.First
+	}
+	out.CustomerID, out.Recorded = c.ID, true
+	return c, nil
+}
+
+// saved keeps the customer's state after its save, or forgets it after a
+// save that lost to another writer.
+func (cs *customerStep) saved(c *conversion.Customer, err error) {
+	switch {
+	case err == nil:
+		cs.d.Customers.saved(cs.stream, c)
+	case errors.Is(err, eventstore.ErrWrongExpectedVersion):
+		cs.d.Customers.conflicted(cs.stream)
+	}
+}
+
+// atOnce records a conversion with an eventId in one atomic append of the
+// eventId's reservation (a new stream) and the customer's events, when the
+// store appends to several streams at once (the embedded store). done is
+// false when it did not: the store cannot, the eventId is held already (a
+// repeat), or the customer changed meanwhile; the caller then takes the
+// way that works on every store, one append after the other.
+func (cs *customerStep) atOnce(ctx context.Context, a Actor, key string, out *Tracked) (res Result, done bool, err error) {
+	m, ok := cs.d.multiAppender(ctx)
+	if !ok {
+		return Result{}, false, nil
+	}
+	c, err := cs.load(ctx, out)
+	if err != nil {
+		return Result{}, true, err
+	}
+	if c == nil {
+		return Result{}, false, nil // not reachable with a new id; the reservation decides
+	}
+	r, _ := reservation.Load(nil)
+	if err := r.Reserve(cs.p.EventID, out.ConversionID, cs.stream, false, cs.now); err != nil {
+		return Result{}, true, err
+	}
+	meta, err := encodeMeta(metaOf(a))
+	if err != nil {
+		return Result{}, true, err
+	}
+	reserved, err := encodeEvents(meta, r.Pending())
+	if err != nil {
+		return Result{}, true, err
+	}
+	events, err := encodeEvents(meta, c.Pending())
+	if err != nil {
+		return Result{}, true, err
+	}
+	expected := eventstore.NoStream()
+	if v, ok := c.LoadedVersion(); ok {
+		expected = eventstore.Exact(v)
+	}
+	results, err := m.AppendMulti(ctx,
+		eventstore.StreamAppend{Stream: key, Expected: eventstore.NoStream(), Events: reserved},
+		eventstore.StreamAppend{Stream: cs.stream, Expected: expected, Events: events})
+	if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+		cs.saved(c, err)
+		*out = Tracked{ConversionID: out.ConversionID}
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, true, err
+	}
+	c.ClearPending()
+	cs.saved(c, nil)
+	last := results[len(results)-1]
+	return Result{Position: last.Position, Wrote: true, Version: last.NextExpectedVersion}, true, nil
 }
 
 // retryCustomer is retry for a customer's stream, which takes bursts of

@@ -75,6 +75,22 @@ func (h *historyStore) saved(stream string, loaded uint64, ok bool, events []dom
 // appended to.
 func (h *historyStore) conflicted(stream string) { h.cache.remove(stream) }
 
+// AppendMulti forwards to the store's (errors.ErrUnsupported when it has
+// none), and drops the cached histories of the streams it wrote to.
+func (h *historyStore) AppendMulti(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	m, ok := h.EventStore.(eventstore.MultiAppender)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	res, err := m.AppendMulti(ctx, parts...)
+	for _, p := range parts {
+		if h.cached(p.Stream) {
+			h.cache.remove(p.Stream)
+		}
+	}
+	return res, err
+}
+
 // readAll is readAll through the cache.
 func (h *historyStore) readAll(ctx context.Context, stream string) ([]domain.Event, error) {
 	if !h.cached(stream) {

@@ -34,7 +34,16 @@ type env struct {
 	mu    sync.Mutex
 }
 
-func newEnv(t *testing.T) *env {
+// oneAtATime hides the embedded store's multi-stream appends, as
+// EventStoreDB has none: conversions append the reservation of an eventId
+// and the customer's events one after the other.
+type oneAtATime struct{ commands.EventStore }
+
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, true) }
+
+// newEnvWith is newEnv on a store that appends to several streams at once
+// (multi) or not.
+func newEnvWith(t *testing.T, multi bool) *env {
 	t.Helper()
 	store, err := embedded.Open(embedded.Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -44,7 +53,11 @@ func newEnv(t *testing.T) *env {
 	e := &env{store: store, now: t0}
 	// Through the caches of histories and customers, as linkd serve runs
 	// them.
-	cached := commands.WithHistories(store, 64, []string{workspace.StreamPrefix})
+	var base commands.EventStore = store
+	if !multi {
+		base = oneAtATime{store}
+	}
+	cached := commands.WithHistories(base, 64, []string{workspace.StreamPrefix})
 	e.deps = &commands.Deps{Store: cached, DefaultPlan: "pro", Customers: commands.NewCustomerCache(64), Now: func() time.Time {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -349,7 +362,15 @@ func TestEventIDRecordsOnce(t *testing.T) {
 // with that eventId records it, under the first call's conversion id.
 func TestEventIDCompletesAfterACrash(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	for _, multi := range []bool{true, false} {
+		t.Run(fmt.Sprintf("multi-stream appends %v", multi), func(t *testing.T) {
+			t.Parallel()
+			eventIDCompletesAfterACrash(t, newEnvWith(t, multi))
+		})
+	}
+}
+
+func eventIDCompletesAfterACrash(t *testing.T, e *env) {
 	stream := conversion.CustomerStream(e.ws, "user-42")
 	_, data, err := domain.EncodeEvent(&reservation.Reserved{Name: "order-1", Owner: "cnv-lost", Scope: stream, At: t0})
 	if err != nil {
@@ -378,10 +399,14 @@ func TestEventIDCompletesAfterACrash(t *testing.T) {
 // of them answer without error.
 func TestConcurrentIdenticalRequests(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"lead", "sale"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, x := range []struct {
+		kind  string
+		multi bool
+	}{{"lead", true}, {"sale", true}, {"lead", false}, {"sale", false}} {
+		kind := x.kind
+		t.Run(fmt.Sprintf("%s multi-stream appends %v", kind, x.multi), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := newEnvWith(t, x.multi)
 			body := `{"trackingId": "clk-1", "customer": {"externalId": "user-42", "email": "a@example.com"}, "amount": 29.99,
 				"currency": "usd", "eventId": "order-7"}`
 			const n = 20
@@ -431,10 +456,11 @@ func TestConcurrentIdenticalRequests(t *testing.T) {
 // one is first, and the customer is created once.
 func TestConcurrentSalesOfOneCustomer(t *testing.T) {
 	t.Parallel()
-	for _, existing := range []bool{false, true} {
-		t.Run(fmt.Sprintf("existing customer %v", existing), func(t *testing.T) {
+	for _, x := range []struct{ existing, multi bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		existing := x.existing
+		t.Run(fmt.Sprintf("existing customer %v multi-stream appends %v", existing, x.multi), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := newEnvWith(t, x.multi)
 			if existing {
 				if _, err := e.trackLead(t, alice, e.click("clk-0"), lead(t, `{"trackingId": "clk-0", "customer": {"externalId": "user-42"}}`)); err != nil {
 					t.Fatal(err)
@@ -492,5 +518,54 @@ func TestConcurrentSalesOfOneCustomer(t *testing.T) {
 				t.Errorf("customer created %d times", got)
 			}
 		})
+	}
+}
+
+// appendCounter counts the appends of each kind.
+type appendCounter struct {
+	*embedded.Store
+	mu            sync.Mutex
+	single, multi int
+}
+
+func (c *appendCounter) Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error) {
+	c.mu.Lock()
+	c.single++
+	c.mu.Unlock()
+	return c.Store.Append(ctx, stream, expected, events...)
+}
+
+func (c *appendCounter) AppendMulti(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	if len(parts) > 0 {
+		c.mu.Lock()
+		c.multi++
+		c.mu.Unlock()
+	}
+	return c.Store.AppendMulti(ctx, parts...)
+}
+
+// On a store that appends to several streams at once, an eventId's
+// reservation and the customer's events are one append, so that a crash
+// keeps both or neither; a repeat writes nothing.
+func TestEventIDReservedInTheConversionsAppend(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	counter := &appendCounter{Store: e.store}
+	e.deps = &commands.Deps{Store: commands.WithHistories(counter, 64, []string{workspace.StreamPrefix}),
+		Customers: commands.NewCustomerCache(64), DefaultPlan: "pro", Now: e.deps.Now}
+	body := `{"trackingId": "clk-1", "customer": {"externalId": "user-42"}, "amount": 10, "currency": "eur", "eventId": "order-1"}`
+	for i := range 2 {
+		if tr, err := e.trackSale(t, alice, e.click("clk-1"), sale(t, body)); err != nil || tr.Recorded != (i == 0) {
+			t.Fatalf("call %d: %+v %v", i, tr, err)
+		}
+		// The repeat tries the one append too, which finds the eventId
+		// reserved and writes nothing.
+		if counter.single != 0 || counter.multi != i+1 {
+			t.Fatalf("after call %d: %d appends, %d multi-stream appends; want 0 and %d", i, counter.single, counter.multi, i+1)
+		}
+	}
+	reserved := e.stream(t, reservation.Stream(reservation.KindConversionEvent, conversion.EventIDKey(e.ws, "order-1")))
+	if len(reserved) != 1 || len(e.all(t, conversion.EventSaleTracked)) != 1 {
+		t.Errorf("%d reservations, %d sales; want 1 and 1", len(reserved), len(e.all(t, conversion.EventSaleTracked)))
 	}
 }

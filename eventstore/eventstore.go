@@ -242,6 +242,26 @@ type Store interface {
 	Close() error
 }
 
+// StreamAppend is one stream's part of AppendMulti.
+type StreamAppend struct {
+	Stream   string
+	Expected ExpectedVersion
+	Events   []EventData
+}
+
+// MultiAppender is implemented by stores that append to several streams in
+// one atomic write (the embedded store; EventStoreDB cannot). AppendMulti
+// writes every part or none: when a part's stream does not satisfy its
+// expected version it returns an error wrapping ErrWrongExpectedVersion,
+// naming that stream, and writes nothing. Each part needs at least one
+// event, and a stream appears in one part at most. The results are the
+// parts', in order. With no parts it writes nothing and answers nil, or,
+// from a store that wraps another, errors.ErrUnsupported when the one it
+// wraps cannot append to several streams at once.
+type MultiAppender interface {
+	AppendMulti(ctx context.Context, parts ...StreamAppend) ([]AppendResult, error)
+}
+
 // Subscription is a stream of recorded events from SubscribeAll.
 type Subscription interface {
 	// Recv returns the next event, waiting for one. Its Data and Metadata

@@ -260,6 +260,13 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	b := s.db.NewBatch()
 	defer func() { b.Close() }()
 	var pending [][2][]byte // index entries of the append being read
+	// versions are the last versions of the streams of the append being
+	// read: one, or several for a multi-stream append (AppendMulti).
+	type streamVersion struct {
+		stream  string
+		version uint64
+	}
+	var versions []streamVersion
 	reindexed := 0
 	r := newLogReader(s, from, fileEnd)
 	r.chunk = 1 << 20
@@ -288,14 +295,21 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 			pending = append(pending, [2][]byte{key, appendLoc(nil, start, n)})
 			reindexed++
 		}
+		if k := len(versions) - 1; k >= 0 && versions[k].stream == string(rec.stream) {
+			versions[k].version = rec.version
+		} else {
+			versions = append(versions, streamVersion{string(rec.stream), rec.version})
+		}
 		if !rec.last() {
 			continue
 		}
 		end = recEnd
 		if recEnd > indexed {
-			key := versionKey(nil, string(rec.stream))
-			pending = append(pending, [2][]byte{key, appendVersion(nil, rec.version, recEnd)})
+			for _, v := range versions {
+				pending = append(pending, [2][]byte{versionKey(nil, v.stream), appendVersion(nil, v.version, recEnd)})
+			}
 		}
+		versions = versions[:0]
 		for _, kv := range pending {
 			if err := b.Set(kv[0], kv[1], nil); err != nil {
 				return 0, 0, 0, err

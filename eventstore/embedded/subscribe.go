@@ -68,6 +68,34 @@ func (l *liveRing) push(ev eventstore.RecordedEvent, size int) {
 }
 
 // reset empties the ring: nothing before end is in it.
+// pushReq pushes the events of a written append (or part of one).
+func (l *liveRing) pushReq(r *appendReq) {
+	pos := r.start
+	for off := 0; off < len(r.buf); {
+		rec, n, err := parseRecord(r.buf[off:])
+		if err != nil {
+			panic(fmt.Sprintf("embedded: record sealed by the writer does not parse: %v", err))
+		}
+		pos += int64(n)
+		ev := eventstore.RecordedEvent{
+			ID:       rec.id,
+			Stream:   r.stream,
+			Version:  rec.version,
+			Position: position(pos),
+			Type:     string(rec.typ),
+			Time:     timeOf(rec.nanos),
+		}
+		if len(rec.data) > 0 {
+			ev.Data = rec.data
+		}
+		if len(rec.meta) > 0 {
+			ev.Metadata = rec.meta
+		}
+		l.push(ev, n)
+		off += n
+	}
+}
+
 func (l *liveRing) reset(end int64) {
 	for k := 0; k < l.n; k++ {
 		*l.at(k) = liveEvent{}
@@ -96,30 +124,9 @@ func (s *Store) publish(reqs []*appendReq, end int64) {
 			if r.err != nil || r.n == 0 {
 				continue
 			}
-			stream := r.stream
-			pos := r.start
-			for off := 0; off < len(r.buf); {
-				rec, n, err := parseRecord(r.buf[off:])
-				if err != nil {
-					panic(fmt.Sprintf("embedded: record sealed by the writer does not parse: %v", err))
-				}
-				pos += int64(n)
-				ev := eventstore.RecordedEvent{
-					ID:       rec.id,
-					Stream:   stream,
-					Version:  rec.version,
-					Position: position(pos),
-					Type:     string(rec.typ),
-					Time:     timeOf(rec.nanos),
-				}
-				if len(rec.data) > 0 {
-					ev.Data = rec.data
-				}
-				if len(rec.meta) > 0 {
-					ev.Metadata = rec.meta
-				}
-				l.push(ev, n)
-				off += n
+			l.pushReq(r)
+			for _, p := range r.more {
+				l.pushReq(p)
 			}
 		}
 		s.committed.Store(end)

@@ -62,11 +62,16 @@ type appendReq struct {
 	n        int    // number of events
 	hint     versionHint
 	done     chan struct{}
+	// more are the other parts of a multi-stream append (AppendMulti),
+	// written with this one or not at all; their answer is this one's err.
+	more []*appendReq
 
 	// Set by the writer.
-	res   eventstore.AppendResult
-	err   error
-	start int64 // log offset of the first record
+	cur    uint64 // the stream's version before the append, if exists
+	exists bool
+	res    eventstore.AppendResult
+	err    error
+	start  int64 // log offset of the first record
 }
 
 // versionHint is the stream's last version as the caller read it from the
@@ -156,18 +161,76 @@ func (w *writerState) init(s *Store, end, writeAt, reserved int64) {
 
 // Append implements eventstore.Store.
 func (s *Store) Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error) {
-	if err := validate(stream, events); err != nil {
+	req, err := newAppendReq(ctx, stream, expected, events, true)
+	if err != nil {
 		return eventstore.AppendResult{}, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.submit(ctx, req); err != nil {
 		return eventstore.AppendResult{}, err
+	}
+	return req.res, req.err
+}
+
+// AppendMulti implements eventstore.MultiAppender: the parts travel through
+// the writer as one request, their records back to back in the log with
+// only the very last marked as the end of an append, so that recovery keeps
+// all of them or none.
+func (s *Store) AppendMulti(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	seen := make(map[string]bool, len(parts))
+	reqs := make([]*appendReq, len(parts))
+	size := 0
+	for i, p := range parts {
+		if len(p.Events) == 0 {
+			return nil, fmt.Errorf("%w: part %d (stream %q) of a multi-stream append has no events", eventstore.ErrInvalidEvent, i, p.Stream)
+		}
+		if seen[p.Stream] {
+			return nil, fmt.Errorf("%w: stream %q is in two parts of one append", eventstore.ErrInvalidEvent, p.Stream)
+		}
+		seen[p.Stream] = true
+		r, err := newAppendReq(ctx, p.Stream, p.Expected, p.Events, i == len(parts)-1)
+		if err != nil {
+			return nil, err
+		}
+		size += len(r.buf)
+		reqs[i] = r
+	}
+	if size > MaxAppendSize {
+		return nil, fmt.Errorf("%w: a multi-stream append of %d bytes, more than %d", eventstore.ErrInvalidEvent, size, MaxAppendSize)
+	}
+	lead := reqs[0]
+	lead.more = reqs[1:]
+	if err := s.submit(ctx, lead); err != nil {
+		return nil, err
+	}
+	if lead.err != nil {
+		return nil, lead.err
+	}
+	out := make([]eventstore.AppendResult, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.res
+	}
+	return out, nil
+}
+
+// newAppendReq checks and encodes the events of one stream's append; last
+// marks its final record as the end of an append (false for the parts of a
+// multi-stream append but its last).
+func newAppendReq(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events []eventstore.EventData, last bool) (*appendReq, error) {
+	if err := validate(stream, events); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	size := 0
 	for i := range events {
 		size += recordSize(stream, &events[i])
 	}
 	if size > MaxAppendSize {
-		return eventstore.AppendResult{}, fmt.Errorf("%w: %d events of stream %q take %d bytes, more than %d in one append",
+		return nil, fmt.Errorf("%w: %d events of stream %q take %d bytes, more than %d in one append",
 			eventstore.ErrInvalidEvent, len(events), stream, size, MaxAppendSize)
 	}
 	buf := make([]byte, 0, size)
@@ -176,53 +239,67 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 		if id == uuid.Nil {
 			id = uuid.New()
 		}
-		buf = appendRecord(buf, stream, &events[i], id, i == len(events)-1)
+		buf = appendRecord(buf, stream, &events[i], id, last && i == len(events)-1)
 	}
-	req := &appendReq{
+	return &appendReq{
 		ctx:      ctx,
 		stream:   stream,
 		hash:     maphash.String(hashSeed, stream),
 		expected: expected,
 		buf:      buf,
 		n:        len(events),
-		done:     make(chan struct{}),
-	}
+	}, nil
+}
 
+// submit hands req (and its other parts) to the writer and waits for the
+// answer, in req.res and req.err; an error returned means it was not
+// answered (the store is closed or failed, or ctx ended).
+func (s *Store) submit(ctx context.Context, req *appendReq) error {
+	req.done = make(chan struct{})
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		return eventstore.AppendResult{}, eventstore.ErrClosed
+		return eventstore.ErrClosed
 	}
 	if err := s.failure(); err != nil {
 		s.closeMu.RUnlock()
-		return eventstore.AppendResult{}, err
+		return err
 	}
-	if s.hot[req.hash%hotSlots].Load() != req.hash {
-		// Probably not in the writer's cache: read the version here, on
-		// this goroutine, rather than on the writer's; a stream the filter
-		// does not hold was never written, and needs no read.
-		at := s.indexedEnd.Load()
-		if !s.streams.mayHold(req.hash) {
-			req.hint = versionHint{ok: true, at: at}
-		} else if v, ok, end, err := lastVersion(s.db, stream, -1); err == nil {
-			req.hint = versionHint{ok: true, at: at, version: v, exists: ok, end: end}
-		}
+	s.hint(req)
+	for _, r := range req.more {
+		s.hint(r)
 	}
 	select {
 	case s.queue <- req:
 	case <-ctx.Done():
 		s.closeMu.RUnlock()
-		return eventstore.AppendResult{}, ctx.Err()
+		return ctx.Err()
 	}
 	s.closeMu.RUnlock()
 
 	select {
 	case <-req.done:
-		return req.res, req.err
+		return nil
 	case <-ctx.Done():
 		// The append may still happen: the writer only drops requests
 		// whose context ended before it took them.
-		return eventstore.AppendResult{}, ctx.Err()
+		return ctx.Err()
+	}
+}
+
+// hint reads r's stream's version here, on the caller's goroutine, rather
+// than on the writer's, when the stream is probably not in the writer's
+// cache; a stream the filter does not hold was never written, and needs no
+// read.
+func (s *Store) hint(r *appendReq) {
+	if s.hot[r.hash%hotSlots].Load() == r.hash {
+		return
+	}
+	at := s.indexedEnd.Load()
+	if !s.streams.mayHold(r.hash) {
+		r.hint = versionHint{ok: true, at: at}
+	} else if v, ok, end, err := lastVersion(s.db, r.stream, -1); err == nil {
+		r.hint = versionHint{ok: true, at: at, version: v, exists: ok, end: end}
 	}
 }
 
@@ -302,30 +379,41 @@ func (s *Store) writeGroup(group []*appendReq) {
 		w.index = indexBatches.Get().(*indexBatch)
 	}
 	now := time.Now().UnixNano()
+	var parts [8]*appendReq
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
 			w.chunk = append(w.chunk, r)
 			continue
 		}
-		cur, exists, err := s.cachedVersion(r)
-		if err != nil {
-			r.err = fmt.Errorf("embedded: read stream version: %w", err)
-			w.chunk = append(w.chunk, r)
-			continue
+		all := append(append(parts[:0], r), r.more...)
+		// Check every part before writing any: a multi-stream append is
+		// written whole or not at all.
+		size := int64(0)
+		for _, p := range all {
+			v, ok, err := s.cachedVersion(p)
+			if err != nil {
+				r.err = fmt.Errorf("embedded: read stream version: %w", err)
+				break
+			}
+			if !p.expected.Check(v, ok) {
+				r.err = wrongVersion(p.stream, p.expected, v, ok)
+				break
+			}
+			p.cur, p.exists = v, ok
+			size += int64(len(p.buf))
 		}
-		if !r.expected.Check(cur, exists) {
-			r.err = wrongVersion(r.stream, r.expected, cur, exists)
+		if r.err != nil {
 			w.chunk = append(w.chunk, r)
 			continue
 		}
 		if r.n == 0 {
-			r.res = eventstore.AppendResult{NextExpectedVersion: cur}
+			r.res = eventstore.AppendResult{NextExpectedVersion: r.cur}
 			w.chunk = append(w.chunk, r)
 			continue
 		}
 		pending := w.segOff + int64(len(w.buf))
-		if pending > 0 && pending+int64(len(r.buf)) > s.opts.segmentSize {
+		if pending > 0 && pending+size > s.opts.segmentSize {
 			// Appends never span segments: finish the chunk, start a new
 			// segment.
 			if err := s.commitChunk(); err != nil {
@@ -337,31 +425,40 @@ func (s *Store) writeGroup(group []*appendReq) {
 				return
 			}
 		}
-		next := uint64(0)
-		if exists {
-			next = cur + 1
+		for _, p := range all {
+			s.writeReq(p, now)
 		}
-		r.start = w.end + int64(len(w.buf))
-		pos := r.start
-		for off := 0; off < len(r.buf); {
-			l := recordLen(r.buf[off:])
-			sealRecord(r.buf[off:off+l], next, now)
-			w.index.addEvent(r.stream, next, pos, l)
-			off += l
-			pos += int64(l)
-			next++
-		}
-		w.buf = append(w.buf, r.buf...)
-		w.index.addVersion(r.stream, next-1, pos)
-		r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
-		s.cachePut(r.stream, next-1, pos)
-		s.hot[r.hash%hotSlots].Store(r.hash)
-		s.streams.add(r.hash) // before any of its events is visible
 		w.chunk = append(w.chunk, r)
 	}
 	if err := s.commitChunk(); err != nil {
 		return // commitChunk failed the chunk's requests; nothing else is left
 	}
+}
+
+// writeReq assigns r's events their versions, after the stream's checked
+// version, adds its records to the chunk and lists their index entries.
+func (s *Store) writeReq(r *appendReq, now int64) {
+	w := &s.w
+	next := uint64(0)
+	if r.exists {
+		next = r.cur + 1
+	}
+	r.start = w.end + int64(len(w.buf))
+	pos := r.start
+	for off := 0; off < len(r.buf); {
+		l := recordLen(r.buf[off:])
+		sealRecord(r.buf[off:off+l], next, now)
+		w.index.addEvent(r.stream, next, pos, l)
+		off += l
+		pos += int64(l)
+		next++
+	}
+	w.buf = append(w.buf, r.buf...)
+	w.index.addVersion(r.stream, next-1, pos)
+	r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
+	s.cachePut(r.stream, next-1, pos)
+	s.hot[r.hash%hotSlots].Store(r.hash)
+	s.streams.add(r.hash) // before any of its events is visible
 }
 
 func wrongVersion(stream string, expected eventstore.ExpectedVersion, cur uint64, exists bool) error {

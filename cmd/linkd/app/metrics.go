@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"github.com/linkd/linkd/projections/clickindex"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"net/http"
@@ -177,6 +178,26 @@ func (s *instrumented) Append(ctx context.Context, stream string, expected event
 		s.m.counter(eventstore.Category(stream)).Add(float64(len(events)))
 	}
 	return res, err
+}
+
+// AppendMulti times a multi-stream append like an append, when the store
+// offers them; errors.ErrUnsupported when it does not (EventStoreDB).
+func (s *instrumented) AppendMulti(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	m, ok := s.Store.(eventstore.MultiAppender)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	start := time.Now()
+	res, err := m.AppendMulti(ctx, parts...)
+	s.m.appendDur.Observe(time.Since(start).Seconds())
+	if err != nil {
+		s.m.appendErr.Inc()
+		return res, err
+	}
+	for _, p := range parts {
+		s.m.counter(eventstore.Category(p.Stream)).Add(float64(len(p.Events)))
+	}
+	return res, nil
 }
 
 // watchRelay copies the relay's position and count into the gauges.
