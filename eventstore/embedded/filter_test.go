@@ -35,6 +35,17 @@ func TestStreamFilter(t *testing.T) {
 	}
 }
 
+// A store of more streams than the largest filter is made for still has
+// one, of the largest size.
+func TestStreamFilterSizeIsBounded(t *testing.T) {
+	if f := newStreamFilter(50_000_000); uint64(len(f.bits))*64 != maxFilterBits || f.mask != maxFilterBits-1 {
+		t.Errorf("a filter for 50 million streams has %d bits, want %d", len(f.bits)*64, maxFilterBits)
+	}
+	if f := newStreamFilter(10); uint64(len(f.bits))*64 != filterMinBits {
+		t.Errorf("a filter for 10 streams has %d bits, want %d", len(f.bits)*64, filterMinBits)
+	}
+}
+
 // Streams written before a reopen are in the filter the reopened store
 // builds from its index; new streams are known at once.
 func TestStreamFilterAcrossReopen(t *testing.T) {
