@@ -168,9 +168,10 @@ type subscription struct {
 	ctx    context.Context
 	filter eventstore.Filter
 
-	mu      sync.Mutex // serializes Recv
-	last    int64      // position of the last event looked at
-	pending []eventstore.RecordedEvent
+	mu      sync.Mutex                 // serializes Recv
+	last    int64                      // position of the last event looked at
+	pending []eventstore.RecordedEvent // events to hand out from next on
+	next    int
 
 	closed atomic.Bool
 	done   chan struct{}
@@ -189,12 +190,14 @@ func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, er
 			return eventstore.RecordedEvent{}, eventstore.ErrClosed
 		default:
 		}
-		if len(sub.pending) > 0 {
-			ev := sub.pending[0]
-			sub.pending[0] = eventstore.RecordedEvent{}
-			sub.pending = sub.pending[1:]
+		if sub.next < len(sub.pending) {
+			ev := sub.pending[sub.next]
+			sub.pending[sub.next] = eventstore.RecordedEvent{}
+			sub.next++
 			return ev, nil
 		}
+		// Drained: fill reuses the buffer from its start.
+		sub.pending, sub.next = sub.pending[:0], 0
 		if err := ctx.Err(); err != nil {
 			return eventstore.RecordedEvent{}, err
 		}
