@@ -46,8 +46,13 @@ func conversionsDir(path string) string {
 	return strings.TrimSuffix(path, ".db") + "-conversions"
 }
 
+// openConversions opens the conversions' database. Its keys come in no
+// order, so every flush overlaps the whole of the level below, which a
+// compaction then rewrites: memtables of 16 MiB rather than 4 flush and
+// compact a quarter as often (5% of a sale's CPU, measured 2026-11-25).
+// Pebble reserves its memtables in the block cache, hence 48 MiB.
 func openConversions(dir string) (*pebble.DB, error) {
-	return openPebble(dir, 16<<20, 4<<20, "radar")
+	return openPebble(dir, 48<<20, 16<<20, "radar")
 }
 
 // openPebble opens (creating it) one of the Pebble databases beside the
