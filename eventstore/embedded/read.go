@@ -117,13 +117,20 @@ func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool,
 		return 0, false, err
 	}
 	defer s.exit()
-	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
+	h := maphash.String(hashSeed, stream)
+	if !s.streams.mayHold(h) {
 		return 0, false, nil
 	}
-	v, ok, _, err := lastVersion(s.db, stream, s.committed.Load())
+	if v, ok, cached := s.versions.get(h, stream); cached {
+		return v, ok, nil
+	}
+	old := s.versions.slot(h)
+	at := s.committed.Load()
+	v, ok, _, err := lastVersion(s.db, stream, at)
 	if err != nil {
 		return 0, false, fmt.Errorf("embedded: read index: %w", err)
 	}
+	s.versions.put(old, h, stream, v, ok, at)
 	return v, ok, nil
 }
 

@@ -76,6 +76,9 @@ type Store struct {
 	hot [hotSlots]atomic.Uint64
 	// streams holds every stream written (filter.go).
 	streams *streamFilter
+	// versions answers StreamVersion for streams read often and written
+	// rarely (versions.go).
+	versions versionTable
 
 	closeMu sync.RWMutex
 	closed  bool

@@ -114,6 +114,16 @@ func (s *Store) publish(reqs []*appendReq, end int64) {
 		}
 		return
 	}
+	// StreamVersion's entries of these streams are stale from now on.
+	for _, r := range reqs {
+		if r.err != nil || r.n == 0 {
+			continue
+		}
+		s.versions.wrote(r.hash, end)
+		for _, p := range r.more {
+			s.versions.wrote(p.hash, end)
+		}
+	}
 	l := &s.live
 	l.mu.Lock()
 	if l.subs == 0 {
