@@ -13,8 +13,8 @@ package embedded
 // The writer updates an entry as soon as it assigns versions, before the
 // group is written, so several appends to one stream in the same group see
 // each other; an entry touched in the current group must not be evicted
-// (its write is not even in the index yet): maxGroupReqs < minCacheSize
-// guarantees it.
+// (its write is not even in the index yet): a group writes fewer than
+// maxGroupReqs + MaxAppendStreams streams, fewer than minCacheSize.
 type versionCache struct {
 	capacity   int
 	index      map[string]int32

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,25 @@ func lastSegmentBase(t *testing.T, dir string) int64 {
 		t.Fatalf("list segments: %v (%d)", err, len(segs))
 	}
 	return segs[len(segs)-1].base
+}
+
+// A multi-stream append names at most MaxAppendStreams streams, so that a
+// group of appends stays within what the version cache holds.
+func TestAppendMultiStreamsBounded(t *testing.T) {
+	if maxGroupReqs+MaxAppendStreams > minCacheSize {
+		t.Fatalf("a group may write %d streams, the cache holds %d at least", maxGroupReqs+MaxAppendStreams, minCacheSize)
+	}
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	parts := make([]eventstore.StreamAppend, MaxAppendStreams+1)
+	for i := range parts {
+		parts[i] = part(fmt.Sprintf("s-%d", i), eventstore.NoStream(), testEvents(1, "x")...)
+	}
+	if _, err := s.AppendMulti(ctxT(t), parts...); !errors.Is(err, eventstore.ErrInvalidEvent) {
+		t.Fatalf("%d streams: err %v, want ErrInvalidEvent", len(parts), err)
+	}
+	if _, err := s.AppendMulti(ctxT(t), parts[:MaxAppendStreams]...); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
 }

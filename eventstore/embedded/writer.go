@@ -31,10 +31,13 @@ import (
 // and then, on the last of these goroutines, publish: move "committed",
 // feed subscriptions, answer.
 
+// MaxAppendStreams bounds the streams of one AppendMulti.
+const MaxAppendStreams = 64
+
 const (
 	queueSize     = 1024
 	stageQueue    = 64
-	maxGroupReqs  = 1024
+	maxGroupReqs  = 1024 // streams written by a group, at most this + MaxAppendStreams - 1
 	maxGroupBytes = 4 << 20
 
 	// groupYields bounds how many times the writer yields to let a busy
@@ -178,6 +181,9 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 func (s *Store) AppendMulti(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
 	if len(parts) == 0 {
 		return nil, nil
+	}
+	if len(parts) > MaxAppendStreams {
+		return nil, fmt.Errorf("%w: a multi-stream append of %d streams, more than %d", eventstore.ErrInvalidEvent, len(parts), MaxAppendStreams)
 	}
 	seen := make(map[string]bool, len(parts))
 	reqs := make([]*appendReq, len(parts))
@@ -331,10 +337,13 @@ func (s *Store) runWriter() {
 	for req := range s.queue {
 		group = append(group[:0], req)
 		bytes := len(req.buf)
+		// streams bounds the streams a group writes (a multi-stream append
+		// writes several): the version cache keeps every one of them.
+		streams := 1 + len(req.more)
 		closed := false
 		drain := func() int {
 			n := 0
-			for !closed && len(group) < maxGroupReqs && bytes < maxGroupBytes {
+			for !closed && streams < maxGroupReqs && bytes < maxGroupBytes {
 				select {
 				case r, ok := <-s.queue:
 					if !ok {
@@ -343,6 +352,7 @@ func (s *Store) runWriter() {
 					}
 					group = append(group, r)
 					bytes += len(r.buf)
+					streams += 1 + len(r.more)
 					n++
 				default:
 					return n
