@@ -149,6 +149,10 @@ func (r *LocalRunner) Run(ctx context.Context) error {
 	}
 }
 
+// carryAfter is how many events of other categories a projector is spared
+// before the feeder hands it one to move its checkpoint past them.
+const carryAfter = 8192
+
 // Relevant reports whether a projector consumes events of stream.
 func Relevant(p Projector, stream string) bool {
 	cat := eventstore.Category(stream)
@@ -173,12 +177,16 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 	topic := LocalTopic(e.p.Name())
 	batch := make([]eventstore.RecordedEvent, 0, e.maxBatch)
 	var last eventstore.Position
-	n := 0
+	var lastEvent eventstore.RecordedEvent
+	n, skipped := 0, 0
 	take := func(ev eventstore.RecordedEvent) {
 		n++
 		last = ev.Position
 		if Relevant(e.p, ev.Stream) {
 			batch = append(batch, ev)
+		} else {
+			skipped++
+			lastEvent = ev
 		}
 	}
 	// more receives until the batch is full or recvCtx ends; it reports a
@@ -221,7 +229,15 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 				return stopped(ctx, err)
 			}
 		}
+		if len(batch) == 0 && skipped >= carryAfter {
+			// A long run of events of other categories: hand the last of
+			// them over, which the projector skips but records as applied,
+			// so that its checkpoint does not stay behind them (a restart
+			// would read them all again).
+			batch = append(batch, lastEvent)
+		}
 		if len(batch) > 0 {
+			skipped = 0
 			// Publish returns once the consumer has acknowledged the
 			// batch: a new slice for each, in case a projector keeps one.
 			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, slices.Clone(batch))); err != nil {

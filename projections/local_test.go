@@ -169,3 +169,57 @@ func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
 		t.Errorf("lingerer's largest batch %d, want most of the 1,000 events that came within its linger", l)
 	}
 }
+
+// A projector whose streams are quiet while others are busy still moves its
+// checkpoint: after a long run of other categories' events the runner hands
+// it the last of them, which it skips, so that a restart does not read them
+// all again.
+func TestLocalRunnerMovesQuietCheckpoints(t *testing.T) {
+	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	clicks := &batchRecorder{name: "clicks"} // consumes "clicks" only
+	r := projections.NewLocalRunner(store, []projections.Projector{clicks}, projections.LocalOptions{Logger: quiet})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if _, err := store.Append(ctx, "clicks-1", eventstore.Any(), eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var pos []eventstore.Position
+	for i := range 100 {
+		evs := make([]eventstore.EventData, 200)
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "SaleTracked", Data: []byte(`{}`)}
+		}
+		res, err := store.Append(ctx, fmt.Sprintf("customer-%d", i), eventstore.Any(), evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos = append(pos, res.Position)
+	}
+	head := pos[len(pos)-1]
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := r.Watermark("clicks").Wait(wctx, head); err != nil {
+		t.Fatal(err)
+	}
+	// 20,000 other events: the checkpoint is within carryAfter (8,192) of
+	// the head, far past the one click.
+	cp, _ := clicks.Checkpoint(ctx)
+	if cp.Less(pos[len(pos)-50]) {
+		t.Errorf("checkpoint %v is behind the last 10,000 events (from %v)", cp, pos[len(pos)-50])
+	}
+	if applied, _ := clicks.counts(); applied > 1+20000/8192 {
+		t.Errorf("%d events handed over, want the click and a few others", applied)
+	}
+}

@@ -26,7 +26,10 @@ type Projector interface {
 	// Apply applies a batch of events atomically, together with the record
 	// of what it applied, skipping events already applied. Events of one
 	// stream come in version order; streams may interleave in any order.
-	// When Apply returns nil the batch is durable in the read model.
+	// When Apply returns nil the batch is durable in the read model. A batch
+	// may hold events of other categories, which it skips but counts as
+	// applied: the in-process runner hands one over after a long run of
+	// them, so that the checkpoint moves past them.
 	Apply(ctx context.Context, events []eventstore.RecordedEvent) error
 	// Checkpoint is the global position of the last event applied (stored
 	// by Apply with the data). The in-process feeder resumes after it; on

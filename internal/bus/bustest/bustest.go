@@ -176,6 +176,13 @@ func (p *Projector) Apply(ctx context.Context, events []eventstore.RecordedEvent
 	defer m.mu.Unlock()
 	var applied int64
 	for _, e := range events {
+		if len(p.cats) > 0 && !slices.Contains(p.cats, eventstore.Category(e.Stream)) {
+			// Another category's event, handed over to move the checkpoint.
+			if m.cp.Less(e.Position) {
+				m.cp = e.Position
+			}
+			continue
+		}
 		next := m.next[e.Stream]
 		switch {
 		case e.Version < next:
