@@ -85,42 +85,53 @@ func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The hashes are kept until there are enough of them for the largest
-	// filter; past that, they go straight into it.
-	var hashes []uint64
+	// The hashes are kept, in chunks (no copies as they grow), until there
+	// are enough of them for the largest filter; past that, they go
+	// straight into it. Names are hashed in place (maphash.Bytes hashes as
+	// maphash.String does): a store's millions of names are not copied.
+	const chunk = 1 << 16
+	var chunks [][]uint64
+	count := 0
 	var f *streamFilter
+	addAll := func() {
+		for _, c := range chunks {
+			for _, h := range c {
+				f.add(h)
+			}
+		}
+		chunks = nil
+	}
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if !bytes.HasPrefix(k, []byte{versionKeyTag}) {
 			continue
 		}
-		stream, err := streamOfVersionKey(k)
+		stream, err := streamBytesOfVersionKey(k)
 		if err != nil {
 			it.Close()
 			return nil, err
 		}
-		h := maphash.String(hashSeed, stream)
+		h := maphash.Bytes(hashSeed, stream)
 		if f != nil {
 			f.add(h)
 			continue
 		}
-		hashes = append(hashes, h)
-		if len(hashes)*2*10 >= maxFilterBits {
-			f = newStreamFilter(len(hashes))
-			for _, h := range hashes {
-				f.add(h)
-			}
-			hashes = nil
+		if count%chunk == 0 {
+			chunks = append(chunks, make([]uint64, 0, chunk))
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], h)
+		count++
+		if count*2*10 >= maxFilterBits {
+			f = newStreamFilter(count)
+			addAll()
 		}
 	}
 	if err := it.Close(); err != nil {
 		return nil, err
 	}
 	if f == nil {
-		f = newStreamFilter(len(hashes))
-		for _, h := range hashes {
-			f.add(h)
-		}
+		f = newStreamFilter(count)
+		addAll()
 	}
 	return f, nil
 }

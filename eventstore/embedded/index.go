@@ -83,11 +83,18 @@ func versionKey(dst []byte, stream string) []byte {
 }
 
 func streamOfVersionKey(k []byte) (string, error) {
+	b, err := streamBytesOfVersionKey(k)
+	return string(b), err
+}
+
+// streamBytesOfVersionKey is streamOfVersionKey without a copy: the
+// stream's name within k.
+func streamBytesOfVersionKey(k []byte) ([]byte, error) {
 	l, n := binary.Uvarint(k[1:])
 	if n <= 0 || uint64(len(k)-1-n) != l {
-		return "", errors.New("embedded: corrupt index key")
+		return nil, errors.New("embedded: corrupt index key")
 	}
-	return string(k[1+n:]), nil
+	return k[1+n:], nil
 }
 
 func appendVersion(dst []byte, version uint64, end int64) []byte {
