@@ -260,8 +260,12 @@ func TestPixelPageInBrowser(t *testing.T) {
 			seen, _ := tab.requests()
 			t.Fatalf("the page did not load Meta's script; requests: %v", seen)
 		}
-		// The page as a person sees it while the script loads.
-		text, err := chromedp.Run(tab.ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		// The page as a person sees it while the script loads. The page asks
+		// for the script from its head, so the request can come before the
+		// body is parsed: wait for the body's link (the script is held, so
+		// the page stays, up to its maximum wait of 1.5 s).
+		text, err := chromedp.Run(tab.ctx, chromedp.Poll[string](`document.getElementById("target") && document.body.innerText`,
+			chromedp.WithPollingTimeout(time.Second)))
 		if err != nil {
 			t.Fatal(err)
 		}
