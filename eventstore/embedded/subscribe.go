@@ -67,7 +67,6 @@ func (l *liveRing) push(ev eventstore.RecordedEvent, size int) {
 	l.bytes += size
 }
 
-// reset empties the ring: nothing before end is in it.
 // pushReq pushes the events of a written append (or part of one).
 func (l *liveRing) pushReq(r *appendReq) {
 	pos := r.start
@@ -96,6 +95,7 @@ func (l *liveRing) pushReq(r *appendReq) {
 	}
 }
 
+// reset empties the ring: nothing before end is in it.
 func (l *liveRing) reset(end int64) {
 	for k := 0; k < l.n; k++ {
 		*l.at(k) = liveEvent{}
