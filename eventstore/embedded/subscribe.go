@@ -119,8 +119,7 @@ func (s *Store) publish(reqs []*appendReq, end int64) {
 		if r.err != nil || r.n == 0 {
 			continue
 		}
-		s.versions.wrote(r.hash, end)
-		for _, p := range r.more {
+		for p := range r.parts {
 			s.versions.wrote(p.hash, end)
 		}
 	}
@@ -134,8 +133,7 @@ func (s *Store) publish(reqs []*appendReq, end int64) {
 			if r.err != nil || r.n == 0 {
 				continue
 			}
-			l.pushReq(r)
-			for _, p := range r.more {
+			for p := range r.parts {
 				l.pushReq(p)
 			}
 		}

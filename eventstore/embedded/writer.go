@@ -77,6 +77,17 @@ type appendReq struct {
 	start  int64 // log offset of the first record
 }
 
+// parts yields r and the other parts of its multi-stream append, in order.
+func (r *appendReq) parts(yield func(*appendReq) bool) {
+	if yield(r) {
+		for _, p := range r.more {
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
+
 // versionHint is the stream's last version as the caller read it from the
 // index, which covered the log up to at (at least) then.
 type versionHint struct {
@@ -271,8 +282,7 @@ func (s *Store) submit(ctx context.Context, req *appendReq) error {
 		s.closeMu.RUnlock()
 		return err
 	}
-	s.hint(req)
-	for _, r := range req.more {
+	for r := range req.parts {
 		s.hint(r)
 	}
 	select {
@@ -389,18 +399,16 @@ func (s *Store) writeGroup(group []*appendReq) {
 		w.index = indexBatches.Get().(*indexBatch)
 	}
 	now := time.Now().UnixNano()
-	var parts [8]*appendReq
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
 			w.chunk = append(w.chunk, r)
 			continue
 		}
-		all := append(append(parts[:0], r), r.more...)
 		// Check every part before writing any: a multi-stream append is
 		// written whole or not at all.
 		size := int64(0)
-		for _, p := range all {
+		for p := range r.parts {
 			v, ok, err := s.cachedVersion(p)
 			if err != nil {
 				r.err = fmt.Errorf("embedded: read stream version: %w", err)
@@ -435,7 +443,7 @@ func (s *Store) writeGroup(group []*appendReq) {
 				return
 			}
 		}
-		for _, p := range all {
+		for p := range r.parts {
 			s.writeReq(p, now)
 		}
 		w.chunk = append(w.chunk, r)
