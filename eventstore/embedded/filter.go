@@ -40,9 +40,15 @@ const (
 )
 
 func newStreamFilter(streams int) *streamFilter {
-	want := uint64(max(streams*2*10, filterMinBits)) // room to grow 2x at 10 bits each
-	n := min(uint64(1)<<bits.Len64(want-1), maxFilterBits)
+	n := filterSize(streams)
 	return &streamFilter{bits: make([]atomic.Uint64, n/64), mask: n - 1}
+}
+
+// filterSize is the bits of the filter for a store of streams: room to grow
+// 2x at 10 bits each, a power of two within the bounds.
+func filterSize(streams int) uint64 {
+	want := uint64(max(streams*2*10, filterMinBits))
+	return min(uint64(1)<<bits.Len64(want-1), maxFilterBits)
 }
 
 // positions derives the filter's bit positions from a stream's hash
@@ -112,6 +118,10 @@ func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
 			return nil, err
 		}
 		h := maphash.Bytes(hashSeed, stream)
+		if f == nil && count%chunk == 0 && filterSize(count) == maxFilterBits {
+			f = newStreamFilter(count)
+			addAll()
+		}
 		if f != nil {
 			f.add(h)
 			continue
@@ -121,10 +131,6 @@ func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
 		}
 		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], h)
 		count++
-		if count*2*10 >= maxFilterBits {
-			f = newStreamFilter(count)
-			addAll()
-		}
 	}
 	if err := it.Close(); err != nil {
 		return nil, err
