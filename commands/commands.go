@@ -184,7 +184,12 @@ func appendEvents(ctx context.Context, s EventStore, stream string, expected eve
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Position: ar.Position, Wrote: true, Version: ar.NextExpectedVersion}, nil
+	return resultOf(ar), nil
+}
+
+// resultOf is the Result of an append that wrote.
+func resultOf(ar eventstore.AppendResult) Result {
+	return Result{Position: ar.Position, Wrote: true, Version: ar.NextExpectedVersion}
 }
 
 // encodeMeta is the JSON of an event's metadata; none when it is empty.

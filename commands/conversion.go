@@ -88,12 +88,11 @@ func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Cli
 	out := Tracked{ConversionID: d.newID()}
 	var res Result
 	if p.EventID != "" {
-		key := reservation.Stream(reservation.KindConversionEvent, conversion.EventIDKey(ws, p.EventID))
-		if r, done, err := cs.atOnce(ctx, a, key, &out); done {
+		key := conversion.EventIDKey(ws, p.EventID)
+		if r, done, err := cs.atOnce(ctx, a, reservation.Stream(reservation.KindConversionEvent, key), &out); done {
 			return out, r, err
 		}
-		r, held, err := reserve(ctx, d, a, reservation.KindConversionEvent, conversion.EventIDKey(ws, p.EventID),
-			p.EventID, out.ConversionID, stream, nil)
+		r, held, err := reserve(ctx, d, a, reservation.KindConversionEvent, key, p.EventID, out.ConversionID, stream, nil)
 		if err != nil {
 			return Tracked{}, res, err
 		}
@@ -237,8 +236,7 @@ func (cs *customerStep) atOnce(ctx context.Context, a Actor, key string, out *Tr
 	}
 	c.ClearPending()
 	cs.saved(c, nil)
-	last := results[len(results)-1]
-	return Result{Position: last.Position, Wrote: true, Version: last.NextExpectedVersion}, true, nil
+	return resultOf(results[len(results)-1]), true, nil
 }
 
 // retryCustomer is retry for a customer's stream, which takes bursts of
