@@ -171,12 +171,7 @@ func (m *metrics) instrument(s eventstore.Store) eventstore.Store {
 func (s *instrumented) Append(ctx context.Context, stream string, expected eventstore.ExpectedVersion, events ...eventstore.EventData) (eventstore.AppendResult, error) {
 	start := time.Now()
 	res, err := s.Store.Append(ctx, stream, expected, events...)
-	s.m.appendDur.Observe(time.Since(start).Seconds())
-	if err != nil {
-		s.m.appendErr.Inc()
-	} else {
-		s.m.counter(eventstore.Category(stream)).Add(float64(len(events)))
-	}
+	s.observe(start, err, eventstore.StreamAppend{Stream: stream, Events: events})
 	return res, err
 }
 
@@ -189,15 +184,21 @@ func (s *instrumented) AppendMulti(ctx context.Context, parts ...eventstore.Stre
 	}
 	start := time.Now()
 	res, err := m.AppendMulti(ctx, parts...)
+	s.observe(start, err, parts...)
+	return res, err
+}
+
+// observe records an append that started at start: its time, and its
+// failure or its events by category.
+func (s *instrumented) observe(start time.Time, err error, parts ...eventstore.StreamAppend) {
 	s.m.appendDur.Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.m.appendErr.Inc()
-		return res, err
+		return
 	}
 	for _, p := range parts {
 		s.m.counter(eventstore.Category(p.Stream)).Add(float64(len(p.Events)))
 	}
-	return res, nil
 }
 
 // watchRelay copies the relay's position and count into the gauges.
