@@ -71,14 +71,18 @@ type localBatchKey struct{}
 // ride in its context, unencoded, and Decode returns them as they are, with
 // their Data shared. Its payload is empty: it cannot cross a process.
 func LocalBatch(ctx context.Context, events []eventstore.RecordedEvent) *message.Message {
-	id := uuid.Nil.String()
-	if len(events) > 0 {
-		id = events[len(events)-1].ID.String()
-	}
-	m := message.NewMessage(id, nil)
+	m := message.NewMessage(batchID(events), nil)
 	m.Metadata.Set(MetaBatch, strconv.Itoa(len(events)))
 	m.SetContext(context.WithValue(ctx, localBatchKey{}, events))
 	return m
+}
+
+// batchID is the message id of a batch: its last event's id.
+func batchID(events []eventstore.RecordedEvent) string {
+	if len(events) == 0 {
+		return uuid.Nil.String()
+	}
+	return events[len(events)-1].ID.String()
 }
 
 // EncodeBatch makes one message carrying events in order. When the events
@@ -104,11 +108,7 @@ func EncodeBatch(events []eventstore.RecordedEvent) *message.Message {
 		b = appendBytes(b, e.Data)
 		b = appendBytes(b, e.Metadata)
 	}
-	id := uuid.Nil.String()
-	if len(events) > 0 {
-		id = events[len(events)-1].ID.String()
-	}
-	m := message.NewMessage(id, b)
+	m := message.NewMessage(batchID(events), b)
 	m.Metadata.Set(MetaBatch, strconv.Itoa(len(events)))
 	if len(events) > 0 && oneStream(events) {
 		m.Metadata.Set(MetaStream, events[0].Stream)
