@@ -21,6 +21,7 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/projections"
 )
 
 // Deadline ends the whole test binary, with every goroutine's stack, if the
@@ -176,7 +177,7 @@ func (p *Projector) Apply(ctx context.Context, events []eventstore.RecordedEvent
 	defer m.mu.Unlock()
 	var applied int64
 	for _, e := range events {
-		if len(p.cats) > 0 && !slices.Contains(p.cats, eventstore.Category(e.Stream)) {
+		if len(p.cats) > 0 && !projections.Relevant(p, e.Stream) {
 			// Another category's event, handed over to move the checkpoint.
 			if m.cp.Less(e.Position) {
 				m.cp = e.Position
