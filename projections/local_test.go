@@ -12,6 +12,33 @@ import (
 	"github.com/linkd/linkd/projections"
 )
 
+// openStore opens an embedded store in a temporary directory, closed when
+// the test ends.
+func openStore(t *testing.T) *embedded.Store {
+	t.Helper()
+	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// startRunner runs r until stop, which fails the test if Run returned an error.
+func startRunner(t *testing.T, r *projections.LocalRunner) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // batchRecorder is a projector that records the size of every batch.
 type batchRecorder struct {
 	name     string
@@ -58,11 +85,7 @@ func (b batcher) MaxBatch() int { return b.maxBatch }
 // A projector that implements Batcher gets deliveries larger than the
 // runner's MaxBatch when events wait; the others keep the runner's bound.
 func TestLocalRunnerBatcherGetsLargerBatches(t *testing.T) {
-	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	ctx := context.Background()
 	const total = 5000
 	for i := range total / 50 {
@@ -77,9 +100,7 @@ func TestLocalRunnerBatcherGetsLargerBatches(t *testing.T) {
 	plain := &batchRecorder{name: "plain"}
 	big := batcher{&batchRecorder{name: "big", maxBatch: 4000}}
 	r := projections.NewLocalRunner(store, []projections.Projector{plain, big}, projections.LocalOptions{MaxBatch: 100, Logger: quiet})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
+	stop := startRunner(t, r)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		a, _ := plain.counts()
@@ -92,10 +113,7 @@ func TestLocalRunnerBatcherGetsLargerBatches(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if _, l := plain.counts(); l > 100 {
 		t.Errorf("plain projector got a batch of %d events, more than the runner's MaxBatch 100", l)
 	}
@@ -115,11 +133,7 @@ func (l lingerer) Linger() time.Duration { return l.linger }
 // A projector that implements Lingerer gets the events that arrive while
 // it lingers in one delivery; a lone event still goes at once.
 func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
-	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	ctx := context.Background()
 	appendN := func(stream string, n int) {
 		evs := make([]eventstore.EventData, n)
@@ -133,9 +147,7 @@ func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
 	plain := &batchRecorder{name: "plain"}
 	slow := lingerer{batcher{&batchRecorder{name: "lingerer", maxBatch: 4096}}, 2 * time.Second}
 	r := projections.NewLocalRunner(store, []projections.Projector{plain, slow}, projections.LocalOptions{Logger: quiet})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
+	stop := startRunner(t, r)
 	waitFor := func(total int, within time.Duration) {
 		t.Helper()
 		deadline := time.Now().Add(within)
@@ -158,10 +170,7 @@ func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	waitFor(1001, 30*time.Second)
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if _, l := plain.counts(); l >= 500 {
 		t.Errorf("plain projector's largest batch %d: it lingered as long", l)
 	}
@@ -175,23 +184,12 @@ func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
 // it the last of them, which it skips, so that a restart does not read them
 // all again.
 func TestLocalRunnerMovesQuietCheckpoints(t *testing.T) {
-	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	ctx := context.Background()
 	clicks := &batchRecorder{name: "clicks"} // consumes "clicks" only
 	r := projections.NewLocalRunner(store, []projections.Projector{clicks}, projections.LocalOptions{Logger: quiet})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}()
+	stop := startRunner(t, r)
+	defer stop()
 	if _, err := store.Append(ctx, "clicks-1", eventstore.Any(), eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
