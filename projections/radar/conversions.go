@@ -6,12 +6,11 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
-	"os"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/pebblelog"
+	"github.com/linkd/linkd/internal/sidedb"
 )
 
 // Conversions (the leads and sales of every click, from the customer
@@ -25,11 +24,7 @@ import (
 //
 // Click and conversion ids never hold 0x00 (they are JSON strings of
 // printable ids). Writes are idempotent (a conversion's value never
-// changes), so the batch is committed before the SQLite transaction that
-// holds the checkpoint: a crash between the two applies the events again,
-// which writes the same keys. The write-ahead log is kept and not synced,
-// as SQLite's commits are (synchronous NORMAL): both survive the process
-// being killed.
+// changes): package sidedb says how they stay in step with the checkpoint.
 
 // conversionRow is one lead or sale of a click.
 type conversionRow struct {
@@ -52,24 +47,7 @@ func conversionsDir(path string) string {
 // compact a quarter as often (5% of a sale's CPU, measured 2026-11-25).
 // Pebble reserves its memtables in the block cache, hence 48 MiB.
 func openConversions(dir string) (*pebble.DB, error) {
-	return openPebble(dir, 48<<20, 16<<20, "radar")
-}
-
-// openPebble opens (creating it) one of the Pebble databases beside the
-// SQLite file, with a block cache and memtables of the sizes given; name
-// tags its log lines.
-func openPebble(dir string, cache int64, memtable uint64, name string) (*pebble.DB, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	c := pebble.NewCache(cache)
-	defer c.Unref()
-	return pebble.Open(dir, &pebble.Options{
-		Cache:              c,
-		MemTableSize:       memtable,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebblelog.New(nil, name),
-	})
+	return sidedb.Open(dir, 48<<20, 16<<20, "radar")
 }
 
 func conversionKey(dst []byte, clickID, id string) []byte {
@@ -140,18 +118,10 @@ func clickConversions(it *pebble.Iterator, clickID string, f func(conversionRow)
 	return it.Error()
 }
 
-// resetConversions deletes every conversion, durably.
-func resetConversions(db *pebble.DB) error {
-	if err := db.DeleteRange([]byte{}, []byte{0xff}, pebble.Sync); err != nil {
-		return err
-	}
-	return db.Flush()
-}
-
 // moveConversions moves the rows of the SQLite table of schema version 2,
 // if it is still there, into db, then drops the table.
 func moveConversions(ctx context.Context, w *sql.DB, db *pebble.DB) error {
-	return moveTable(ctx, w, db, "conversions", `SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions`,
+	return sidedb.MoveTable(ctx, w, db, "conversions", `SELECT click_id, conversion_id, kind, customer, amount_minor, currency, at FROM conversions`,
 		func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error) {
 			var click string
 			var c conversionRow
@@ -160,50 +130,4 @@ func moveConversions(ctx context.Context, w *sql.DB, db *pebble.DB) error {
 			}
 			return conversionKey(key, click, c.id), encodeConversion(val, c), nil
 		})
-}
-
-// moveTable moves the rows of an SQLite table that an earlier schema
-// version kept, if it is still there, into db, then drops it: query reads
-// them, and kv appends a row's key and value to key and val. The keys are
-// synced before the table goes, so a crash in between moves them again
-// (the same keys).
-func moveTable(ctx context.Context, w *sql.DB, db *pebble.DB, table, query string, kv func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error)) error {
-	var tables int
-	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&tables); err != nil {
-		return err
-	}
-	if tables == 0 {
-		return nil
-	}
-	rows, err := w.QueryContext(ctx, query)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	b := db.NewBatch()
-	defer b.Close()
-	var key, val []byte
-	for rows.Next() {
-		if key, val, err = kv(rows, key[:0], val[:0]); err != nil {
-			return err
-		}
-		if err := b.Set(key, val, nil); err != nil {
-			return err
-		}
-		if b.Len() >= 16<<20 { // keep a large table's move in bounded memory
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			b.Reset()
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	_, err = w.ExecContext(ctx, `DROP TABLE `+table)
-	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/domain/radar"
+	"github.com/linkd/linkd/internal/sidedb"
 )
 
 // hitsTableV4 is the SQLite table of hits of schema versions 1 to 4.
@@ -46,11 +47,11 @@ func hitsBackToSQLite(ctx context.Context, tx *sql.Tx, s *Store) error {
 	if err != nil {
 		return err
 	}
-	return resetHits(s.hits)
+	return sidedb.Reset(s.hits)
 }
 
 // backToTable inserts a row into SQLite (insert, with row's arguments) for
-// every key of db: moveTable's reverse.
+// every key of db: sidedb.MoveTable's reverse.
 func backToTable(ctx context.Context, tx *sql.Tx, db *pebble.DB, insert string, row func(k, v []byte) ([]any, error)) error {
 	it, err := db.NewIter(nil)
 	if err != nil {
@@ -105,7 +106,7 @@ func DowngradeToV1(s *Store) error {
 		if err != nil {
 			return err
 		}
-		if err := resetConversions(s.conv); err != nil {
+		if err := sidedb.Reset(s.conv); err != nil {
 			return err
 		}
 		for _, q := range []string{

@@ -1,7 +1,6 @@
 package radar
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/linkd/linkd/internal/sidedb"
 )
 
 // Hits (every page view and custom event) are kept in a Pebble database
@@ -59,7 +60,7 @@ func hitsDir(path string) string {
 }
 
 func openHits(dir string) (*pebble.DB, error) {
-	return openPebble(dir, 32<<20, 16<<20, "radar hits")
+	return sidedb.Open(dir, 32<<20, 16<<20, "radar hits")
 }
 
 // hitTime orders times as unsigned bytes do.
@@ -160,18 +161,10 @@ func scanHits(db pebble.Reader, project string, lo, hi int64, reverse bool, f fu
 	return errors.Join(it.Error(), it.Close())
 }
 
-// resetHits deletes every hit, durably.
-func resetHits(db *pebble.DB) error {
-	if err := db.DeleteRange([]byte{}, bytes.Repeat([]byte{0xff}, 16), pebble.Sync); err != nil {
-		return err
-	}
-	return db.Flush()
-}
-
 // moveHits moves the rows of the SQLite table of schema version 4 and
 // before, if it is still there, into db, then drops the table.
 func moveHits(ctx context.Context, w *sql.DB, db *pebble.DB) error {
-	return moveTable(ctx, w, db, "hits", `SELECT project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props FROM hits`,
+	return sidedb.MoveTable(ctx, w, db, "hits", `SELECT project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props FROM hits`,
 		func(rows *sql.Rows, key, val []byte) ([]byte, []byte, error) {
 			var project string
 			var h hit

@@ -38,6 +38,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/hll"
+	"github.com/linkd/linkd/internal/sidedb"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
@@ -388,10 +389,10 @@ func (s *Store) Reset(ctx context.Context) error {
 	s.roll.reset()
 	s.visitors.clear()
 	s.applied = eventstore.Start
-	if err := resetConversions(s.conv); err != nil {
+	if err := sidedb.Reset(s.conv); err != nil {
 		return fmt.Errorf("radar: reset: %w", err)
 	}
-	if err := resetHits(s.hits); err != nil {
+	if err := sidedb.Reset(s.hits); err != nil {
 		return fmt.Errorf("radar: reset: %w", err)
 	}
 	return sqlitedb.Empty(ctx, s.w, tables)
