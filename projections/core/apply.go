@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/apikey"
 	"github.com/linkd/linkd/domain/click"
@@ -33,7 +35,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	defer tx.Rollback()
-	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx)}
+	journeys := s.journeys.NewBatch()
+	defer journeys.Close()
+	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), journeys: journeys}
 	maxPos := eventstore.Start
 	clicks := map[string]clickAgg{}
 	for _, re := range events {
@@ -62,6 +66,12 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
+	// Before the checkpoint commits: idempotent writes (journeys.go).
+	if !journeys.Empty() {
+		if err := journeys.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -77,7 +87,9 @@ type clickAgg struct{ count, last int64 }
 
 type applier struct {
 	*sqlitedb.Batch
-	changes []Change
+	changes  []Change
+	journeys *pebble.Batch
+	key, val []byte
 }
 
 // rowVersion returns the version a table's row reflects, -1 when absent.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
@@ -15,13 +16,12 @@ import (
 )
 
 // The customers of conversion tracking: one row per customer (a
-// workspace's externalId) and their journey (every lead and sale, each with
-// its click), from the customer streams. A customer's leads, sales,
-// revenue per currency and last activity are counted from the journey when
-// read: a sale writes one row, in one B-tree (the customers row's leads and
-// sales columns are no longer written; older files keep them, unread).
+// workspace's externalId), from the customer streams, and their journeys
+// (every lead and sale, each with its click) in Pebble (journeys.go). A
+// customer's leads, sales, revenue per currency and last activity are
+// counted from the journey when read: a sale writes one key.
 //
-// The tables are WITHOUT ROWID: a table clustered on its key is one B-tree
+// The table is WITHOUT ROWID: a table clustered on its key is one B-tree
 // to write instead of two (the rowid table and the key's index).
 
 var customerSchema = []string{
@@ -43,21 +43,6 @@ var customerSchema = []string{
 		updated_at INTEGER NOT NULL,
 		version INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS customers_ws ON customers (workspace_id, created_at, id)`,
-	`CREATE TABLE IF NOT EXISTS customer_events (
-		customer_id TEXT NOT NULL,
-		seq INTEGER NOT NULL,
-		kind TEXT NOT NULL,
-		conversion_id TEXT NOT NULL,
-		event_name TEXT NOT NULL,
-		link_id TEXT NOT NULL,
-		click_id TEXT NOT NULL,
-		clicked_at INTEGER NOT NULL,
-		amount_minor INTEGER NOT NULL DEFAULT 0,
-		currency TEXT NOT NULL DEFAULT '',
-		first INTEGER NOT NULL DEFAULT 0,
-		metadata TEXT NOT NULL DEFAULT '',
-		at INTEGER NOT NULL,
-		PRIMARY KEY (customer_id, seq)) WITHOUT ROWID`,
 }
 
 // applyCustomer applies an event of a customer stream, once: the row keeps
@@ -106,9 +91,11 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 }
 
 func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {
-	return a.Exec(`INSERT INTO customer_events (customer_id, seq, kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(customer_id, seq) DO NOTHING`,
-		customerID, re.Version, kind, conversionID, name, c.LinkID, c.ClickID, c.ClickedAt.UnixNano(), amount, currency, first, string(metadata), at)
+	a.key = journeyKey(a.key[:0], customerID, re.Version)
+	a.val = encodeJourneyEvent(a.val[:0], queries.CustomerEvent{Kind: kind, ConversionID: conversionID, EventName: name,
+		LinkID: c.LinkID, ClickID: c.ClickID, ClickedAt: c.ClickedAt, AmountMinor: amount, Currency: currency, First: first,
+		Metadata: metadata, Timestamp: time.Unix(0, at)})
+	return a.journeys.Set(a.key, a.val, nil)
 }
 
 const customerCols = `id, workspace_id, external_id, email, firstname, lastname, phone_number, avatar_url, link_id, click_id, created_at, updated_at`
@@ -122,45 +109,38 @@ func scanCustomer(sc interface{ Scan(...any) error }, extra ...any) (queries.Cus
 	return c, err
 }
 
-// journeys fills the customers' leads, sales and revenue per currency from
+// countJourneys fills the customers' leads, sales and revenue per currency from
 // their journeys, and moves their updated_at to their last lead or sale.
-func (s *Store) journeys(ctx context.Context, cs []queries.Customer) error {
+func (s *Store) countJourneys(ctx context.Context, cs []queries.Customer) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	ids := make([]string, len(cs))
-	at := map[string]int{}
-	for i, c := range cs {
-		ids[i] = c.ID
-		at[c.ID] = i
+	for i := range cs {
 		cs[i].Revenue = map[string]int64{}
 	}
-	in, args := inList(ids)
-	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, kind, currency, count(*), sum(amount_minor), max(at) FROM customer_events
-		WHERE customer_id IN `+in+` GROUP BY customer_id, kind, currency`, args...)
+	it, err := s.journeys.NewIterWithContext(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, kind, cur string
-		var n, minor, last int64
-		if err := rows.Scan(&id, &kind, &cur, &n, &minor, &last); err != nil {
-			return err
-		}
-		c := &cs[at[id]]
-		switch kind {
-		case "lead":
-			c.Leads += n
-		case "sale":
-			c.Sales += n
-			c.Revenue[cur] += minor
-		}
-		if t := ts(last); t.After(c.UpdatedAt) {
-			c.UpdatedAt = t
+	for i := range cs {
+		c := &cs[i]
+		err := journey(it, c.ID, func(e queries.CustomerEvent) {
+			switch e.Kind {
+			case "lead":
+				c.Leads++
+			case "sale":
+				c.Sales++
+				c.Revenue[e.Currency] += e.AmountMinor
+			}
+			if e.Timestamp.After(c.UpdatedAt) {
+				c.UpdatedAt = e.Timestamp
+			}
+		})
+		if err != nil {
+			return errors.Join(err, it.Close())
 		}
 	}
-	return rows.Err()
+	return it.Close()
 }
 
 // Customer returns a customer by id.
@@ -173,7 +153,7 @@ func (s *Store) Customer(ctx context.Context, id string) (queries.Customer, bool
 		return c, false, err
 	}
 	cs := []queries.Customer{c}
-	err = s.journeys(ctx, cs)
+	err = s.countJourneys(ctx, cs)
 	return cs[0], err == nil, err
 }
 
@@ -197,31 +177,20 @@ func (s *Store) Customers(ctx context.Context, workspaceIDs []string, search str
 	if err != nil {
 		return res, err
 	}
-	return res, s.journeys(ctx, res.Items)
+	return res, s.countJourneys(ctx, res.Items)
 }
 
 // CustomerJourney returns a customer's leads and sales in the order they
 // were recorded.
 func (s *Store) CustomerJourney(ctx context.Context, customerID string) ([]queries.CustomerEvent, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT kind, conversion_id, event_name, link_id, click_id, clicked_at, amount_minor, currency, first, metadata, at
-		FROM customer_events WHERE customer_id = ? ORDER BY seq`, customerID)
+	it, err := s.journeys.NewIterWithContext(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := []queries.CustomerEvent{}
-	for rows.Next() {
-		var e queries.CustomerEvent
-		var clicked, at int64
-		var md string
-		if err := rows.Scan(&e.Kind, &e.ConversionID, &e.EventName, &e.LinkID, &e.ClickID, &clicked, &e.AmountMinor, &e.Currency, &e.First, &md, &at); err != nil {
-			return nil, err
-		}
-		e.ClickedAt, e.Timestamp = ts(clicked), ts(at)
-		if md != "" {
-			e.Metadata = json.RawMessage(md)
-		}
-		out = append(out, e)
+	err = journey(it, customerID, func(e queries.CustomerEvent) { out = append(out, e) })
+	if err := errors.Join(err, it.Close()); err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

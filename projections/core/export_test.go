@@ -1,21 +1,100 @@
 package core
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
 	"strings"
+
+	"github.com/linkd/linkd/internal/sidedb"
 )
 
-// DowngradeToV1 turns s's tables into what linkd wrote before schema
-// version 2 (rowid tables, customer_revenue, user_version 0), keeping
-// their rows.
-func DowngradeToV1(s *Store) error {
+// customerEventsV5 is schema version 5's table of the customers' journeys,
+// which version 6 moved to Pebble (journeys.go).
+const customerEventsV5 = `CREATE TABLE customer_events (
+		customer_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		kind TEXT NOT NULL,
+		conversion_id TEXT NOT NULL,
+		event_name TEXT NOT NULL,
+		link_id TEXT NOT NULL,
+		click_id TEXT NOT NULL,
+		clicked_at INTEGER NOT NULL,
+		amount_minor INTEGER NOT NULL DEFAULT 0,
+		currency TEXT NOT NULL DEFAULT '',
+		first INTEGER NOT NULL DEFAULT 0,
+		metadata TEXT NOT NULL DEFAULT '',
+		at INTEGER NOT NULL,
+		PRIMARY KEY (customer_id, seq)) WITHOUT ROWID`
+
+// DowngradeJourneysToV5 moves s's journeys back into the SQLite table of
+// schema version 5, and empties their Pebble database.
+func DowngradeJourneysToV5(s *Store) error {
+	if err := CopyJourneysToV5(s); err != nil {
+		return err
+	}
+	return sidedb.Reset(s.journeys)
+}
+
+// CopyJourneysToV5 copies s's journeys into the SQLite table of schema
+// version 5 and keeps them in Pebble: what a crash during their move to
+// Pebble leaves.
+func CopyJourneysToV5(s *Store) error {
 	ctx := context.Background()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for _, t := range withoutRowID {
+	if _, err := tx.ExecContext(ctx, customerEventsV5); err != nil {
+		return err
+	}
+	if err := journeysToTable(ctx, tx, s); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = 5`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func journeysToTable(ctx context.Context, tx *sql.Tx, s *Store) error {
+	it, err := s.journeys.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		i := bytes.IndexByte(k, 0)
+		e, err := decodeJourneyEvent(it.Value())
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO customer_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			string(k[:i]), int64(binary.BigEndian.Uint64(k[i+1:])), e.Kind, e.ConversionID, e.EventName, e.LinkID, e.ClickID,
+			e.ClickedAt.UnixNano(), e.AmountMinor, e.Currency, e.First, string(e.Metadata), e.Timestamp.UnixNano()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// DowngradeToV1 turns s's tables into what linkd wrote before schema
+// version 2 (rowid tables, customer_events, customer_revenue, user_version
+// 0), keeping their rows.
+func DowngradeToV1(s *Store) error {
+	if err := DowngradeJourneysToV5(s); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range append(withoutRowID, "customer_events") {
 		var ddl string
 		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&ddl); err != nil {
 			return err

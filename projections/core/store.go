@@ -17,10 +17,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/sidedb"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
@@ -35,30 +38,41 @@ type Change struct {
 
 // Store is the core read model.
 type Store struct {
-	w *sql.DB // one connection: the projector's
-	r *sql.DB // readers
+	w        *sql.DB    // one connection: the projector's
+	r        *sql.DB    // readers
+	journeys *pebble.DB // journeys.go
 
 	mu        sync.RWMutex
 	listeners []func([]Change)
 }
 
-// Open opens (creating if needed) the database file at path.
+// Open opens (creating if needed) the database file at path, and the
+// Pebble directory of the customers' journeys beside it (path without
+// ".db", then "-journeys").
 func Open(path string) (*Store, error) {
 	w, r, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{w: w, r: r}
+	j, err := openJourneys(journeysDir(path))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("core: journeys: %w", err), r.Close(), w.Close())
+	}
+	s := &Store{w: w, r: r, journeys: j}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("core: schema: %w", err)
 	}
+	if err := moveJourneys(context.Background(), s.w, s.journeys); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("core: journeys: %w", err)
+	}
 	return s, nil
 }
 
-// Close closes the database.
+// Close closes the databases.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.r.Close(), s.w.Close(), s.journeys.Close())
 }
 
 // OnChange registers f to be told, after each applied batch, what changed.
@@ -166,20 +180,23 @@ var schema = []string{
 }
 
 var tables = []string{"checkpoint", "workspaces", "members", "projects", "domains", "links", "link_clicks", "api_keys",
-	"customers", "customer_events", "utm_templates", "pixels"}
+	"customers", "utm_templates", "pixels"}
 
 // schemaVersion is the version of the tables above, kept in SQLite's
 // user_version (0: written before versions were kept).
 //
 //   - 2: link_clicks and the customer tables are WITHOUT ROWID.
-//   - 3: no customer_revenue (summed from customer_events when read).
+//   - 3: no customer_revenue (summed from the journeys when read).
 //   - 4: utm_templates and pixels (new tables, nothing to convert).
 //   - 5: customers keyed by id (time-ordered: a new customer is written at
 //     the end of the B-tree, not at the random place of its stream's hash).
-const schemaVersion = 5
+//   - 6: no customer_events: the journeys are in Pebble (journeys.go);
+//     Open moves the rows of an older file there.
+const schemaVersion = 6
 
 // withoutRowID are the tables that version 2 made WITHOUT ROWID.
-var withoutRowID = []string{"link_clicks", "customers", "customer_events"}
+// (customer_events too, which Open now moves to Pebble as it is.)
+var withoutRowID = []string{"link_clicks", "customers"}
 
 // migrate creates what is missing and brings an older database to
 // schemaVersion in place, keeping its rows and its checkpoint: the read
@@ -259,8 +276,12 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 	return sqlitedb.Checkpoint(ctx, s.w)
 }
 
-// Reset implements projections.Projector: it empties every table.
+// Reset implements projections.Projector: it empties every table and the
+// journeys.
 func (s *Store) Reset(ctx context.Context) error {
+	if err := sidedb.Reset(s.journeys); err != nil {
+		return fmt.Errorf("core: reset: %w", err)
+	}
 	if err := sqlitedb.Empty(ctx, s.w, tables); err != nil {
 		return err
 	}

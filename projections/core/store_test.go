@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -236,12 +237,19 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	for i := range 3 {
 		l.add(t, click.Stream("l1"), &click.Recorded{ClickID: fmt.Sprint(i), LinkID: "l1", Timestamp: t0})
 	}
+	cs := conversion.CustomerStream("w1", "cus_1")
+	clk := conversion.Click{ClickID: "1", LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0}
+	l.add(t, cs, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", At: t0})
+	l.add(t, cs, &conversion.LeadTracked{ConversionID: "v1", CustomerID: "c1", Click: clk, EventName: "Sign up", First: true, Timestamp: t0})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v2", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 1999, Currency: "usd",
+		First: true, Metadata: json.RawMessage(`{"plan":"pro"}`), Timestamp: t0.Add(time.Minute)})
 	s, err := core.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	apply(t, s, l.Events)
 	want, _, _ := s.Link(context.Background(), "l1")
+	wantCustomer, wantJourney := customer(t, s, "c1")
 	if err := core.DowngradeToV1(s); err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +258,10 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if strings.Contains(old["link_clicks"], "WITHOUT ROWID") {
-		t.Fatalf("the downgrade left %s", old["link_clicks"])
+	for _, name := range []string{"link_clicks", "customer_events"} {
+		if strings.Contains(old[name], "WITHOUT ROWID") || old[name] == "" {
+			t.Fatalf("the downgrade left %s: %s", name, old[name])
+		}
 	}
 
 	s, err = core.Open(path)
@@ -270,10 +280,16 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"link_clicks", "customers", "customer_events"} {
+	for _, name := range []string{"link_clicks", "customers"} {
 		if !strings.Contains(tables[name], "WITHOUT ROWID") {
 			t.Errorf("%s is %s", name, tables[name])
 		}
+	}
+	if _, ok := tables["customer_events"]; ok {
+		t.Error("customer_events (version 5) is still there")
+	}
+	if c, j := customer(t, s, "c1"); !reflect.DeepEqual(c, wantCustomer) || !reflect.DeepEqual(j, wantJourney) {
+		t.Errorf("after the migration c1 is\n%+v %+v\nwant\n%+v %+v", c, j, wantCustomer, wantJourney)
 	}
 	if _, ok := tables["customer_revenue"]; ok {
 		t.Error("customer_revenue (version 2) is still there")
@@ -287,6 +303,20 @@ func TestMigrateFromV1KeepsRows(t *testing.T) {
 		}
 	}
 	apply(t, s, l.Events) // and it goes on applying
+}
+
+// customer reads a customer and its journey.
+func customer(t *testing.T, s *core.Store, id string) (queries.Customer, []queries.CustomerEvent) {
+	t.Helper()
+	c, ok, err := s.Customer(context.Background(), id)
+	if err != nil || !ok {
+		t.Fatalf("customer %s: %v %v", id, ok, err)
+	}
+	j, err := s.CustomerJourney(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, j
 }
 
 // A customer's counters, revenue per currency and journey are the same
@@ -303,17 +333,7 @@ func TestCustomersAreIdempotent(t *testing.T) {
 	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v3", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 1, Currency: "usd", Timestamp: t0.Add(4 * time.Minute)})
 	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v4", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 3000, Currency: "jpy", Timestamp: t0.Add(5 * time.Minute)})
 
-	read := func(s *core.Store) (queries.Customer, []queries.CustomerEvent) {
-		c, ok, err := s.Customer(context.Background(), "c1")
-		if err != nil || !ok {
-			t.Fatalf("customer: %v %v", ok, err)
-		}
-		j, err := s.CustomerJourney(context.Background(), "c1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, j
-	}
+	read := func(s *core.Store) (queries.Customer, []queries.CustomerEvent) { return customer(t, s, "c1") }
 	live := open(t)
 	for _, e := range l.Events {
 		apply(t, live, []eventstore.RecordedEvent{e})
@@ -372,5 +392,83 @@ func TestMigrateCustomersToIDKeys(t *testing.T) {
 	c, ok, err := s.Customer(context.Background(), "c1")
 	if err != nil || !ok || c.Sales != 2 || c.Revenue["usd"] != 350 || c.Email != "a@example.com" {
 		t.Fatalf("customer after the migration: %+v %v %v", c, ok, err)
+	}
+}
+
+// Journeys in SQLite (schema version 5) are in Pebble once opened, the
+// same when read, and the table is gone; the customer goes on taking
+// sales. A move that a crash cut before the table was dropped is made
+// again, to the same keys.
+func TestMigrateJourneysToPebble(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	var l log
+	l.workspace(t, "w1", "alice")
+	cs := conversion.CustomerStream("w1", "cus_1")
+	clk := conversion.Click{ClickID: "k1", LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0, Country: "DE"}
+	l.add(t, cs, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", At: t0})
+	l.add(t, cs, &conversion.LeadTracked{ConversionID: "v1", CustomerID: "c1", Click: clk, EventName: "Sign up", First: true, Timestamp: t0})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v2", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 2999, Currency: "jpy",
+		First: true, Metadata: json.RawMessage(`{"items":[1,2]}`), Timestamp: t0.Add(time.Hour)})
+	s, err := core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, l.Events)
+	wantCustomer, wantJourney := customer(t, s, "c1")
+	reopen := func(what string) {
+		t.Helper()
+		s.Close()
+		if s, err = core.Open(path); err != nil {
+			t.Fatal(err)
+		}
+		if c, j := customer(t, s, "c1"); !reflect.DeepEqual(c, wantCustomer) || !reflect.DeepEqual(j, wantJourney) {
+			t.Fatalf("%s: c1 is\n%+v %+v\nwant\n%+v %+v", what, c, j, wantCustomer, wantJourney)
+		}
+		if tables, _ := core.Tables(s); tables["customer_events"] != "" {
+			t.Fatalf("%s: customer_events is still there", what)
+		}
+	}
+
+	if err := core.CopyJourneysToV5(s); err != nil {
+		t.Fatal(err)
+	}
+	reopen("moved again")
+
+	if err := core.DowngradeJourneysToV5(s); err != nil {
+		t.Fatal(err)
+	}
+	if _, j := customer(t, s, "c1"); len(j) != 0 {
+		t.Fatalf("the downgrade left %d journey events in Pebble", len(j))
+	}
+	reopen("after the migration")
+	defer s.Close()
+
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v3", CustomerID: "c1", Click: clk, EventName: "Purchase", AmountMinor: 1, Currency: "jpy", Timestamp: t0.Add(2 * time.Hour)})
+	apply(t, s, l.Events)
+	if c, j := customer(t, s, "c1"); c.Sales != 2 || c.Revenue["jpy"] != 3000 || len(j) != 3 || j[2].ConversionID != "v3" {
+		t.Fatalf("after a new sale: %+v, journey %+v", c, j)
+	}
+}
+
+// Reset empties the journeys with the tables: a replay does not find the
+// old journey under a customer it creates again.
+func TestResetEmptiesJourneys(t *testing.T) {
+	var l log
+	l.workspace(t, "w1", "alice")
+	cs := conversion.CustomerStream("w1", "cus_1")
+	clk := conversion.Click{ClickID: "k1", LinkID: "l1", WorkspaceID: "w1", ClickedAt: t0}
+	l.add(t, cs, &conversion.CustomerCreated{CustomerID: "c1", WorkspaceID: "w1", ExternalID: "cus_1", At: t0})
+	l.add(t, cs, &conversion.SaleTracked{ConversionID: "v1", CustomerID: "c1", Click: clk, AmountMinor: 100, Currency: "usd", First: true, Timestamp: t0})
+	s := open(t)
+	apply(t, s, l.Events)
+	if err := s.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := s.CustomerJourney(context.Background(), "c1"); err != nil || len(j) != 0 {
+		t.Fatalf("journey after Reset: %+v %v", j, err)
+	}
+	apply(t, s, l.Events[:len(l.Events)-1]) // the workspace and the customer, not the sale
+	if c, _ := customer(t, s, "c1"); c.Sales != 0 || len(c.Revenue) != 0 {
+		t.Fatalf("customer after Reset and its creation again: %+v", c)
 	}
 }
