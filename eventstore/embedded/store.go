@@ -499,6 +499,11 @@ func (s *Store) Close() error {
 			err = b.Commit(pebble.Sync)
 		}
 		b.Close()
+		if err == nil {
+			// Else the next Open replays the write-ahead log into memory:
+			// up to two 64 MiB memtables before the first request.
+			err = s.db.Flush()
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("embedded: sync index: %w", err))
 		}

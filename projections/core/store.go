@@ -72,7 +72,7 @@ func Open(path string) (*Store, error) {
 
 // Close closes the databases.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close(), s.journeys.Close())
+	return errors.Join(s.r.Close(), s.w.Close(), sidedb.Close(s.journeys))
 }
 
 // OnChange registers f to be told, after each applied batch, what changed.

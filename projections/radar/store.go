@@ -336,7 +336,7 @@ func (s *Store) Close() error {
 	if len(s.roll.dirty) > 0 {
 		err = s.writeRollups(context.Background())
 	}
-	return errors.Join(err, s.r.Close(), s.w.Close(), s.conv.Close(), s.hits.Close())
+	return errors.Join(err, s.r.Close(), s.w.Close(), sidedb.Close(s.conv), sidedb.Close(s.hits))
 }
 
 func (s *Store) writeRollups(ctx context.Context) error {
