@@ -5,12 +5,18 @@
 // Such rows are those written at random places at a high rate (a sale, a
 // hit): one row in an SQLite B-tree is a page written to the WAL and back,
 // while Pebble writes it in its memtable and sorts it on flush. The
-// projection commits its Pebble batch before the SQLite transaction that
-// holds its checkpoint, and its writes are idempotent (an event writes the
-// same key and value every time it is applied), so a crash between the two
-// applies the events again to the same effect. The write-ahead log is kept
-// and not synced, as SQLite's commits are (synchronous NORMAL): both
-// survive the process being killed.
+// projection commits its Pebble batch, synced, before the SQLite
+// transaction that holds its checkpoint, and its writes are idempotent (an
+// event writes the same key and value every time it is applied), so a
+// crash between the two applies the events again to the same effect.
+//
+// The sync is needed even against a process being killed: Pebble keeps a
+// write that is not synced in its log writer's buffer until a block fills,
+// while SQLite hands every commit to the system (synchronous NORMAL). A
+// kill could lose the Pebble rows of batches whose checkpoint SQLite kept
+// (tests/e2e's crash test lost 8 to 26 sales of each customer's journey).
+// One fsync per applied batch costs little: batches hold hundreds of
+// events under load.
 package sidedb
 
 import (

@@ -66,9 +66,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
-	// Before the checkpoint commits: idempotent writes (journeys.go).
+	// Durable before the checkpoint commits: idempotent writes
+	// (journeys.go; package sidedb says why synced).
 	if !journeys.Empty() {
-		if err := journeys.Commit(pebble.NoSync); err != nil {
+		if err := journeys.Commit(pebble.Sync); err != nil {
 			return err
 		}
 	}

@@ -442,11 +442,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 	if err := a.SaveCheckpoint(maxPos); err != nil {
 		return err
 	}
-	// Before the checkpoint commits: idempotent writes (conversions.go,
-	// hits.go).
+	// Durable before the checkpoint commits: idempotent writes
+	// (conversions.go, hits.go; package sidedb).
 	for _, b := range []*pebble.Batch{conv, hits} {
 		if !b.Empty() {
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := b.Commit(pebble.Sync); err != nil {
 				return err
 			}
 		}
