@@ -62,6 +62,8 @@ var ErrUnknownEvent = fmt.Errorf("domain: unknown event type")
 
 // JSONAppender is implemented by events on hot paths that encode
 // themselves (exactly as encoding/json would, which their tests check).
+// AppendJSON returns nil for what it cannot encode so: EncodeEvent then
+// uses encoding/json, which says why.
 type JSONAppender interface {
 	AppendJSON(b []byte) []byte
 }
@@ -69,7 +71,9 @@ type JSONAppender interface {
 // EncodeEvent returns the wire name and JSON of e.
 func EncodeEvent(e Event) (string, []byte, error) {
 	if a, ok := e.(JSONAppender); ok {
-		return e.EventType(), a.AppendJSON(make([]byte, 0, 512)), nil
+		if data := a.AppendJSON(make([]byte, 0, 512)); data != nil {
+			return e.EventType(), data, nil
+		}
 	}
 	data, err := json.Marshal(e)
 	if err != nil {

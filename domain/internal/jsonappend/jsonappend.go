@@ -1,0 +1,81 @@
+// Package jsonappend appends JSON values byte for byte as encoding/json
+// writes them, for the events that encode themselves on hot paths
+// (domain.JSONAppender).
+package jsonappend
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// Opt appends key and v quoted, unless v is "" (a field with omitempty).
+func Opt(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return String(append(b, key...), v)
+}
+
+// Time appends t as encoding/json does (RFC 3339 with nanoseconds,
+// quoted), for years 0 to 9999.
+func Time(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+const hex = "0123456789abcdef"
+
+// String quotes s as encoding/json does: HTML-safe, control characters
+// and U+2028/U+2029 escaped, invalid UTF-8 as U+FFFD.
+func String(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
