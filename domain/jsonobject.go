@@ -54,6 +54,18 @@ func DecodeObject(b []byte) (map[string]json.RawMessage, error) {
 // encoding/json then. Unlike DecodeObject it checks b as it goes, so a
 // plain object costs one pass.
 func ScanPlainObject(b []byte, set func(key, val, raw []byte) bool) bool {
+	return scanObject(b, false, set)
+}
+
+// ScanFlatObject is ScanPlainObject that also takes the literals true and
+// false and integers (-?(0|[1-9][0-9]*)) as values: set gets a nil val and
+// the literal as raw. Objects, arrays, null, fractions and exponents still
+// stop it.
+func ScanFlatObject(b []byte, set func(key, val, raw []byte) bool) bool {
+	return scanObject(b, true, set)
+}
+
+func scanObject(b []byte, literals bool, set func(key, val, raw []byte) bool) bool {
 	b = skipWS(b)
 	if len(b) == 0 || b[0] != '{' {
 		return false
@@ -73,6 +85,12 @@ func ScanPlainObject(b []byte, set func(key, val, raw []byte) bool) bool {
 		}
 		b = skipWS(b[1:])
 		val, rest, ok := plainString(b)
+		if !ok && literals {
+			val, rest, ok = nil, b[plainLiteral(b):], true
+			if len(rest) == len(b) {
+				return false
+			}
+		}
 		if !ok || !set(key, val, b[:len(b)-len(rest)]) {
 			return false
 		}
@@ -89,6 +107,32 @@ func ScanPlainObject(b []byte, set func(key, val, raw []byte) bool) bool {
 			return false
 		}
 	}
+}
+
+// plainLiteral is the length of the true, false or integer literal at the
+// start of b, 0 when there is none (what follows is checked by the caller:
+// "12.5" is 2, then '.' is refused).
+func plainLiteral(b []byte) int {
+	for _, lit := range []string{"true", "false"} {
+		if bytes.HasPrefix(b, []byte(lit)) {
+			return len(lit)
+		}
+	}
+	n := 0
+	if len(b) > 0 && b[0] == '-' {
+		n = 1
+	}
+	switch {
+	case n < len(b) && b[n] == '0':
+		n++
+	case n < len(b) && b[n] >= '1' && b[n] <= '9':
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+	default:
+		return 0
+	}
+	return n
 }
 
 // plainString reads the JSON string at the start of b when it has no
