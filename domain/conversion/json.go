@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/linkd/linkd/domain/internal/jsonappend"
 )
@@ -68,6 +69,20 @@ func conversionHead(b []byte, conversionID, eventID, eventName string, c *Click,
 	return jsonappend.String(b, externalID)
 }
 
+// conversionTail appends what leads and sales end with, from first, and
+// closes the object; nil when metadata is not valid JSON.
+func conversionTail(b []byte, first bool, metadata json.RawMessage, ts time.Time) []byte {
+	b = append(b, `,"first":`...)
+	b = strconv.AppendBool(b, first)
+	b, ok := appendMetadata(b, metadata)
+	if !ok {
+		return nil
+	}
+	b = append(b, `,"timestamp":`...)
+	b = jsonappend.Time(b, ts)
+	return append(b, '}')
+}
+
 // appendMetadata appends metadata as encoding/json writes a RawMessage:
 // compacted, HTML-escaped. ok is false when it is not valid JSON.
 func appendMetadata(b []byte, metadata json.RawMessage) (_ []byte, ok bool) {
@@ -86,15 +101,7 @@ func appendMetadata(b []byte, metadata json.RawMessage) (_ []byte, ok bool) {
 // AppendJSON implements domain.JSONAppender.
 func (e *LeadTracked) AppendJSON(b []byte) []byte {
 	b = conversionHead(b, e.ConversionID, e.EventID, e.EventName, &e.Click, e.CustomerID, e.CustomerExternalID)
-	b = append(b, `,"first":`...)
-	b = strconv.AppendBool(b, e.First)
-	b, ok := appendMetadata(b, e.Metadata)
-	if !ok {
-		return nil
-	}
-	b = append(b, `,"timestamp":`...)
-	b = jsonappend.Time(b, e.Timestamp)
-	return append(b, '}')
+	return conversionTail(b, e.First, e.Metadata, e.Timestamp)
 }
 
 // AppendJSON implements domain.JSONAppender.
@@ -104,13 +111,5 @@ func (e *SaleTracked) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, e.AmountMinor, 10)
 	b = append(b, `,"currency":`...)
 	b = jsonappend.String(b, e.Currency)
-	b = append(b, `,"first":`...)
-	b = strconv.AppendBool(b, e.First)
-	b, ok := appendMetadata(b, e.Metadata)
-	if !ok {
-		return nil
-	}
-	b = append(b, `,"timestamp":`...)
-	b = jsonappend.Time(b, e.Timestamp)
-	return append(b, '}')
+	return conversionTail(b, e.First, e.Metadata, e.Timestamp)
 }
