@@ -48,6 +48,21 @@ func Open(dir string, cache int64, memtable uint64, name string) (*pebble.DB, er
 	})
 }
 
+// Commit commits the batches that hold writes, synced: what a projection
+// does before the SQLite transaction that holds its checkpoint commits
+// (the package's doc says why synced).
+func Commit(batches ...*pebble.Batch) error {
+	for _, b := range batches {
+		if b.Empty() {
+			continue
+		}
+		if err := b.Commit(pebble.Sync); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Close flushes db's memtables, then closes it: a write-ahead log left on
 // disk would be replayed into memory by the next Open (up to two
 // memtables' worth, before any request).

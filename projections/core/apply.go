@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/internal/sidedb"
 	"github.com/linkd/linkd/internal/sqlitedb"
 )
 
@@ -67,11 +68,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return err
 	}
 	// Durable before the checkpoint commits: idempotent writes
-	// (journeys.go; package sidedb says why synced).
-	if !journeys.Empty() {
-		if err := journeys.Commit(pebble.Sync); err != nil {
-			return err
-		}
+	// (journeys.go).
+	if err := sidedb.Commit(journeys); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err

@@ -443,13 +443,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.Recor
 		return err
 	}
 	// Durable before the checkpoint commits: idempotent writes
-	// (conversions.go, hits.go; package sidedb).
-	for _, b := range []*pebble.Batch{conv, hits} {
-		if !b.Empty() {
-			if err := b.Commit(pebble.Sync); err != nil {
-				return err
-			}
-		}
+	// (conversions.go, hits.go).
+	if err := sidedb.Commit(conv, hits); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
