@@ -3,11 +3,11 @@ package core
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"strings"
 
 	"github.com/linkd/linkd/internal/sidedb"
+	"github.com/linkd/linkd/internal/sidedb/sidedbtest"
 )
 
 // customerEventsV5 is schema version 5's table of the customers' journeys,
@@ -50,35 +50,20 @@ func CopyJourneysToV5(s *Store) error {
 	if _, err := tx.ExecContext(ctx, customerEventsV5); err != nil {
 		return err
 	}
-	if err := journeysToTable(ctx, tx, s); err != nil {
+	err = sidedbtest.ToTable(ctx, tx, s.journeys, `INSERT INTO customer_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		func(k, v []byte) ([]any, error) {
+			i := bytes.IndexByte(k, 0)
+			e, err := decodeJourneyEvent(v)
+			return []any{string(k[:i]), int64(binary.BigEndian.Uint64(k[i+1:])), e.Kind, e.ConversionID, e.EventName, e.LinkID, e.ClickID,
+				e.ClickedAt.UnixNano(), e.AmountMinor, e.Currency, e.First, string(e.Metadata), e.Timestamp.UnixNano()}, err
+		})
+	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = 5`); err != nil {
 		return err
 	}
 	return tx.Commit()
-}
-
-func journeysToTable(ctx context.Context, tx *sql.Tx, s *Store) error {
-	it, err := s.journeys.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		i := bytes.IndexByte(k, 0)
-		e, err := decodeJourneyEvent(it.Value())
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO customer_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			string(k[:i]), int64(binary.BigEndian.Uint64(k[i+1:])), e.Kind, e.ConversionID, e.EventName, e.LinkID, e.ClickID,
-			e.ClickedAt.UnixNano(), e.AmountMinor, e.Currency, e.First, string(e.Metadata), e.Timestamp.UnixNano()); err != nil {
-			return err
-		}
-	}
-	return it.Error()
 }
 
 // DowngradeToV1 turns s's tables into what linkd wrote before schema

@@ -6,10 +6,9 @@ import (
 	"database/sql"
 	"encoding/binary"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/internal/sidedb"
+	"github.com/linkd/linkd/internal/sidedb/sidedbtest"
 )
 
 // hitsTableV4 is the SQLite table of hits of schema versions 1 to 4.
@@ -37,7 +36,7 @@ func hitsBackToSQLite(ctx context.Context, tx *sql.Tx, s *Store) error {
 	if _, err := tx.ExecContext(ctx, hitsTableV4); err != nil {
 		return err
 	}
-	err := backToTable(ctx, tx, s.hits, `INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
+	err := sidedbtest.ToTable(ctx, tx, s.hits, `INSERT INTO hits (project_id, ts, seq, visitor_id, session_id, kind, name, pathname, hostname, source, country, browser, os, device, click_id, props)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		func(k, v []byte) ([]any, error) {
 			l, n := binary.Uvarint(k)
@@ -48,26 +47,6 @@ func hitsBackToSQLite(ctx context.Context, tx *sql.Tx, s *Store) error {
 		return err
 	}
 	return sidedb.Reset(s.hits)
-}
-
-// backToTable inserts a row into SQLite (insert, with row's arguments) for
-// every key of db: sidedb.MoveTable's reverse.
-func backToTable(ctx context.Context, tx *sql.Tx, db *pebble.DB, insert string, row func(k, v []byte) ([]any, error)) error {
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		args, err := row(it.Key(), it.Value())
-		if err == nil {
-			_, err = tx.ExecContext(ctx, insert, args...)
-		}
-		if err != nil {
-			it.Close()
-			return err
-		}
-	}
-	return it.Close()
 }
 
 // downgrade runs f in one transaction after the hits' move back into
@@ -97,7 +76,7 @@ func DowngradeToV1(s *Store) error {
 		if _, err := tx.ExecContext(ctx, conversionsTable); err != nil {
 			return err
 		}
-		err := backToTable(ctx, tx, s.conv, `INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		err := sidedbtest.ToTable(ctx, tx, s.conv, `INSERT INTO conversions (click_id, conversion_id, kind, customer, amount_minor, currency, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			func(k, v []byte) ([]any, error) {
 				i := bytes.IndexByte(k, 0)
 				c, err := decodeConversion(string(k[i+1:]), v)
