@@ -3,10 +3,8 @@ package core
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
@@ -83,18 +81,21 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 				return err
 			}
 		}
-		return a.customerEvent(re, e.CustomerID, "lead", e.ConversionID, e.EventName, e.Click, 0, "", e.First, e.Metadata, e.Timestamp.UnixNano())
+		return a.journeyEvent(re, e.CustomerID, queries.CustomerEvent{Kind: "lead", ConversionID: e.ConversionID, EventName: e.EventName,
+			LinkID: e.LinkID, ClickID: e.ClickID, ClickedAt: e.ClickedAt, First: e.First, Metadata: e.Metadata, Timestamp: e.Timestamp})
 	case *conversion.SaleTracked:
-		return a.customerEvent(re, e.CustomerID, "sale", e.ConversionID, e.EventName, e.Click, e.AmountMinor, e.Currency, e.First, e.Metadata, e.Timestamp.UnixNano())
+		return a.journeyEvent(re, e.CustomerID, queries.CustomerEvent{Kind: "sale", ConversionID: e.ConversionID, EventName: e.EventName,
+			LinkID: e.LinkID, ClickID: e.ClickID, ClickedAt: e.ClickedAt, AmountMinor: e.AmountMinor, Currency: e.Currency,
+			First: e.First, Metadata: e.Metadata, Timestamp: e.Timestamp})
 	}
 	return nil
 }
 
-func (a *applier) customerEvent(re eventstore.RecordedEvent, customerID, kind, conversionID, name string, c conversion.Click, amount int64, currency string, first bool, metadata json.RawMessage, at int64) error {
+// journeyEvent writes a lead or sale of a customer's journey under the
+// version of its event in the customer's stream (journeys.go).
+func (a *applier) journeyEvent(re eventstore.RecordedEvent, customerID string, e queries.CustomerEvent) error {
 	a.key = journeyKey(a.key[:0], customerID, re.Version)
-	a.val = encodeJourneyEvent(a.val[:0], queries.CustomerEvent{Kind: kind, ConversionID: conversionID, EventName: name,
-		LinkID: c.LinkID, ClickID: c.ClickID, ClickedAt: c.ClickedAt, AmountMinor: amount, Currency: currency, First: first,
-		Metadata: metadata, Timestamp: time.Unix(0, at)})
+	a.val = encodeJourneyEvent(a.val[:0], e)
 	return a.journeys.Set(a.key, a.val, nil)
 }
 
