@@ -6,20 +6,12 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+
+	"github.com/linkd/linkd/domain/domaintest"
 )
 
-func randomString(rng *rand.Rand) string {
-	parts := []string{"", "a", "Chrome", "<script>", "&amp;", `"quoted"`, `back\slash`, "\n\t\r\b\f", "\x00\x01\x1f",
-		"ünïcödé", "日本語", "\u2028\u2029", "\xff\xfe", "emoji 😀", "https://example.com/?a=1&b=2"}
-	var s string
-	for n := rng.Intn(4); n >= 0; n-- {
-		s += parts[rng.Intn(len(parts))]
-	}
-	return s
-}
-
 func randomClick(rng *rand.Rand) Recorded {
-	s := func() string { return randomString(rng) }
+	s := func() string { return domaintest.JSONString(rng) }
 	r := Recorded{
 		ClickID: s(), LinkID: s(), WorkspaceID: s(), ProjectID: s(), DomainID: s(), Code: s(),
 		Timestamp: time.Unix(rng.Int63n(4e9), rng.Int63n(1e9)).UTC(), Source: s(), QR: rng.Intn(2) == 0,

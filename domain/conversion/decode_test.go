@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/domaintest"
 )
 
 type plainEvent interface {
@@ -52,7 +53,7 @@ func TestDecodePlainMatchesEncodingJSON(t *testing.T) {
 	}
 	fast := 0
 	for i := range 3000 {
-		s := func() string { return randomString(rng) }
+		s := func() string { return domaintest.JSONString(rng) }
 		if i%2 == 0 {
 			s = plain
 		}

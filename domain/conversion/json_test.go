@@ -8,17 +8,8 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/domaintest"
 )
-
-func randomString(rng *rand.Rand) string {
-	parts := []string{"", "a", "cus_42", "<script>", "&amp;", `"quoted"`, `back\slash`, "\n\t\r\b\f", "\x00\x01\x1f",
-		"ünïcödé", "日本語", "\u2028\u2029", "\xff\xfe", "emoji 😀", "https://example.com/?a=1&b=2"}
-	var s string
-	for n := rng.Intn(4); n >= 0; n-- {
-		s += parts[rng.Intn(len(parts))]
-	}
-	return s
-}
 
 var metadatas = []string{"", `{}`, `{"plan":"pro"}`, ` { "a" : [1, 2.5e3, true, null] ,"b":{"c":"<&>"} } `,
 	`{"s":"\u2028 line"}`, "{\"u\":\"\u2028\u2029 raw\"}", `{"esc":"\"\\\/\n"}`, `{"ü":"日本"}`, `{"n":-0.0}`}
@@ -32,7 +23,7 @@ func randomTime(rng *rand.Rand) time.Time {
 }
 
 func randomClick(rng *rand.Rand) Click {
-	s := func() string { return randomString(rng) }
+	s := func() string { return domaintest.JSONString(rng) }
 	return Click{ClickID: s(), LinkID: s(), WorkspaceID: s(), ProjectID: s(), ClickedAt: randomTime(rng),
 		Country: s(), DeviceType: s(), Browser: s(), OS: s(), Referrer: s()}
 }
@@ -44,7 +35,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	events := []domain.Event{&CustomerCreated{}, &LeadTracked{}, &SaleTracked{}}
 	for range 3000 {
-		s := func() string { return randomString(rng) }
+		s := func() string { return domaintest.JSONString(rng) }
 		md := json.RawMessage(metadatas[rng.Intn(len(metadatas))])
 		if len(md) == 0 && rng.Intn(2) == 0 {
 			md = nil

@@ -6,6 +6,7 @@ package domaintest
 import (
 	"encoding/json"
 	"errors"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -108,4 +109,18 @@ func describe(events []domain.Event) string {
 		s += e.EventType() + string(b)
 	}
 	return s + "]"
+}
+
+// JSONString returns a string of one to four pieces that between them
+// take every path of encoding/json's quoting (HTML characters, quotes,
+// backslashes, control characters, U+2028/U+2029, invalid UTF-8) and
+// plain text: for tests that hold a hand-written encoder to encoding/json.
+func JSONString(rng *rand.Rand) string {
+	parts := []string{"", "a", "Chrome", "cus_42", "<script>", "&amp;", `"quoted"`, `back\slash`, "\n\t\r\b\f", "\x00\x01\x1f",
+		"ünïcödé", "日本語", "\u2028\u2029", "\xff\xfe", "emoji 😀", "https://example.com/?a=1&b=2"}
+	var s string
+	for n := rng.Intn(4); n >= 0; n-- {
+		s += parts[rng.Intn(len(parts))]
+	}
+	return s
 }
