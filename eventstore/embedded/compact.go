@@ -80,7 +80,7 @@ func (s *Store) nextToCompress() *segment {
 // file.
 func (s *Store) compressSealed(seg *segment) error {
 	path := filepath.Join(s.logDir, zsegName(seg.base))
-	if err := compressSegment(seg.f, seg.end-seg.base, path, s.compactStop); err != nil {
+	if err := compressSegment(seg.f, seg.end-seg.base, path, pace{stop: s.compactStop, share: compactShare}); err != nil {
 		return err
 	}
 	if err := syncDir(s.logDir); err != nil {
@@ -131,7 +131,7 @@ func (s *Store) compressActive() error {
 		return nil
 	}
 	path := filepath.Join(s.logDir, zsegName(seg.base))
-	if err := compressSegment(seg.f, size, path, nil); err != nil {
+	if err := compressSegment(seg.f, size, path, pace{}); err != nil {
 		return err
 	}
 	if err := syncDir(s.logDir); err != nil {

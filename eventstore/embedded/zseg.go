@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -246,16 +247,71 @@ func (c *blockCache) put(k blockKey, b []byte) {
 	c.order = append(c.order, k)
 }
 
+// pace is how a compression shares the machine with the appends and reads
+// that pay for latency: stop ends it early (errStopped), and a share
+// between 0 and 1 makes it rest after every block so that it works at most
+// that share of the wall time. The zero pace neither stops nor rests.
+//
+// A sealed segment is work nothing waits for, but compressed in one go it
+// takes one CPU for a fifth of a second or more: on a small machine every
+// request of that moment waits behind it, and that moment is the latency
+// tail (docs/benchmarks.md, "Paced segment compression"). Rest is measured
+// from the wall time a block took, so a block slowed down by a busy machine
+// is followed by a longer rest.
+type pace struct {
+	stop  <-chan struct{}
+	share float64
+}
+
+// compactShare is the share of the wall time the background compactor
+// works: about 2 s for a full segment at rest, far faster than appends
+// can fill one.
+const compactShare = 1.0 / 8
+
+// restFor is how long to rest after working for worked.
+func (p pace) restFor(worked time.Duration) time.Duration {
+	if p.share <= 0 || p.share >= 1 {
+		return 0
+	}
+	return time.Duration(float64(worked) * (1/p.share - 1))
+}
+
+// stopped reports errStopped once stop is closed.
+func (p pace) stopped() error {
+	select {
+	case <-p.stop:
+		return errStopped
+	default:
+		return nil
+	}
+}
+
+// rest sleeps for restFor(worked), or until stop.
+func (p pace) rest(worked time.Duration) error {
+	d := p.restFor(worked)
+	if d <= 0 {
+		return p.stopped()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stop:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
 // compressSegment writes the compressed form of the plain segment src
 // (size bytes) to dst.tmp, checks that every block decompresses to its
-// input, fsyncs it and renames it to dst. stop aborts it (the temporary
-// file is removed).
-func compressSegment(src *os.File, size int64, dst string, stop <-chan struct{}) error {
-	return compressSegmentBlocks(src, size, dst, stop, zBlockSize)
+// input, fsyncs it and renames it to dst, at pace p. A stop removes the
+// temporary file.
+func compressSegment(src *os.File, size int64, dst string, p pace) error {
+	return compressSegmentBlocks(src, size, dst, p, zBlockSize)
 }
 
 // compressSegmentBlocks is compressSegment with blocks of bs bytes.
-func compressSegmentBlocks(src *os.File, size int64, dst string, stop <-chan struct{}, bs int64) error {
+func compressSegmentBlocks(src *os.File, size int64, dst string, p pace, bs int64) error {
 	tmp := dst + tmpExt
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -281,11 +337,7 @@ func compressSegmentBlocks(src *os.File, size int64, dst string, stop <-chan str
 	var frame, check []byte
 	at := int64(zHeaderSize)
 	for b := range n {
-		select {
-		case <-stop:
-			return errStopped
-		default:
-		}
+		start := time.Now()
 		in := raw[:min(bs, size-b*bs)]
 		if _, err := src.ReadAt(in, b*bs); err != nil {
 			return fmt.Errorf("read segment: %w", err)
@@ -299,6 +351,9 @@ func compressSegmentBlocks(src *os.File, size int64, dst string, stop <-chan str
 			return err
 		}
 		at += int64(len(frame))
+		if err := p.rest(time.Since(start)); err != nil {
+			return err
+		}
 	}
 	tr := make([]byte, 0, zTrailerSize)
 	tr = binary.LittleEndian.AppendUint64(tr, uint64(size))

@@ -82,7 +82,7 @@ func TestZsegReadAt(t *testing.T) {
 			}
 			defer f.Close()
 			dst := filepath.Join(dir, zsegName(0))
-			if err := compressSegment(f, int64(size), dst, nil); err != nil {
+			if err := compressSegment(f, int64(size), dst, pace{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(dst + tmpExt); !os.IsNotExist(err) {
@@ -135,7 +135,7 @@ func TestZsegCorrupt(t *testing.T) {
 	f, _ := os.Open(src)
 	defer f.Close()
 	dst := filepath.Join(dir, zsegName(0))
-	if err := compressSegment(f, int64(len(raw)), dst, nil); err != nil {
+	if err := compressSegment(f, int64(len(raw)), dst, pace{}); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(dst)
@@ -389,6 +389,66 @@ func TestCompressActiveAtClose(t *testing.T) {
 	checkConsistent(t, s)
 }
 
+// TestPaceRest: a paced compression rests (1/share - 1) times as long as
+// it worked; the zero pace and a share of 1 or more never rest.
+func TestPaceRest(t *testing.T) {
+	for _, c := range []struct {
+		share  float64
+		worked time.Duration
+		want   time.Duration
+	}{
+		{0, time.Millisecond, 0},
+		{1, time.Millisecond, 0},
+		{2, time.Millisecond, 0},
+		{-1, time.Millisecond, 0},
+		{0.5, time.Millisecond, time.Millisecond},
+		{1.0 / 8, 200 * time.Microsecond, 1400 * time.Microsecond},
+		{compactShare, time.Second, 7 * time.Second},
+	} {
+		if got := (pace{share: c.share}).restFor(c.worked); got != c.want {
+			t.Errorf("share %v, worked %v: rest %v, want %v", c.share, c.worked, got, c.want)
+		}
+	}
+}
+
+// TestCompressStoppedResting: Close does not wait out a paced
+// compression's rest: the stop ends it, and no file is left.
+func TestCompressStoppedResting(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "plain")
+	if err := os.WriteFile(src, jsonish(rand.New(rand.NewPCG(1, 1)), 3*zBlockSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(src)
+	defer f.Close()
+	stop := make(chan struct{})
+	// A share so small that the rest after the first block lasts hours.
+	p := pace{stop: stop, share: 1e-9}
+	done := make(chan error)
+	dst := filepath.Join(dir, zsegName(0))
+	go func() { done <- compressSegment(f, 3*zBlockSize, dst, p) }()
+	// Let it work on the first block and start resting.
+	select {
+	case err := <-done:
+		t.Fatalf("compressSegment returned %v before its stop", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(stop)
+	select {
+	case err := <-done:
+		if err != errStopped {
+			t.Fatalf("compressSegment = %v, want errStopped", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("compressSegment still resting 10 s after its stop")
+	}
+	for _, p := range []string{dst, dst + tmpExt} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want no file", p, err)
+		}
+	}
+}
+
 // TestCompressStopped: a compression stopped by Close leaves no file.
 func TestCompressStopped(t *testing.T) {
 	dir := t.TempDir()
@@ -401,7 +461,7 @@ func TestCompressStopped(t *testing.T) {
 	stop := make(chan struct{})
 	close(stop)
 	dst := filepath.Join(dir, zsegName(0))
-	if err := compressSegment(f, 3*zBlockSize, dst, stop); err != errStopped {
+	if err := compressSegment(f, 3*zBlockSize, dst, pace{stop: stop}); err != errStopped {
 		t.Fatalf("compressSegment = %v, want errStopped", err)
 	}
 	for _, p := range []string{dst, dst + tmpExt} {
@@ -423,7 +483,7 @@ func TestZsegOtherBlockSizes(t *testing.T) {
 		}
 		f, _ := os.Open(src)
 		dst := filepath.Join(dir, zsegName(0))
-		if err := compressSegmentBlocks(f, int64(len(raw)), dst, nil, bs); err != nil {
+		if err := compressSegmentBlocks(f, int64(len(raw)), dst, pace{}, bs); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
