@@ -19,13 +19,29 @@ func TestContract(t *testing.T) {
 	}
 }
 
+// TestContractCollidingHashes: the contract holds when stream names share
+// their hash in the index (every stream with a third of the others).
+func TestContractCollidingHashes(t *testing.T) {
+	eventstoretest.Run(t, harnessWith(func(o embedded.Options) embedded.Options {
+		return embedded.WithCollidingHashes(o)
+	}))
+}
+
 // harness opens each test's store in a directory of its own.
 func harness(d embedded.Durability) eventstoretest.Harness {
+	return harnessWith(func(o embedded.Options) embedded.Options {
+		o.Durability = d
+		return o
+	})
+}
+
+// harnessWith is harness with options of its own.
+func harnessWith(options func(embedded.Options) embedded.Options) eventstoretest.Harness {
 	var mu sync.Mutex
 	dirs := map[eventstore.Store]string{}
 	open := func(t testing.TB, dir string) eventstore.Store {
 		t.Helper()
-		s, err := embedded.Open(embedded.Options{Dir: dir, Durability: d, Logger: quietLogger()})
+		s, err := embedded.Open(options(embedded.Options{Dir: dir, Logger: quietLogger()}))
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
@@ -17,13 +18,22 @@ import (
 // sync; marks written in the same batches as the entries they describe tell
 // recovery where to start:
 //
-//	'e' uvarint(len(stream)) stream be64(version) → uvarint(start) uvarint(len)
-//	    where the event's record lies in the log
+//	'e' be64(hash(stream)) be64(version) be64(start) → uvarint(len)
+//	    where the event's record lies in the log. The stream is named by
+//	    a 64-bit hash of its name (xxhash64), not by the name: event keys
+//	    are most of the index, stream names of a hundred bytes (a
+//	    workspace id and a sha256) made them five times longer, and every
+//	    memtable insert, flush and compaction paid for those bytes. Two
+//	    streams may share a hash: the record's start keeps their keys
+//	    apart, and every read checks the stream name of the record it
+//	    reads from the log, skipping another stream's (owner).
 //	'v' uvarint(len(stream)) stream → be64(last version) uvarint(end)
 //	    the stream's last version and where its record ends: a point key, so
 //	    that finding a stream's version (or that it has none, the common
 //	    case of a new stream) is one Get that bloom filters answer, instead
-//	    of a reverse seek through every level
+//	    of a reverse seek through every level. Named in full: exact.
+//	"m/format"   the layout of the keys above (indexFormat); an index
+//	    without it or with another is rebuilt from the log at Open
 //	"m/indexed"  every append that ends at or before this log offset is indexed
 //	"m/durable"  the log had been fsynced up to this offset when the batch was
 //	    written, so recovery only needs to verify records after it
@@ -35,7 +45,12 @@ var (
 	keyDurable  = []byte("m/durable")
 	keyReserved = []byte("m/reserved")
 	keyOpen     = []byte("m/open")
+	keyFormat   = []byte("m/format")
 )
+
+// indexFormat is the layout of the index keys: 2 since event keys name
+// their stream by its hash (1, unmarked: by its name).
+const indexFormat = 2
 
 const (
 	eventKeyTag   = 'e'
@@ -60,19 +75,37 @@ func pebbleOptions(log *slog.Logger) *pebble.Options {
 	return o
 }
 
-// streamPrefix appends the key prefix shared by every event of stream.
-// The length prefix keeps one stream's keys from interleaving with those of
-// a stream whose name extends it.
-func streamPrefix(dst []byte, stream string) []byte {
+// nameHash names a stream in its event keys (Options.hash).
+func nameHash(stream string) uint64 { return xxhash.Sum64String(stream) }
+
+// eventKeyLen is the length of every event key.
+const eventKeyLen = 1 + 8 + 8 + 8
+
+// streamPrefix appends the key prefix shared by every event of a stream
+// whose name hashes to h (and of any other stream with that hash).
+func streamPrefix(dst []byte, h uint64) []byte {
 	dst = append(dst, eventKeyTag)
-	dst = binary.AppendUvarint(dst, uint64(len(stream)))
-	return append(dst, stream...)
+	return binary.BigEndian.AppendUint64(dst, h)
 }
 
-// eventKey appends the key of stream's event version.
-func eventKey(dst []byte, stream string, version uint64) []byte {
-	dst = streamPrefix(dst, stream)
-	return binary.BigEndian.AppendUint64(dst, version)
+// eventKey appends the key of version of the stream hashed to h, whose
+// record starts at start.
+func eventKey(dst []byte, h, version uint64, start int64) []byte {
+	dst = streamPrefix(dst, h)
+	dst = binary.BigEndian.AppendUint64(dst, version)
+	return binary.BigEndian.AppendUint64(dst, uint64(start))
+}
+
+// eventVal appends the value of an event key: the record's length.
+func eventVal(dst []byte, n int) []byte { return binary.AppendUvarint(dst, uint64(n)) }
+
+// decodeEvent reads an event key and its value.
+func decodeEvent(k, v []byte) (version uint64, start int64, n int, err error) {
+	l, m := binary.Uvarint(v)
+	if len(k) != eventKeyLen || k[0] != eventKeyTag || m <= 0 || m != len(v) {
+		return 0, 0, 0, errors.New("embedded: corrupt index entry")
+	}
+	return binary.BigEndian.Uint64(k[9:]), int64(binary.BigEndian.Uint64(k[17:])), int(l), nil
 }
 
 // versionKey appends the key of stream's last version.
@@ -113,31 +146,12 @@ func decodeVersion(v []byte) (version uint64, end int64, err error) {
 	return binary.BigEndian.Uint64(v), int64(e), nil
 }
 
-// streamBounds returns iterator bounds covering exactly stream's events.
-func streamBounds(stream string) (lower, upper []byte) {
-	lower = streamPrefix(make([]byte, 0, len(stream)+20), stream)
-	upper = append(append([]byte(nil), lower...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+// streamBounds returns iterator bounds covering exactly the events of the
+// streams hashed to h.
+func streamBounds(h uint64) (lower, upper []byte) {
+	lower = streamPrefix(make([]byte, 0, eventKeyLen), h)
+	upper = append(append(make([]byte, 0, eventKeyLen+1), lower...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	return lower, upper
-}
-
-// versionOfKey returns the version of an event key.
-func versionOfKey(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
-
-func appendLoc(dst []byte, start int64, n int) []byte {
-	dst = binary.AppendUvarint(dst, uint64(start))
-	return binary.AppendUvarint(dst, uint64(n))
-}
-
-func decodeLoc(v []byte) (start int64, n int, err error) {
-	s, k := binary.Uvarint(v)
-	if k <= 0 {
-		return 0, 0, errors.New("embedded: corrupt index entry")
-	}
-	l, k2 := binary.Uvarint(v[k:])
-	if k2 <= 0 || k+k2 != len(v) {
-		return 0, 0, errors.New("embedded: corrupt index entry")
-	}
-	return int64(s), int(l), nil
 }
 
 func getOffset(db *pebble.DB, key []byte) (int64, error) {
@@ -161,9 +175,29 @@ func setOffset(b *pebble.Batch, key []byte, off int64) error {
 	return b.Set(key, v[:], nil)
 }
 
+// owner tells whether the record at start, n bytes long, is stream's: an
+// event key names its stream by a hash that another stream may share.
+type owner func(stream string, start int64, n int) (bool, error)
+
+// owns is the owner that reads the record's stream name from the log.
+func (s *Store) owns(stream string, start int64, n int) (bool, error) {
+	r := newLogReader(s, start, start+int64(n))
+	r.chunk = n
+	rec, _, _, err := r.next()
+	if err != nil {
+		return false, fmt.Errorf("embedded: read the log at offset %d: %w", start, err)
+	}
+	return string(rec.stream) == stream, nil
+}
+
 // lastVersion returns the last version of stream in the index whose record
 // ends at or before limit (limit < 0: no limit), and where that record ends.
-func lastVersion(db *pebble.DB, stream string, limit int64) (version uint64, exists bool, end int64, err error) {
+func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists bool, end int64, err error) {
+	return lastVersion(s.db, stream, s.opts.hash(stream), limit, s.owns)
+}
+
+// lastVersion is Store.lastVersion: h is stream's hash.
+func lastVersion(db *pebble.DB, stream string, h uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
 	var kb [64]byte
 	v, closer, err := db.Get(versionKey(kb[:0], stream))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -179,18 +213,18 @@ func lastVersion(db *pebble.DB, stream string, limit int64) (version uint64, exi
 	}
 	// The last append is not acknowledged yet (SyncAlways): look for the
 	// last event before limit.
-	return lastEvent(db, stream, limit)
+	return lastEvent(db, stream, h, limit, owns)
 }
 
 // lastEvent is lastVersion from the event keys.
-func lastEvent(db *pebble.DB, stream string, limit int64) (version uint64, exists bool, end int64, err error) {
-	lower, upper := streamBounds(stream)
+func lastEvent(db *pebble.DB, stream string, h uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
+	lower, upper := streamBounds(h)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return 0, false, 0, err
 	}
 	for ok := it.Last(); ok; ok = it.Prev() {
-		start, n, err := decodeLoc(it.Value())
+		version, start, n, err := decodeEvent(it.Key(), it.Value())
 		if err != nil {
 			it.Close()
 			return 0, false, 0, err
@@ -199,7 +233,14 @@ func lastEvent(db *pebble.DB, stream string, limit int64) (version uint64, exist
 		if limit >= 0 && end > limit {
 			continue
 		}
-		return versionOfKey(it.Key()), true, end, it.Close()
+		mine, err := owns(stream, start, n)
+		if err != nil {
+			it.Close()
+			return 0, false, 0, err
+		}
+		if mine {
+			return version, true, end, it.Close()
+		}
 	}
 	return 0, false, 0, it.Close()
 }
@@ -207,11 +248,12 @@ func lastEvent(db *pebble.DB, stream string, limit int64) (version uint64, exist
 // dropIndexAfter deletes every index entry whose record ends after end: the
 // log lost its tail (machine crash) while the index kept entries for it. It
 // scans the whole index, which only this rare case needs.
-func dropIndexAfter(db *pebble.DB, end int64, log *slog.Logger) error {
+func (s *Store) dropIndexAfter(end int64) error {
+	db := s.db
 	dropped := 0
 	// Event keys first; then version keys, from the event keys left.
 	err := rewrite(db, eventKeyTag, func(b *pebble.Batch, k, v []byte) error {
-		start, n, err := decodeLoc(v)
+		_, start, n, err := decodeEvent(k, v)
 		if err != nil || start+int64(n) <= end {
 			return err
 		}
@@ -230,7 +272,7 @@ func dropIndexAfter(db *pebble.DB, end int64, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		version, ok, last, err := lastEvent(db, stream, -1)
+		version, ok, last, err := lastEvent(db, stream, s.opts.hash(stream), -1, s.owns)
 		switch {
 		case err != nil:
 			return err
@@ -251,7 +293,7 @@ func dropIndexAfter(db *pebble.DB, end int64, log *slog.Logger) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	log.Warn("embedded: dropped index entries of events lost from the log", "entries", dropped, "log_end", end)
+	s.log.Warn("embedded: dropped index entries of events lost from the log", "entries", dropped, "log_end", end)
 	return nil
 }
 

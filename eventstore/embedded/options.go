@@ -66,6 +66,9 @@ type Options struct {
 	// cacheSize overrides the number of stream versions the writer keeps
 	// in memory (tests).
 	cacheSize int
+	// hash names streams in the index's event keys: nameHash, or in tests
+	// one under which many names collide.
+	hash func(stream string) uint64
 }
 
 // Validate reports every problem of o at once.
@@ -106,6 +109,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.cacheSize == 0 {
 		o.cacheSize = defaultCacheSize
+	}
+	if o.hash == nil {
+		o.hash = nameHash
 	}
 	if o.cacheSize < minCacheSize {
 		o.cacheSize = minCacheSize

@@ -33,82 +33,104 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
 	var kb [64]byte
-	if _, closer, err := s.db.Get(versionKey(kb[:0], stream)); errors.Is(err, pebble.ErrNotFound) {
+	v, closer, err := s.db.Get(versionKey(kb[:0], stream))
+	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	} else if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
-	} else {
-		closer.Close()
 	}
-	lower, upper := streamBounds(stream)
+	last, lastEnd, err := decodeVersion(v)
+	closer.Close()
+	if err != nil {
+		return nil, err
+	}
+	// acked: the stream's last append is acknowledged, so it exists.
+	acked := lastEnd <= limit
+	if acked && from > last {
+		return nil, nil
+	}
+	h := s.opts.hash(stream)
+	lower, upper := streamBounds(h)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}
+	defer it.Close()
 	type loc struct {
 		version uint64
 		start   int64
 		n       int
 	}
-	var locs []loc
-	for ok := it.SeekGE(eventKey(nil, stream, from)); ok && len(locs) < max; ok = it.Next() {
-		start, n, err := decodeLoc(it.Value())
+	var (
+		locs   []loc
+		events []eventstore.RecordedEvent
+		in     interner
+	)
+	ok := it.SeekGE(eventKey(nil, h, from, 0))
+	for len(events) < max {
+		// The next entries under the stream's hash, as many as events are
+		// still wanted: a stream sharing the hash makes it take more rounds.
+		locs = locs[:0]
+		for ; ok && len(locs) < max-len(events); ok = it.Next() {
+			version, start, n, err := decodeEvent(it.Key(), it.Value())
+			if err != nil {
+				return nil, err
+			}
+			if start+int64(n) > limit {
+				continue // written, not acknowledged yet
+			}
+			locs = append(locs, loc{version, start, n})
+		}
+		if len(locs) == 0 {
+			break
+		}
+		// Read runs of adjacent records (one append, usually) with one read.
+		for i := 0; i < len(locs); {
+			j := i + 1
+			end := locs[i].start + int64(locs[i].n)
+			for j < len(locs) && locs[j].start == end && end-locs[i].start < readChunk {
+				end += int64(locs[j].n)
+				j++
+			}
+			r := newLogReader(s, locs[i].start, end)
+			r.chunk = int(end - locs[i].start)
+			for k := i; k < j; k++ {
+				rec, start, n, err := r.next()
+				if err != nil {
+					return nil, fmt.Errorf("embedded: read stream %q: %w", stream, err)
+				}
+				if string(rec.stream) != stream {
+					continue // another stream's name has the same hash
+				}
+				if rec.version != locs[k].version {
+					return nil, fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
+				}
+				events = append(events, toEvent(&rec, start+int64(n), &in))
+			}
+			i = j
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("embedded: read index: %w", err)
+	}
+	if len(events) > 0 || acked {
+		return events, nil
+	}
+	// Nothing from "from" on, and the last append is not acknowledged:
+	// the stream exists if an earlier append of it is.
+	for ok := it.First(); ok; ok = it.Next() {
+		_, start, n, err := decodeEvent(it.Key(), it.Value())
 		if err != nil {
-			it.Close()
 			return nil, err
 		}
 		if start+int64(n) > limit {
-			break // written, not acknowledged yet
+			continue
 		}
-		locs = append(locs, loc{versionOfKey(it.Key()), start, n})
+		if mine, err := s.owns(stream, start, n); err != nil || mine {
+			return nil, err
+		}
 	}
-	if len(locs) == 0 {
-		exists := false
-		if it.First() {
-			start, n, err := decodeLoc(it.Value())
-			if err != nil {
-				it.Close()
-				return nil, err
-			}
-			exists = start+int64(n) <= limit
-		}
-		if err := it.Close(); err != nil {
-			return nil, fmt.Errorf("embedded: read index: %w", err)
-		}
-		if !exists {
-			return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
-		}
-		return nil, nil
-	}
-	if err := it.Close(); err != nil {
-		return nil, fmt.Errorf("embedded: read index: %w", err)
-	}
-
-	events := make([]eventstore.RecordedEvent, 0, len(locs))
-	var in interner
-	// Read runs of adjacent records (one append, usually) with one read.
-	for i := 0; i < len(locs); {
-		j := i + 1
-		end := locs[i].start + int64(locs[i].n)
-		for j < len(locs) && locs[j].start == end && end-locs[i].start < readChunk {
-			end += int64(locs[j].n)
-			j++
-		}
-		r := newLogReader(s, locs[i].start, end)
-		r.chunk = int(end - locs[i].start)
-		for k := i; k < j; k++ {
-			rec, start, n, err := r.next()
-			if err != nil {
-				return nil, fmt.Errorf("embedded: read stream %q: %w", stream, err)
-			}
-			if string(rec.stream) != stream || rec.version != locs[k].version {
-				return nil, fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
-			}
-			events = append(events, toEvent(&rec, start+int64(n), &in))
-		}
-		i = j
-	}
-	return events, nil
+	return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 }
 
 // StreamVersion implements eventstore.Store.
@@ -126,7 +148,7 @@ func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool,
 	}
 	old := s.versions.slot(h)
 	at := s.committed.Load()
-	v, ok, _, err := lastVersion(s.db, stream, at)
+	v, ok, _, err := s.lastVersion(stream, at)
 	if err != nil {
 		return 0, false, fmt.Errorf("embedded: read index: %w", err)
 	}

@@ -146,6 +146,9 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open index: %w", err)
 	}
+	if err := s.checkIndexFormat(); err != nil {
+		return nil, err
+	}
 	end, writeAt, reserved, err := s.recover()
 	if err != nil {
 		return nil, err
@@ -175,6 +178,67 @@ func Open(opts Options) (*Store, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// checkIndexFormat empties an index written in another layout (an older
+// linkd's), keeping the marks that are not about its entries (m/reserved,
+// m/open): recover then indexes the whole log again, as for a deleted
+// index. A new index gets its format from commitMarks.
+func (s *Store) checkIndexFormat() error {
+	format, err := getOffset(s.db, keyFormat)
+	if err != nil {
+		return fmt.Errorf("embedded: read index format: %w", err)
+	}
+	if format == indexFormat {
+		return nil
+	}
+	if format > indexFormat {
+		return fmt.Errorf("embedded: the index is in format %d, newer than this program's %d: delete %s to rebuild it from the log", format, indexFormat, filepath.Join(s.opts.Dir, indexSub))
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return fmt.Errorf("embedded: read index: %w", err)
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("embedded: read index: %w", err)
+	}
+	if empty {
+		return nil
+	}
+	keep := map[string]int64{}
+	for _, k := range [][]byte{keyReserved, keyOpen} {
+		if keep[string(k)], err = getOffset(s.db, k); err != nil {
+			return fmt.Errorf("embedded: read index mark: %w", err)
+		}
+	}
+	s.log.Warn("embedded: the index is in an older format: rebuilding it from the log", "format", format, "new_format", indexFormat)
+	dir := filepath.Join(s.opts.Dir, indexSub)
+	if err := s.db.Close(); err != nil {
+		s.db = nil
+		return fmt.Errorf("embedded: close index: %w", err)
+	}
+	s.db = nil
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("embedded: remove old index: %w", err)
+	}
+	if s.db, err = pebble.Open(dir, pebbleOptions(s.log)); err != nil {
+		return fmt.Errorf("embedded: open index: %w", err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, kv := range []struct {
+		k []byte
+		v int64
+	}{{keyReserved, keep[string(keyReserved)]}, {keyOpen, keep[string(keyOpen)]}, {keyFormat, indexFormat}} {
+		if err := setOffset(b, kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("embedded: write index marks: %w", err)
+	}
+	return nil
 }
 
 // recover opens the segments, verifies the log after the last point known
@@ -294,8 +358,8 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 		inAppend = !rec.last()
 		recEnd := start + int64(n)
 		if recEnd > indexed {
-			key := eventKey(nil, string(rec.stream), rec.version)
-			pending = append(pending, [2][]byte{key, appendLoc(nil, start, n)})
+			key := eventKey(nil, s.opts.hash(string(rec.stream)), rec.version, start)
+			pending = append(pending, [2][]byte{key, eventVal(nil, n)})
 			reindexed++
 		}
 		if k := len(versions) - 1; k >= 0 && versions[k].stream == string(rec.stream) {
@@ -360,7 +424,7 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	}
 	if indexed > end {
 		// The index kept entries of appends the log lost (machine crash).
-		if err := dropIndexAfter(s.db, end, s.log); err != nil {
+		if err := s.dropIndexAfter(end); err != nil {
 			return 0, 0, 0, fmt.Errorf("embedded: repair index: %w", err)
 		}
 	}
@@ -387,7 +451,7 @@ func (s *Store) commitMarks(indexed, durable int64) error {
 	for _, kv := range []struct {
 		k []byte
 		v int64
-	}{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}} {
+	}{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}, {keyFormat, indexFormat}} {
 		if err := setOffset(b, kv.k, kv.v); err != nil {
 			return err
 		}

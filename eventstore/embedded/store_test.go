@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -428,7 +429,7 @@ func TestIndexRebuilt(t *testing.T) {
 				}
 				b := db.NewBatch()
 				for ok := it.First(); ok; ok = it.Next() {
-					start, n, _ := decodeLoc(it.Value())
+					_, start, n, _ := decodeEvent(it.Key(), it.Value())
 					if start+int64(n) > mid {
 						b.Delete(it.Key(), nil)
 					}
@@ -456,6 +457,141 @@ func TestIndexRebuilt(t *testing.T) {
 			mustAppend(t, s, "s-0", eventstore.StreamExists(), testEvents(1, "y")...)
 			checkConsistent(t, s)
 		})
+	}
+}
+
+// TestCollidingHashes: streams whose names share a hash in the index keep
+// their own events, versions and reads, through reads from the middle, the
+// acknowledged limit, a rebuilt index and an index that lost its tail.
+func TestCollidingHashes(t *testing.T) {
+	dir := t.TempDir()
+	// Plain segments: the test cuts them as a machine crash would.
+	opts := Options{Dir: dir, segmentSize: 16 << 10, noCompress: true, hash: func(string) uint64 { return 42 }}
+	s := openT(t, opts)
+	for i := range 300 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%13), eventstore.Any(), testEvents(1+i%3, "x")...)
+	}
+	want := checkConsistent(t, s)
+	// From the middle, a few at a time: every stream's run interleaves
+	// with the others' under the one hash.
+	for i := range 13 {
+		stream := fmt.Sprintf("s-%d", i)
+		all, err := s.ReadStream(ctxT(t), stream, 0, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for from := 0; from <= len(all); from += 7 {
+			got, err := s.ReadStream(ctxT(t), stream, uint64(from), 5)
+			if err != nil {
+				t.Fatalf("ReadStream(%s, %d): %v", stream, from, err)
+			}
+			sameEvents(t, fmt.Sprintf("ReadStream(%s, %d, 5)", stream, from), got, all[from:min(from+5, len(all))])
+		}
+		// The last acknowledged event, from the event keys.
+		v, ok, end, err := s.lastVersion(stream, int64(all[len(all)-1].Position.Commit)-1)
+		if err != nil || !ok || v != uint64(len(all)-2) || end != int64(all[len(all)-2].Position.Commit) {
+			t.Fatalf("lastVersion(%s) before its last event = %d, %v, %d, %v; want %d ending at %d",
+				stream, v, ok, end, err, len(all)-2, all[len(all)-2].Position.Commit)
+		}
+	}
+	if _, err := s.ReadStream(ctxT(t), "s-99", 0, 10); !errors.Is(err, eventstore.ErrStreamNotFound) {
+		t.Fatalf("ReadStream of a stream never written = %v, want ErrStreamNotFound", err)
+	}
+	closeT(t, s)
+
+	// Rebuilt from the log.
+	if err := os.RemoveAll(filepath.Join(dir, indexSub)); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, opts)
+	sameEvents(t, "after rebuild", checkConsistent(t, s), want)
+	closeT(t, s)
+
+	// The log lost its tail, the index did not: the version keys go back
+	// to each stream's last event left, found among the others'.
+	mid := int64(want[len(want)/2].Position.Commit)
+	segs, _ := listSegments(filepath.Join(dir, logSub))
+	for i, seg := range segs {
+		switch {
+		case seg.base > mid && i > 0:
+			os.Remove(seg.path)
+		case seg.base+seg.size > mid:
+			if err := os.Truncate(seg.path, mid-seg.base); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	withIndex(t, dir, func(db *pebble.DB) { setMark(t, db, keyDurable, 0) })
+	s = openT(t, opts)
+	defer closeT(t, s)
+	var kept []eventstore.RecordedEvent
+	for _, ev := range want {
+		if int64(ev.Position.Commit) <= mid {
+			kept = append(kept, ev)
+		}
+	}
+	sameEvents(t, "after the lost tail", checkConsistent(t, s), kept)
+	mustAppend(t, s, "s-0", eventstore.StreamExists(), testEvents(1, "y")...)
+	checkConsistent(t, s)
+}
+
+// TestIndexFormatUpgrade: an index of an older format (no "m/format") is
+// rebuilt from the log at Open, keeping the position the writer resumes
+// at after a crash.
+func TestIndexFormatUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir, segmentSize: 16 << 10}
+	s := openT(t, opts)
+	for i := range 100 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%7), eventstore.Any(), testEvents(1+i%2, "x")...)
+	}
+	want := checkConsistent(t, s)
+	closeT(t, s)
+	// An old index: no format mark, an event key of the old layout (tag,
+	// uvarint length, name, version), and a crash (m/open still 1) with
+	// positions handed out up to reserved.
+	reserved := int64(1 << 20)
+	withIndex(t, dir, func(db *pebble.DB) {
+		old := binary.BigEndian.AppendUint64(append([]byte{eventKeyTag, 3}, "s-1"...), 0)
+		if err := db.Set(old, []byte{0, 10}, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Delete(keyFormat, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		setMark(t, db, keyOpen, 1)
+		setMark(t, db, keyReserved, reserved)
+	})
+	s = openT(t, opts)
+	defer closeT(t, s)
+	sameEvents(t, "after the upgrade", checkConsistent(t, s), want)
+	res := mustAppend(t, s, "s-1", eventstore.StreamExists(), testEvents(1, "y")...)
+	if int64(res.Position.Commit) <= reserved {
+		t.Fatalf("first append after the crash at %d, want past the reserved %d", res.Position.Commit, reserved)
+	}
+	if f, err := getOffset(s.db, keyFormat); err != nil || f != indexFormat {
+		t.Fatalf("index format %d (%v), want %d", f, err, indexFormat)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{eventKeyTag}, UpperBound: []byte{eventKeyTag + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if _, _, _, err := decodeEvent(it.Key(), it.Value()); err != nil {
+			t.Fatalf("event key %x after the upgrade: %v", it.Key(), err)
+		}
+	}
+}
+
+// TestIndexFormatNewer: an index of a newer format is not read.
+func TestIndexFormatNewer(t *testing.T) {
+	dir := t.TempDir()
+	closeT(t, openT(t, Options{Dir: dir}))
+	withIndex(t, dir, func(db *pebble.DB) { setMark(t, db, keyFormat, indexFormat+1) })
+	if s, err := Open(Options{Dir: dir, Logger: discardLogger()}); err == nil {
+		s.Close()
+		t.Fatal("Open read an index of a newer format")
 	}
 }
 
@@ -950,9 +1086,9 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 	defer closeT(t, s)
 	ib := &indexBatch{}
 	for v := range uint64(5) {
-		ib.addEvent("a-1", v, int64(v)*100, 100)
+		ib.addEvent(nameHash("a-1"), v, int64(v)*100, 100)
 		ib.addVersion("a-1", v, int64(v+1)*100)
-		ib.addEvent("b-1", v, 1000+int64(v)*100, 100)
+		ib.addEvent(nameHash("b-1"), v, 1000+int64(v)*100, 100)
 	}
 	ib.addVersion("b-1", 4, 1500)
 	b := s.db.NewBatch()
@@ -961,11 +1097,14 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
-		v, ok, end, err := lastVersion(s.db, stream, -1)
+		// No log behind these entries: every record is taken as the
+		// stream's.
+		anyOwner := func(string, int64, int) (bool, error) { return true, nil }
+		v, ok, end, err := lastVersion(s.db, stream, nameHash(stream), -1, anyOwner)
 		if err != nil || !ok || v != want {
 			t.Fatalf("lastVersion(%s) = %d, %v, %d, %v", stream, v, ok, end, err)
 		}
-		if v2, ok2, end2, _ := lastEvent(s.db, stream, -1); v2 != v || !ok2 || end2 != end {
+		if v2, ok2, end2, _ := lastEvent(s.db, stream, nameHash(stream), -1, anyOwner); v2 != v || !ok2 || end2 != end {
 			t.Fatalf("version key (%d, %d) and event keys (%d, %d) disagree", v, end, v2, end2)
 		}
 	}

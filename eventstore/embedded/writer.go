@@ -115,13 +115,13 @@ type indexBatch struct {
 
 type indexEntry struct{ key, val [2]int32 } // offsets and ends in arena
 
-// addEvent lists the event key of stream's version, whose record starts
-// at start and is n bytes long.
-func (b *indexBatch) addEvent(stream string, version uint64, start int64, n int) {
+// addEvent lists the event key of version of the stream hashed to h,
+// whose record starts at start and is n bytes long.
+func (b *indexBatch) addEvent(h, version uint64, start int64, n int) {
 	k := len(b.arena)
-	b.arena = eventKey(b.arena, stream, version)
+	b.arena = eventKey(b.arena, h, version, start)
 	v := len(b.arena)
-	b.arena = appendLoc(b.arena, start, n)
+	b.arena = eventVal(b.arena, n)
 	b.push(k, v)
 }
 
@@ -314,7 +314,7 @@ func (s *Store) hint(r *appendReq) {
 	at := s.indexedEnd.Load()
 	if !s.streams.mayHold(r.hash) {
 		r.hint = versionHint{ok: true, at: at}
-	} else if v, ok, end, err := lastVersion(s.db, r.stream, -1); err == nil {
+	} else if v, ok, end, err := s.lastVersion(r.stream, -1); err == nil {
 		r.hint = versionHint{ok: true, at: at, version: v, exists: ok, end: end}
 	}
 }
@@ -463,10 +463,11 @@ func (s *Store) writeReq(r *appendReq, now int64) {
 	}
 	r.start = w.end + int64(len(w.buf))
 	pos := r.start
+	h := s.opts.hash(r.stream)
 	for off := 0; off < len(r.buf); {
 		l := recordLen(r.buf[off:])
 		sealRecord(r.buf[off:off+l], next, now)
-		w.index.addEvent(r.stream, next, pos, l)
+		w.index.addEvent(h, next, pos, l)
 		off += l
 		pos += int64(l)
 		next++
@@ -501,7 +502,7 @@ func (s *Store) cachedVersion(r *appendReq) (uint64, bool, error) {
 		if err := s.waitIndexed(c.horizon); err != nil {
 			return 0, false, err
 		}
-		v, ok, end, err := lastVersion(s.db, r.stream, -1)
+		v, ok, end, err := s.lastVersion(r.stream, -1)
 		if err != nil {
 			return 0, false, err
 		}
