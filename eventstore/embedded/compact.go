@@ -52,7 +52,10 @@ func (s *Store) runCompactor() {
 		case <-s.compactWake:
 		}
 		for seg := s.nextToCompress(); seg != nil; seg = s.nextToCompress() {
-			if err := s.compressSealed(seg); errors.Is(err, errStopped) {
+			// Paced in the steady state; at full speed while the log
+			// grows faster than a paced compactor keeps up (a bulk load).
+			p := pace{stop: s.compactStop, share: s.opts.compactShare, hurry: s.behind}
+			if err := s.compressSealed(seg, p); errors.Is(err, errStopped) {
 				return
 			} else if err != nil {
 				// The plain segment stays; the next roll tries again.
@@ -61,6 +64,40 @@ func (s *Store) runCompactor() {
 			}
 		}
 	}
+}
+
+// pacedBacklog is how many sealed segments may wait for the compactor
+// before it stops resting.
+const pacedBacklog = 2
+
+// behind reports whether more sealed segments wait than pacedBacklog.
+func (s *Store) behind() bool { return s.plainSealed() > pacedBacklog }
+
+// plainSealed counts the sealed segments not compressed yet.
+func (s *Store) plainSealed() int {
+	segs := *s.segs.Load()
+	n := 0
+	for _, seg := range segs[:len(segs)-1] {
+		if seg.z == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// compressPending compresses, at full speed, the sealed segments the
+// compactor had not reached: Close leaves the log compressed but for its
+// last segment.
+func (s *Store) compressPending() error {
+	if s.opts.noCompress {
+		return nil
+	}
+	for seg := s.nextToCompress(); seg != nil; seg = s.nextToCompress() {
+		if err := s.compressSealed(seg, pace{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextToCompress returns the first plain segment that is sealed and
@@ -76,11 +113,11 @@ func (s *Store) nextToCompress() *segment {
 	return nil
 }
 
-// compressSealed writes seg compressed, swaps it in and removes the plain
-// file.
-func (s *Store) compressSealed(seg *segment) error {
+// compressSealed writes seg compressed at pace p, swaps it in and removes
+// the plain file.
+func (s *Store) compressSealed(seg *segment, p pace) error {
 	path := filepath.Join(s.logDir, zsegName(seg.base))
-	if err := compressSegment(seg.f, seg.end-seg.base, path, pace{stop: s.compactStop, share: compactShare}); err != nil {
+	if err := compressSegment(seg.f, seg.end-seg.base, path, p); err != nil {
 		return err
 	}
 	if err := syncDir(s.logDir); err != nil {

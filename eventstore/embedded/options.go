@@ -66,6 +66,9 @@ type Options struct {
 	// cacheSize overrides the number of stream versions the writer keeps
 	// in memory (tests).
 	cacheSize int
+	// compactShare overrides the share of the wall time the background
+	// compactor works in the steady state (tests).
+	compactShare float64
 	// hash names streams in the index's event keys: nameHash, or in tests
 	// one under which many names collide.
 	hash func(stream string) uint64
@@ -109,6 +112,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.cacheSize == 0 {
 		o.cacheSize = defaultCacheSize
+	}
+	if o.compactShare == 0 {
+		o.compactShare = compactShare
 	}
 	if o.hash == nil {
 		o.hash = nameHash

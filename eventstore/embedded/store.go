@@ -548,6 +548,10 @@ func (s *Store) Close() error {
 		}
 	}
 	if s.failure() == nil && len(errs) == 0 {
+		if err := s.compressPending(); err != nil {
+			// Not an error of Close: the segments stay plain.
+			s.log.Warn("embedded: compress log segments", "err", err)
+		}
 		if err := s.compressActive(); err != nil {
 			// Not an error of Close: the segment stays plain.
 			s.log.Warn("embedded: compress the last log segment", "err", err)

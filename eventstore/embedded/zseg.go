@@ -258,10 +258,17 @@ func (c *blockCache) put(k blockKey, b []byte) {
 // tail (docs/benchmarks.md, "Paced segment compression"). Rest is measured
 // from the wall time a block took, so a block slowed down by a busy machine
 // is followed by a longer rest.
+//
+// hurry, when set, is asked before and during every rest: while it says
+// so, there is none.
 type pace struct {
 	stop  <-chan struct{}
 	share float64
+	hurry func() bool
 }
+
+// restSlice bounds one sleep of a rest, so that hurry is asked again.
+const restSlice = 50 * time.Millisecond
 
 // compactShare is the share of the wall time the background compactor
 // works: about 2 s for a full segment at rest, far faster than appends
@@ -286,20 +293,18 @@ func (p pace) stopped() error {
 	}
 }
 
-// rest sleeps for restFor(worked), or until stop.
+// rest sleeps for restFor(worked), or until stop, or until hurry.
 func (p pace) rest(worked time.Duration) error {
-	d := p.restFor(worked)
-	if d <= 0 {
-		return p.stopped()
+	for d := p.restFor(worked); d > 0 && (p.hurry == nil || !p.hurry()); d -= restSlice {
+		t := time.NewTimer(min(d, restSlice))
+		select {
+		case <-p.stop:
+			t.Stop()
+			return errStopped
+		case <-t.C:
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.stop:
-		return errStopped
-	case <-t.C:
-		return nil
-	}
+	return p.stopped()
 }
 
 // compressSegment writes the compressed form of the plain segment src

@@ -389,6 +389,59 @@ func TestCompressActiveAtClose(t *testing.T) {
 	checkConsistent(t, s)
 }
 
+// TestClosePacedCompactor: Close does not wait out the paced compactor's
+// rest; it compresses the sealed segments left at full speed, so a closed
+// store's log is compressed but for a small last segment (what the bytes
+// per click of issue 13 are measured on).
+func TestClosePacedCompactor(t *testing.T) {
+	dir := t.TempDir()
+	// So slow that the compactor rests for hours after its first block.
+	opts := Options{Dir: dir, segmentSize: 64 << 10, compactShare: 1e-9}
+	s := openT(t, opts)
+	for s.committed.Load() < 130<<10 {
+		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "x")...)
+	}
+	want := checkConsistent(t, s)
+	if n := s.plainSealed(); n != 2 {
+		t.Fatalf("%d sealed plain segments before Close, want 2 (resting compactor)", n)
+	}
+	done := make(chan struct{})
+	go func() { closeT(t, s); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited for the compactor's rest")
+	}
+	if plain, compressed := segmentFiles(t, dir); plain != 1 || compressed != 2 {
+		t.Fatalf("%d plain and %d compressed files after Close, want 1 (the small last) and 2", plain, compressed)
+	}
+	s = openT(t, opts)
+	defer closeT(t, s)
+	sameEvents(t, "reopened", checkConsistent(t, s), want)
+}
+
+// TestCompactorBacklog: with more sealed segments waiting than
+// pacedBacklog (a bulk load), the compactor stops resting.
+func TestCompactorBacklog(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir, segmentSize: 16 << 10, compactShare: 1e-9}
+	s := openT(t, opts)
+	defer closeT(t, s)
+	for s.committed.Load() < 16*(16<<10) {
+		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "x")...)
+	}
+	// The compactor compresses at full speed down to pacedBacklog, then
+	// rests: it never gets below it in this test.
+	deadline := time.Now().Add(30 * time.Second)
+	for s.plainSealed() > pacedBacklog+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sealed segments still plain, want at most %d", s.plainSealed(), pacedBacklog+1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	checkConsistent(t, s)
+}
+
 // TestPaceRest: a paced compression rests (1/share - 1) times as long as
 // it worked; the zero pace and a share of 1 or more never rest.
 func TestPaceRest(t *testing.T) {
