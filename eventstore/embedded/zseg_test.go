@@ -464,21 +464,42 @@ func TestPaceRest(t *testing.T) {
 	}
 }
 
-// TestCompressStoppedResting: Close does not wait out a paced
-// compression's rest: the stop ends it, and no file is left.
-func TestCompressStoppedResting(t *testing.T) {
+// threeBlocks opens a plain segment of three blocks, and names the
+// compressed file of its segment.
+func threeBlocks(t *testing.T) (f *os.File, dst string) {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "plain")
 	if err := os.WriteFile(src, jsonish(rand.New(rand.NewPCG(1, 1)), 3*zBlockSize), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := os.Open(src)
-	defer f.Close()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, filepath.Join(dir, zsegName(0))
+}
+
+// noCompressedFile checks that a stopped compression left neither dst nor
+// its temporary file.
+func noCompressedFile(t *testing.T, dst string) {
+	t.Helper()
+	for _, p := range []string{dst, dst + tmpExt} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want no file", p, err)
+		}
+	}
+}
+
+// TestCompressStoppedResting: Close does not wait out a paced
+// compression's rest: the stop ends it, and no file is left.
+func TestCompressStoppedResting(t *testing.T) {
+	f, dst := threeBlocks(t)
 	stop := make(chan struct{})
 	// A share so small that the rest after the first block lasts hours.
 	p := pace{stop: stop, share: 1e-9}
 	done := make(chan error)
-	dst := filepath.Join(dir, zsegName(0))
 	go func() { done <- compressSegment(f, 3*zBlockSize, dst, p) }()
 	// Let it work on the first block and start resting.
 	select {
@@ -495,33 +516,18 @@ func TestCompressStoppedResting(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("compressSegment still resting 10 s after its stop")
 	}
-	for _, p := range []string{dst, dst + tmpExt} {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("%s: %v, want no file", p, err)
-		}
-	}
+	noCompressedFile(t, dst)
 }
 
 // TestCompressStopped: a compression stopped by Close leaves no file.
 func TestCompressStopped(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "plain")
-	if err := os.WriteFile(src, jsonish(rand.New(rand.NewPCG(1, 1)), 3*zBlockSize), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, _ := os.Open(src)
-	defer f.Close()
+	f, dst := threeBlocks(t)
 	stop := make(chan struct{})
 	close(stop)
-	dst := filepath.Join(dir, zsegName(0))
 	if err := compressSegment(f, 3*zBlockSize, dst, pace{stop: stop}); err != errStopped {
 		t.Fatalf("compressSegment = %v, want errStopped", err)
 	}
-	for _, p := range []string{dst, dst + tmpExt} {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("%s: %v, want no file", p, err)
-		}
-	}
+	noCompressedFile(t, dst)
 }
 
 // Segments compressed in other block sizes (the first version's 64 KiB)
