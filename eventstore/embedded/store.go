@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -101,6 +102,9 @@ type Store struct {
 }
 
 var _ eventstore.Store = (*Store)(nil)
+
+// progressEvery is how often a long reindex at Open reports progress.
+const progressEvery = 10 * time.Second
 
 const (
 	lockFile = "LOCK"
@@ -335,6 +339,7 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	}
 	var versions []streamVersion
 	reindexed := 0
+	reported := time.Now()
 	r := newLogReader(s, from, fileEnd)
 	r.chunk = 1 << 20
 	var bad *errBadRecord
@@ -392,6 +397,12 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 			}
 			b.Close()
 			b = s.db.NewBatch()
+			if time.Since(reported) > progressEvery {
+				// A rebuilt index (deleted, or of an older format) reads
+				// the whole log: minutes for hundreds of millions of events.
+				reported = time.Now()
+				s.log.Info("embedded: indexing the log", "events", reindexed, "log_offset", end, "log_end", fileEnd)
+			}
 		}
 	}
 	if end < prevEnd {
