@@ -38,8 +38,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
