@@ -93,8 +93,9 @@ func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
 	}
 	// The hashes are kept, in chunks (no copies as they grow), until there
 	// are enough of them for the largest filter; past that, they go
-	// straight into it. Names are hashed in place (maphash.Bytes hashes as
-	// maphash.String does): a store's millions of names are not copied.
+	// straight into it. Names are unpacked into one buffer and hashed
+	// there (maphash.Bytes hashes as maphash.String does): a store's
+	// millions of names are not copied into strings.
 	const chunk = 1 << 16
 	var chunks [][]uint64
 	count := 0
@@ -107,17 +108,18 @@ func buildStreamFilter(db *pebble.DB) (*streamFilter, error) {
 		}
 		chunks = nil
 	}
+	var name []byte
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if !bytes.HasPrefix(k, []byte{versionKeyTag}) {
 			continue
 		}
-		stream, err := streamBytesOfVersionKey(k)
-		if err != nil {
+		var err error
+		if name, err = appendStreamOfVersionKey(name[:0], k); err != nil {
 			it.Close()
 			return nil, err
 		}
-		h := maphash.Bytes(hashSeed, stream)
+		h := maphash.Bytes(hashSeed, name)
 		if f == nil && count%chunk == 0 && filterSize(count) == maxFilterBits {
 			f = newStreamFilter(count)
 			addAll()

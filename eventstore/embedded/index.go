@@ -27,11 +27,13 @@ import (
 //	    streams may share a hash: the record's start keeps their keys
 //	    apart, and every read checks the stream name of the record it
 //	    reads from the log, skipping another stream's (owner).
-//	'v' uvarint(len(stream)) stream → be64(last version) uvarint(end)
+//	'v' packed(stream) → be64(last version) uvarint(end)
 //	    the stream's last version and where its record ends: a point key, so
 //	    that finding a stream's version (or that it has none, the common
 //	    case of a new stream) is one Get that bloom filters answer, instead
-//	    of a reverse seek through every level. Named in full: exact.
+//	    of a reverse seek through every level. Named in full, so exact, but
+//	    packed (names.go): ids in hex as bytes, a customer's 110-byte
+//	    name in 61.
 //	"m/format"   the layout of the keys above (indexFormat); an index
 //	    without it or with another is rebuilt from the log at Open
 //	"m/indexed"  every append that ends at or before this log offset is indexed
@@ -48,9 +50,10 @@ var (
 	keyFormat   = []byte("m/format")
 )
 
-// indexFormat is the layout of the index keys: 2 since event keys name
-// their stream by its hash (1, unmarked: by its name).
-const indexFormat = 2
+// indexFormat is the layout of the index keys: 3 since version keys pack
+// their stream's name, 2 when event keys began to name their stream by its
+// hash (1, unmarked: event keys by the name).
+const indexFormat = 3
 
 const (
 	eventKeyTag   = 'e'
@@ -108,26 +111,24 @@ func decodeEvent(k, v []byte) (version uint64, start int64, n int, err error) {
 	return binary.BigEndian.Uint64(k[9:]), int64(binary.BigEndian.Uint64(k[17:])), int(l), nil
 }
 
-// versionKey appends the key of stream's last version.
+// versionKey appends the key of stream's last version: its name packed
+// (names.go).
 func versionKey(dst []byte, stream string) []byte {
-	dst = append(dst, versionKeyTag)
-	dst = binary.AppendUvarint(dst, uint64(len(stream)))
-	return append(dst, stream...)
+	return packName(append(dst, versionKeyTag), stream)
 }
 
 func streamOfVersionKey(k []byte) (string, error) {
-	b, err := streamBytesOfVersionKey(k)
+	b, err := appendStreamOfVersionKey(nil, k)
 	return string(b), err
 }
 
-// streamBytesOfVersionKey is streamOfVersionKey without a copy: the
-// stream's name within k.
-func streamBytesOfVersionKey(k []byte) ([]byte, error) {
-	l, n := binary.Uvarint(k[1:])
-	if n <= 0 || uint64(len(k)-1-n) != l {
+// appendStreamOfVersionKey appends the name of the stream of version key
+// k.
+func appendStreamOfVersionKey(dst, k []byte) ([]byte, error) {
+	if len(k) == 0 || k[0] != versionKeyTag {
 		return nil, errors.New("embedded: corrupt index key")
 	}
-	return k[1+n:], nil
+	return unpackName(dst, k[1:])
 }
 
 func appendVersion(dst []byte, version uint64, end int64) []byte {

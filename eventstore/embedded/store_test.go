@@ -3,7 +3,6 @@ package embedded
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -539,6 +538,13 @@ func TestCollidingHashes(t *testing.T) {
 // rebuilt from the log at Open, keeping the position the writer resumes
 // at after a crash.
 func TestIndexFormatUpgrade(t *testing.T) {
+	for _, format := range []int64{0, 2} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) { testIndexFormatUpgrade(t, format) })
+	}
+}
+
+// testIndexFormatUpgrade upgrades an index of format (0: no mark).
+func testIndexFormatUpgrade(t *testing.T, format int64) {
 	dir := t.TempDir()
 	opts := Options{Dir: dir, segmentSize: 16 << 10}
 	s := openT(t, opts)
@@ -547,17 +553,20 @@ func TestIndexFormatUpgrade(t *testing.T) {
 	}
 	want := checkConsistent(t, s)
 	closeT(t, s)
-	// An old index: no format mark, an event key of the old layout (tag,
-	// uvarint length, name, version), and a crash (m/open still 1) with
-	// positions handed out up to reserved.
+	// An old index: its format mark (none for the first), a version key
+	// of the old layout (tag, uvarint length, name), and a crash (m/open
+	// still 1) with positions handed out up to reserved.
 	reserved := int64(1 << 20)
 	withIndex(t, dir, func(db *pebble.DB) {
-		old := binary.BigEndian.AppendUint64(append([]byte{eventKeyTag, 3}, "s-1"...), 0)
-		if err := db.Set(old, []byte{0, 10}, pebble.Sync); err != nil {
+		old := append([]byte{versionKeyTag, 3}, "s-1"...)
+		if err := db.Set(old, appendVersion(nil, 0, 10), pebble.Sync); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Delete(keyFormat, pebble.Sync); err != nil {
 			t.Fatal(err)
+		}
+		if format != 0 {
+			setMark(t, db, keyFormat, format)
 		}
 		setMark(t, db, keyOpen, 1)
 		setMark(t, db, keyReserved, reserved)
@@ -572,14 +581,21 @@ func TestIndexFormatUpgrade(t *testing.T) {
 	if f, err := getOffset(s.db, keyFormat); err != nil || f != indexFormat {
 		t.Fatalf("index format %d (%v), want %d", f, err, indexFormat)
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{eventKeyTag}, UpperBound: []byte{eventKeyTag + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{eventKeyTag}, UpperBound: []byte{versionKeyTag + 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
-		if _, _, _, err := decodeEvent(it.Key(), it.Value()); err != nil {
-			t.Fatalf("event key %x after the upgrade: %v", it.Key(), err)
+		k := it.Key()
+		if k[0] == eventKeyTag {
+			if _, _, _, err := decodeEvent(k, it.Value()); err != nil {
+				t.Fatalf("event key %x after the upgrade: %v", k, err)
+			}
+		} else if k[0] == versionKeyTag {
+			if name, err := streamOfVersionKey(k); err != nil || !strings.HasPrefix(name, "s-") || len(name) > 3 {
+				t.Fatalf("version key %x after the upgrade: %q, %v", k, name, err)
+			}
 		}
 	}
 }
