@@ -199,7 +199,7 @@ func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists 
 
 // lastVersion is Store.lastVersion: h is stream's hash.
 func lastVersion(db *pebble.DB, stream string, h uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
-	var kb [64]byte
+	var kb [96]byte // a packed name of up to 95 bytes needs no allocation
 	v, closer, err := db.Get(versionKey(kb[:0], stream))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, 0, nil

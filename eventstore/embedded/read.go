@@ -32,7 +32,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
-	var kb [64]byte
+	var kb [96]byte // a packed name of up to 95 bytes needs no allocation
 	v, closer, err := s.db.Get(versionKey(kb[:0], stream))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
