@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -32,24 +31,19 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
-	var kb [96]byte // a packed name of up to 95 bytes needs no allocation
-	v, closer, err := s.db.Get(versionKey(kb[:0], stream))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
-	} else if err != nil {
+	h := s.opts.hash(stream)
+	last, exists, lastEnd, err := lastVersion(s.db, stream, h, -1, s.owns)
+	if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}
-	last, lastEnd, err := decodeVersion(v)
-	closer.Close()
-	if err != nil {
-		return nil, err
+	if !exists {
+		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
 	// acked: the stream's last append is acknowledged, so it exists.
 	acked := lastEnd <= limit
 	if acked && from > last {
 		return nil, nil
 	}
-	h := s.opts.hash(stream)
 	lower, upper := streamBounds(h)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
