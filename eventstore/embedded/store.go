@@ -229,20 +229,7 @@ func (s *Store) checkIndexFormat() error {
 	if s.db, err = pebble.Open(dir, pebbleOptions(s.log)); err != nil {
 		return fmt.Errorf("embedded: open index: %w", err)
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, kv := range []struct {
-		k []byte
-		v int64
-	}{{keyReserved, keep[string(keyReserved)]}, {keyOpen, keep[string(keyOpen)]}, {keyFormat, indexFormat}} {
-		if err := setOffset(b, kv.k, kv.v); err != nil {
-			return err
-		}
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("embedded: write index marks: %w", err)
-	}
-	return nil
+	return s.writeMarks([]mark{{keyReserved, keep[string(keyReserved)]}, {keyOpen, keep[string(keyOpen)]}, {keyFormat, indexFormat}})
 }
 
 // recover opens the segments, verifies the log after the last point known
@@ -457,13 +444,21 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 // commitMarks durably records the marks of a store just opened, and that
 // it is open: if it is not closed properly, the next Open knows.
 func (s *Store) commitMarks(indexed, durable int64) error {
+	return s.writeMarks([]mark{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}, {keyFormat, indexFormat}})
+}
+
+// mark is an index mark and its value.
+type mark struct {
+	key []byte
+	val int64
+}
+
+// writeMarks durably writes marks in one batch.
+func (s *Store) writeMarks(marks []mark) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, kv := range []struct {
-		k []byte
-		v int64
-	}{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}, {keyFormat, indexFormat}} {
-		if err := setOffset(b, kv.k, kv.v); err != nil {
+	for _, m := range marks {
+		if err := setOffset(b, m.key, m.val); err != nil {
 			return err
 		}
 	}
