@@ -194,11 +194,12 @@ func (s *Store) owns(stream string, start int64, n int) (bool, error) {
 // lastVersion returns the last version of stream in the index whose record
 // ends at or before limit (limit < 0: no limit), and where that record ends.
 func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists bool, end int64, err error) {
-	return lastVersion(s.db, stream, s.opts.hash(stream), limit, s.owns)
+	return lastVersion(s.db, stream, s.opts.hash, limit, s.owns)
 }
 
-// lastVersion is Store.lastVersion: h is stream's hash.
-func lastVersion(db *pebble.DB, stream string, h uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
+// lastVersion is Store.lastVersion: hash names stream in event keys, and
+// is only called when they are read (limit before the last append).
+func lastVersion(db *pebble.DB, stream string, hash func(string) uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
 	var kb [96]byte // a packed name of up to 95 bytes needs no allocation
 	v, closer, err := db.Get(versionKey(kb[:0], stream))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -214,7 +215,7 @@ func lastVersion(db *pebble.DB, stream string, h uint64, limit int64, owns owner
 	}
 	// The last append is not acknowledged yet (SyncAlways): look for the
 	// last event before limit.
-	return lastEvent(db, stream, h, limit, owns)
+	return lastEvent(db, stream, hash(stream), limit, owns)
 }
 
 // lastEvent is lastVersion from the event keys.

@@ -31,8 +31,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
-	h := s.opts.hash(stream)
-	last, exists, lastEnd, err := lastVersion(s.db, stream, h, -1, s.owns)
+	last, exists, lastEnd, err := lastVersion(s.db, stream, s.opts.hash, -1, s.owns)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}
@@ -44,6 +43,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	if acked && from > last {
 		return nil, nil
 	}
+	h := s.opts.hash(stream)
 	lower, upper := streamBounds(h)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {

@@ -1116,7 +1116,7 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 		// No log behind these entries: every record is taken as the
 		// stream's.
 		anyOwner := func(string, int64, int) (bool, error) { return true, nil }
-		v, ok, end, err := lastVersion(s.db, stream, nameHash(stream), -1, anyOwner)
+		v, ok, end, err := lastVersion(s.db, stream, nameHash, -1, anyOwner)
 		if err != nil || !ok || v != want {
 			t.Fatalf("lastVersion(%s) = %d, %v, %d, %v", stream, v, ok, end, err)
 		}
