@@ -80,16 +80,29 @@ LUA
 run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/load.lua" "$1" | grep RESULT; }
 echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$BARE >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$LINKD >/dev/null
 BEFORE=$(counted)
-C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
-BCPU=$(cpu_per_req $((C1 - C0)) "$B")
-echo "bare net/http: $B cpu_us_per_req=$BCPU"
-C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
-LCPU=$(cpu_per_req $((C1 - C0)) "$L")
-echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
+# ROUNDS=N alternates the two servers N times (this machine's speed drifts
+# by tens of percent within minutes) and reports each round and the median
+# ratio; the counts cover every round.
+ROUNDS=${ROUNDS:-1}
+LREQ=0; LERR=0; RATIOS=()
+for round in $(seq "$ROUNDS"); do
+  C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
+  BCPU=$(cpu_per_req $((C1 - C0)) "$B")
+  echo "bare net/http: $B cpu_us_per_req=$BCPU"
+  C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
+  LCPU=$(cpu_per_req $((C1 - C0)) "$L")
+  echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
+  num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
+  RATIOS+=("$(awk -v a="$(num "$L" rps)" -v b="$(num "$B" rps)" 'BEGIN{printf "%.2f", a/b}')")
+  LREQ=$((LREQ + $(num "$L" requests))); LERR=$((LERR + $(num "$L" non3xx)))
+  [ "$ROUNDS" -gt 1 ] && echo "round $round: ratio ${RATIOS[-1]}, CPU per request linkd/bare $(awk -v a="$LCPU" -v b="$BCPU" 'BEGIN{printf "%.2f", a/b}')"
+done
 sleep 1 # the statistics projection applies the last clicks
 AFTER=$(counted)
-num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
-BR=$(num "$B" rps); LR=$(num "$L" rps); LREQ=$(num "$L" requests); LERR=$(num "$L" non3xx)
 COUNTED=$((AFTER - BEFORE))
-echo "ratio linkd/bare = $(awk -v a="$LR" -v b="$BR" 'BEGIN{printf "%.2f", a/b}')"
+if [ "$ROUNDS" -gt 1 ]; then
+  echo "ratio linkd/bare = $(printf '%s\n' "${RATIOS[@]}" | sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : sprintf("%.2f", (a[NR/2]+a[NR/2+1])/2))}') (median of ${RATIOS[*]})"
+else
+  echo "ratio linkd/bare = ${RATIOS[0]}"
+fi
 echo "redirects answered by wrk = $LREQ (non-3xx: $LERR); clicks counted = $COUNTED"
