@@ -220,9 +220,17 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		// Under load (several events were already waiting), wait a little
 		// for more: one transaction for many events costs far less than
 		// many small ones. A lone event goes at once, so a quiet system
-		// answers writes without delay.
+		// answers writes without delay, and a reader waiting for this
+		// projection cuts the wait short (Watermark.Wanted).
 		if n >= r.opts.LingerAfter && n < e.maxBatch && e.linger > 0 {
 			lctx, cancel := context.WithTimeout(ctx, e.linger)
+			go func() {
+				select {
+				case <-e.wm.Wanted():
+					cancel()
+				case <-lctx.Done():
+				}
+			}()
 			err := more(lctx)
 			cancel()
 			if err != nil {

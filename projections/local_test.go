@@ -179,6 +179,36 @@ func TestLocalRunnerLingererGetsTheLoadInOneBatch(t *testing.T) {
 	}
 }
 
+// A reader waiting for a lingering projection cuts the linger short: the
+// batch goes at once, the wait ends long before the linger would.
+func TestLocalRunnerReaderCutsLinger(t *testing.T) {
+	store := openStore(t)
+	ctx := context.Background()
+	slow := lingerer{batcher{&batchRecorder{name: "lingerer", maxBatch: 4096}}, time.Hour}
+	r := projections.NewLocalRunner(store, []projections.Projector{slow}, projections.LocalOptions{Logger: quiet})
+	stop := startRunner(t, r)
+	defer stop()
+	for round := range 3 {
+		evs := make([]eventstore.EventData, 100) // more than LingerAfter: the feeder lingers
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}
+		}
+		res, err := store.Append(ctx, fmt.Sprintf("clicks-%d", round), eventstore.NoStream(), evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = r.Watermark("lingerer").Wait(wctx, res.Position)
+		cancel()
+		if err != nil {
+			t.Fatalf("round %d: the reader waited out its timeout, not the linger's cut: %v", round, err)
+		}
+		if applied, _ := slow.counts(); applied != 100*(round+1) {
+			t.Fatalf("round %d: applied %d events, want %d", round, applied, 100*(round+1))
+		}
+	}
+}
+
 // A projector whose streams are quiet while others are busy still moves its
 // checkpoint: after a long run of other categories' events the runner hands
 // it the last of them, which it skips, so that a restart does not read them

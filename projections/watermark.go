@@ -19,18 +19,28 @@ import (
 //
 // In process the feeder delivers one batch at a time, so it simply calls
 // Advance after each applied batch.
+//
+// A reader that has to wait says so (Wanted): a feeder lingering for a
+// bigger batch delivers what it has at once, so that lingering long under
+// load costs readers nothing.
 type Watermark struct {
 	mu      sync.Mutex
 	floor   eventstore.Position // everything up to here was published
 	queue   []eventstore.Position
 	done    map[eventstore.Position]bool
 	changed chan struct{}
+	wanted  chan struct{} // one pending signal at most
 }
 
 // NewWatermark starts at position start (already applied).
 func NewWatermark(start eventstore.Position) *Watermark {
-	return &Watermark{floor: start, done: map[eventstore.Position]bool{}, changed: make(chan struct{})}
+	return &Watermark{floor: start, done: map[eventstore.Position]bool{}, changed: make(chan struct{}), wanted: make(chan struct{}, 1)}
 }
+
+// Wanted receives when a reader waits for a position not reached yet. The
+// signal may be stale (the reader was served since): it only ever shortens
+// a linger.
+func (w *Watermark) Wanted() <-chan struct{} { return w.wanted }
 
 func (w *Watermark) notifyLocked() {
 	close(w.changed)
@@ -116,6 +126,10 @@ func (w *Watermark) Wait(ctx context.Context, p eventstore.Position) error {
 		}
 		ch := w.changed
 		w.mu.Unlock()
+		select {
+		case w.wanted <- struct{}{}:
+		default: // a signal is pending already
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

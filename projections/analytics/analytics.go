@@ -96,6 +96,8 @@ func (o Options) Validate() error {
 
 // Store is the analytics projection and its read model.
 type Store struct {
+	projections.LongBatches
+
 	opts  Options
 	log   *slog.Logger
 	wopts *pebble.WriteOptions

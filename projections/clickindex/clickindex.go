@@ -104,6 +104,8 @@ func (o Options) Validate() error {
 
 // Store is the click-id index: the projection and its read model.
 type Store struct {
+	projections.LongBatches
+
 	opts  Options
 	log   *slog.Logger
 	wopts *pebble.WriteOptions

@@ -25,6 +25,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/sidedb"
 	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/projections"
 )
 
 // Name is the projection's name.
@@ -38,6 +39,8 @@ type Change struct {
 
 // Store is the core read model.
 type Store struct {
+	projections.LongBatches
+
 	w        *sql.DB    // one connection: the projector's
 	r        *sql.DB    // readers
 	journeys *pebble.DB // journeys.go
