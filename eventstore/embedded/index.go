@@ -36,7 +36,11 @@ import (
 //	    name in 61.
 //	"m/format"   the layout of the keys above (indexFormat); an index
 //	    without it or with another is rebuilt from the log at Open
-//	"m/indexed"  every append that ends at or before this log offset is indexed
+//	"m/indexed"  every append that ends at or before this log offset has
+//	    its event keys in the index
+//	"m/versioned" every append that ends at or before this log offset has
+//	    its version keys in the index; the later ones are in memory
+//	    (pending.go) until a flush, and Open rewrites them from the log
 //	"m/durable"  the log had been fsynced up to this offset when the batch was
 //	    written, so recovery only needs to verify records after it
 //	"m/reserved" no position at or past this offset has been handed out
@@ -48,12 +52,18 @@ var (
 	keyReserved = []byte("m/reserved")
 	keyOpen     = []byte("m/open")
 	keyFormat   = []byte("m/format")
+	// keyVersioned: "m/versioned", every version key of an append that
+	// ends at or before this offset is in the index; those after it may
+	// still be in memory only (pending.go). Absent: as "m/indexed".
+	keyVersioned = []byte("m/versioned")
 )
 
-// indexFormat is the layout of the index keys: 3 since version keys pack
-// their stream's name, 2 when event keys began to name their stream by its
-// hash (1, unmarked: event keys by the name).
-const indexFormat = 3
+// indexFormat is the layout of the index keys: 4 since version keys may
+// lag their events ("m/versioned"), which an older program would not
+// know; 3 since version keys pack their stream's name, 2 when event keys
+// began to name their stream by its hash (1, unmarked: event keys by the
+// name). Format 3 becomes 4 in place; older ones are rebuilt.
+const indexFormat = 4
 
 const (
 	eventKeyTag   = 'e'
@@ -194,6 +204,13 @@ func (s *Store) owns(stream string, start int64, n int) (bool, error) {
 // lastVersion returns the last version of stream in the index whose record
 // ends at or before limit (limit < 0: no limit), and where that record ends.
 func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists bool, end int64, err error) {
+	if p, ok := s.pending.get(stream); ok {
+		if limit < 0 || p.end <= limit {
+			return p.version, true, p.end, nil
+		}
+		// As for a version key: the last append is not acknowledged yet.
+		return lastEvent(s.db, stream, s.opts.hash(stream), limit, s.owns)
+	}
 	return lastVersion(s.db, stream, s.opts.hash, limit, s.owns)
 }
 

@@ -31,7 +31,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	if !s.streams.mayHold(maphash.String(hashSeed, stream)) {
 		return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
-	last, exists, lastEnd, err := lastVersion(s.db, stream, s.opts.hash, -1, s.owns)
+	last, exists, lastEnd, err := s.lastVersion(stream, -1)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}

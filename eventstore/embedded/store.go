@@ -80,6 +80,8 @@ type Store struct {
 	// versions answers StreamVersion for streams read often and written
 	// rarely (versions.go).
 	versions versionTable
+	// pending holds the version keys not yet in the index (pending.go).
+	pending pendingVersions
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -199,6 +201,15 @@ func (s *Store) checkIndexFormat() error {
 	if format > indexFormat {
 		return fmt.Errorf("embedded: the index is in format %d, newer than this program's %d: delete %s to rebuild it from the log", format, indexFormat, filepath.Join(s.opts.Dir, indexSub))
 	}
+	if format == 3 {
+		// The keys are those of format 4, every version key written
+		// with its events: "m/versioned" is "m/indexed".
+		indexed, err := getOffset(s.db, keyIndexed)
+		if err != nil {
+			return fmt.Errorf("embedded: read index mark: %w", err)
+		}
+		return s.writeMarks([]mark{{keyVersioned, indexed}, {keyFormat, indexFormat}})
+	}
 	it, err := s.db.NewIter(nil)
 	if err != nil {
 		return fmt.Errorf("embedded: read index: %w", err)
@@ -245,12 +256,13 @@ func (s *Store) checkIndexFormat() error {
 // never given to two events.
 func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	marks := map[string]int64{}
-	for _, k := range [][]byte{keyIndexed, keyDurable, keyReserved, keyOpen} {
+	for _, k := range [][]byte{keyIndexed, keyVersioned, keyDurable, keyReserved, keyOpen} {
 		if marks[string(k)], err = getOffset(s.db, k); err != nil {
 			return 0, 0, 0, fmt.Errorf("embedded: read index mark: %w", err)
 		}
 	}
 	indexed, durable, reserved := marks[string(keyIndexed)], marks[string(keyDurable)], marks[string(keyReserved)]
+	versioned := marks[string(keyVersioned)]
 	crashed := marks[string(keyOpen)] != 0
 	if err := tidySegments(s.logDir, s.log); err != nil {
 		return 0, 0, 0, fmt.Errorf("embedded: %w", err)
@@ -312,8 +324,9 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 	}
 
 	// Verify every record after the durable mark (and index those the
-	// index lacks). end is the end of the last complete append.
-	from := min(durable, indexed)
+	// index lacks: event keys after "m/indexed", version keys after
+	// "m/versioned"). end is the end of the last complete append.
+	from := min(durable, indexed, versioned)
 	end = from
 	b := s.db.NewBatch()
 	defer func() { b.Close() }()
@@ -363,7 +376,7 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 			continue
 		}
 		end = recEnd
-		if recEnd > indexed {
+		if recEnd > versioned {
 			for _, v := range versions {
 				pending = append(pending, [2][]byte{versionKey(nil, v.stream), appendVersion(nil, v.version, recEnd)})
 			}
@@ -377,6 +390,9 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 		pending = pending[:0]
 		if b.Len() > 8<<20 {
 			if err := setOffset(b, keyIndexed, end); err != nil {
+				return 0, 0, 0, err
+			}
+			if err := setOffset(b, keyVersioned, end); err != nil {
 				return 0, 0, 0, err
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
@@ -444,7 +460,7 @@ func (s *Store) recover() (end, writeAt int64, reserved int64, err error) {
 // commitMarks durably records the marks of a store just opened, and that
 // it is open: if it is not closed properly, the next Open knows.
 func (s *Store) commitMarks(indexed, durable int64) error {
-	return s.writeMarks([]mark{{keyIndexed, indexed}, {keyDurable, durable}, {keyOpen, 1}, {keyFormat, indexFormat}})
+	return s.writeMarks([]mark{{keyIndexed, indexed}, {keyVersioned, indexed}, {keyDurable, durable}, {keyOpen, 1}, {keyFormat, indexFormat}})
 }
 
 // mark is an index mark and its value.

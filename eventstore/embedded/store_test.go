@@ -600,6 +600,74 @@ func testIndexFormatUpgrade(t *testing.T, format int64) {
 	}
 }
 
+// TestIndexFormat3: an index of format 3 (every version key written with
+// its events, no "m/versioned") becomes format 4 in place: its keys are
+// kept, not rebuilt, and its versions are those of the log.
+func TestIndexFormat3(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Dir: dir}
+	s := openT(t, opts)
+	for i := range 100 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%7), eventstore.Any(), testEvents(1, "x")...)
+	}
+	want := checkConsistent(t, s)
+	closeT(t, s)
+	// A key no rebuild would keep tells an upgrade in place.
+	marker := []byte("x/kept")
+	withIndex(t, dir, func(db *pebble.DB) {
+		if err := db.Delete(keyVersioned, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		setMark(t, db, keyFormat, 3)
+		if err := db.Set(marker, nil, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+	})
+	s = openT(t, opts)
+	defer closeT(t, s)
+	sameEvents(t, "after the upgrade", checkConsistent(t, s), want)
+	if _, closer, err := s.db.Get(marker); err != nil {
+		t.Fatalf("the index was rebuilt: %v", err)
+	} else {
+		closer.Close()
+	}
+	if f, err := getOffset(s.db, keyFormat); err != nil || f != indexFormat {
+		t.Fatalf("index format %d (%v), want %d", f, err, indexFormat)
+	}
+	if v, err := getOffset(s.db, keyVersioned); err != nil || v != int64(want[len(want)-1].Position.Commit) {
+		t.Fatalf("m/versioned = %d (%v), want the log's end %d", v, err, want[len(want)-1].Position.Commit)
+	}
+}
+
+// TestPendingVersionsAfterCrash: versions still pending when the process
+// dies (no Close, nothing flushed) are rewritten from the log at Open.
+func TestPendingVersionsAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, Options{Dir: dir})
+	for i := range 50 {
+		mustAppend(t, s, fmt.Sprintf("s-%d", i%5), eventstore.Any(), testEvents(1, "x")...)
+	}
+	if _, ok := s.pending.get("s-0"); !ok {
+		t.Fatal("no pending version: the test no longer covers a crash with pending versions")
+	}
+	want := checkConsistent(t, s)
+	// The files as a killed process leaves them, copied while open, once
+	// the index has its event keys on disk (Pebble writes its log
+	// asynchronously): "m/indexed" at the end, "m/versioned" at the start.
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, s)
+	s = openT(t, Options{Dir: crashed})
+	defer closeT(t, s)
+	sameEvents(t, "after the crash", checkConsistent(t, s), want)
+	mustAppend(t, s, "s-0", eventstore.Exact(9), testEvents(1, "y")...)
+}
+
 // TestIndexFormatNewer: an index of a newer format is not read.
 func TestIndexFormatNewer(t *testing.T) {
 	dir := t.TempDir()
@@ -1096,7 +1164,8 @@ func TestCrashedOpenSkipsPositions(t *testing.T) {
 }
 
 // TestIndexBatchKeepsLastVersion: several appends to one stream in one
-// chunk leave the version key at the last one, though entries are sorted.
+// chunk leave its version at the last one, pending and once flushed to the
+// index, though event keys are sorted.
 func TestIndexBatchKeepsLastVersion(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
@@ -1111,6 +1180,18 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 	defer b.Close()
 	if err := s.commitIndex(b, &stageItem{entries: ib, end: 1500, durable: 0}); err != nil {
 		t.Fatal(err)
+	}
+	s.pending.add(ib.versions)
+	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
+		if p, ok := s.pending.get(stream); !ok || p.version != want {
+			t.Fatalf("pending version of %s = %+v, %v; want %d", stream, p, ok, want)
+		}
+	}
+	if err := s.pending.flush(s.db, 1500); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.pending.get("a-1"); ok {
+		t.Fatal("a flushed version is still pending")
 	}
 	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
 		// No log behind these entries: every record is taken as the

@@ -107,10 +107,20 @@ type stageItem struct {
 	reqs    []*appendReq
 }
 
-// indexBatch lists the index entries of a chunk.
+// indexBatch lists the index entries of a chunk: its event keys, and its
+// streams' new versions (pendingVersions).
 type indexBatch struct {
-	arena   []byte
-	entries []indexEntry
+	arena    []byte
+	entries  []indexEntry
+	versions []versionUpdate
+}
+
+// versionUpdate is a stream's last version after an append, and where
+// that append ends.
+type versionUpdate struct {
+	stream  string
+	version uint64
+	end     int64
 }
 
 type indexEntry struct{ key, val [2]int32 } // offsets and ends in arena
@@ -125,13 +135,9 @@ func (b *indexBatch) addEvent(h, version uint64, start int64, n int) {
 	b.push(k, v)
 }
 
-// addVersion lists the version key of stream, whose last event ends at end.
+// addVersion lists the new version of stream, whose last event ends at end.
 func (b *indexBatch) addVersion(stream string, version uint64, end int64) {
-	k := len(b.arena)
-	b.arena = versionKey(b.arena, stream)
-	v := len(b.arena)
-	b.arena = appendVersion(b.arena, version, end)
-	b.push(k, v)
+	b.versions = append(b.versions, versionUpdate{stream, version, end})
 }
 
 func (b *indexBatch) push(k, v int) {
@@ -147,7 +153,8 @@ func (b *indexBatch) release() {
 	if cap(b.arena) > 1<<20 {
 		return
 	}
-	b.arena, b.entries = b.arena[:0], b.entries[:0]
+	clear(b.versions) // the names
+	b.arena, b.entries, b.versions = b.arena[:0], b.entries[:0], b.versions[:0]
 	indexBatches.Put(b)
 }
 
@@ -668,6 +675,8 @@ func (s *Store) runIndexer() {
 			if err == nil {
 				if err = s.commitIndex(b, item); err != nil {
 					s.fail(fmt.Errorf("write index: %w", err))
+				} else {
+					s.pending.add(item.entries.versions)
 				}
 			}
 			b.Reset()
@@ -684,18 +693,27 @@ func (s *Store) runIndexer() {
 		} else {
 			s.finish([]*stageItem{item})
 		}
+		if s.pending.due() && s.failure() == nil {
+			if err := s.pending.flush(s.db, s.indexedEnd.Load()); err != nil {
+				s.fail(fmt.Errorf("write index: %w", err))
+			}
+		}
 	}
 	b.Close()
+	if s.failure() == nil {
+		// Close: the next Open finds every version key in the index.
+		if err := s.pending.flush(s.db, s.indexedEnd.Load()); err != nil {
+			s.fail(fmt.Errorf("write index: %w", err))
+		}
+	}
 	if s.syncCh != nil {
 		close(s.syncCh)
 		<-s.syncerDone
 	}
 }
 
-// commitIndex commits item's entries with both marks. Sorted keys let
-// Pebble's memtable inserts start where the previous one ended. A version
-// key set by several appends of the chunk keeps its last value: the sort is
-// stable and only the last of equal keys is set.
+// commitIndex commits item's event keys with both marks. Sorted keys let
+// Pebble's memtable inserts start where the previous one ended.
 func (s *Store) commitIndex(b *pebble.Batch, item *stageItem) error {
 	ib := item.entries
 	slices.SortStableFunc(ib.entries, func(x, y indexEntry) int {
