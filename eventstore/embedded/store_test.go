@@ -1181,17 +1181,15 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 	if err := s.commitIndex(b, &stageItem{entries: ib, end: 1500, durable: 0}); err != nil {
 		t.Fatal(err)
 	}
-	s.pending.add(ib.versions)
+	var p pendingVersions
+	p.add(ib.versions)
 	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
-		if p, ok := s.pending.get(stream); !ok || p.version != want {
-			t.Fatalf("pending version of %s = %+v, %v; want %d", stream, p, ok, want)
+		if v, ok := p.get(stream); !ok || v.version != want {
+			t.Fatalf("pending version of %s = %+v, %v; want %d", stream, v, ok, want)
 		}
 	}
-	if err := s.pending.flush(s.db, 1500); err != nil {
+	if err := writeVersions(s.db, p.active, 1500); err != nil {
 		t.Fatal(err)
-	}
-	if _, ok := s.pending.get("a-1"); ok {
-		t.Fatal("a flushed version is still pending")
 	}
 	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
 		// No log behind these entries: every record is taken as the

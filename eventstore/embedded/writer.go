@@ -668,6 +668,7 @@ func (s *Store) advanceSynced(end int64) {
 // runIndexer commits the writer's index entries, in order.
 func (s *Store) runIndexer() {
 	defer close(s.indexerDone)
+	s.pending.start(s.db, func(err error) { s.fail(fmt.Errorf("write index: %w", err)) })
 	b := s.db.NewBatch()
 	for item := range s.indexCh {
 		if item.entries != nil {
@@ -693,18 +694,14 @@ func (s *Store) runIndexer() {
 		} else {
 			s.finish([]*stageItem{item})
 		}
-		if s.pending.due() && s.failure() == nil {
-			if err := s.pending.flush(s.db, s.indexedEnd.Load()); err != nil {
-				s.fail(fmt.Errorf("write index: %w", err))
-			}
+		if s.failure() == nil {
+			s.pending.maybeFlush(s.indexedEnd.Load())
 		}
 	}
 	b.Close()
-	if s.failure() == nil {
-		// Close: the next Open finds every version key in the index.
-		if err := s.pending.flush(s.db, s.indexedEnd.Load()); err != nil {
-			s.fail(fmt.Errorf("write index: %w", err))
-		}
+	// Close: the next Open finds every version key in the index.
+	if err := s.pending.stop(s.db, s.indexedEnd.Load(), s.failure() == nil); err != nil {
+		s.fail(fmt.Errorf("write index: %w", err))
 	}
 	if s.syncCh != nil {
 		close(s.syncCh)
