@@ -49,6 +49,9 @@ type entry struct {
 	wm       *Watermark
 	maxBatch int
 	linger   time.Duration // r.opts.Linger, or the Lingerer's
+	// lingerFor: the Lingerer's linger applies only to batches mostly of
+	// this category (CategoryLingerer); others wait r.opts.Linger.
+	lingerFor string
 }
 
 // NewLocalRunner prepares a runner; Run starts it.
@@ -83,7 +86,11 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 		if l, ok := p.(Lingerer); ok && linger > 0 && l.Linger() > linger {
 			linger = l.Linger()
 		}
-		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max, linger: linger})
+		lingerFor := ""
+		if c, ok := p.(CategoryLingerer); ok {
+			lingerFor = c.LingerFor()
+		}
+		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max, linger: linger, lingerFor: lingerFor})
 	}
 	return r
 }
@@ -223,7 +230,11 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		// answers writes without delay, and a reader waiting for this
 		// projection cuts the wait short (Watermark.Wanted).
 		if n >= r.opts.LingerAfter && n < e.maxBatch && e.linger > 0 {
-			lctx, cancel := context.WithTimeout(ctx, e.linger)
+			linger := e.linger
+			if e.lingerFor != "" && !mostly(batch, e.lingerFor) {
+				linger = min(linger, r.opts.Linger)
+			}
+			lctx, cancel := context.WithTimeout(ctx, linger)
 			go func() {
 				select {
 				case <-e.wm.Wanted():
@@ -257,6 +268,17 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		}
 		e.wm.Advance(last)
 	}
+}
+
+// mostly reports whether more than half of batch is of category cat.
+func mostly(batch []eventstore.RecordedEvent, cat string) bool {
+	n := 0
+	for _, ev := range batch {
+		if eventstore.Category(ev.Stream) == cat {
+			n++
+		}
+	}
+	return 2*n > len(batch)
 }
 
 // stopped is nil when ctx ended (a clean stop), else err.

@@ -209,6 +209,45 @@ func TestLocalRunnerReaderCutsLinger(t *testing.T) {
 	}
 }
 
+// salesAndClicks lingers long for clicks only.
+type salesAndClicks struct{ lingerer }
+
+func (salesAndClicks) Categories() []string { return []string{"clicks", "sales"} }
+func (salesAndClicks) LingerFor() string    { return "clicks" }
+
+// A CategoryLingerer's long linger holds batches of its category only:
+// other events go after the runner's short linger.
+func TestLocalRunnerLingersForItsCategory(t *testing.T) {
+	store := openStore(t)
+	ctx := context.Background()
+	p := salesAndClicks{lingerer{batcher{&batchRecorder{name: "mixed", maxBatch: 4096}}, time.Hour}}
+	r := projections.NewLocalRunner(store, []projections.Projector{p}, projections.LocalOptions{Logger: quiet})
+	stop := startRunner(t, r)
+	defer stop()
+	appendN := func(stream string) {
+		evs := make([]eventstore.EventData, 100) // more than LingerAfter
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "Something", Data: []byte(`{}`)}
+		}
+		if _, err := store.Append(ctx, stream, eventstore.NoStream(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendN("sales-1")
+	deadline := time.Now().Add(20 * time.Second)
+	for applied, _ := p.counts(); applied < 100; applied, _ = p.counts() {
+		if time.Now().After(deadline) {
+			t.Fatalf("applied %d of 100 sales: they waited the clicks' linger", applied)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	appendN("clicks-1")
+	time.Sleep(300 * time.Millisecond)
+	if applied, _ := p.counts(); applied != 100 {
+		t.Fatalf("applied %d events: the clicks did not linger", applied)
+	}
+}
+
 // A projector whose streams are quiet while others are busy still moves its
 // checkpoint: after a long run of other categories' events the runner hands
 // it the last of them, which it skips, so that a restart does not read them
