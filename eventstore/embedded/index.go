@@ -54,7 +54,8 @@ var (
 	keyFormat   = []byte("m/format")
 	// keyVersioned: "m/versioned", every version key of an append that
 	// ends at or before this offset is in the index; those after it may
-	// still be in memory only (pending.go). Absent: as "m/indexed".
+	// still be in memory only (pending.go). An index of format 3 has
+	// none: its upgrade sets it to "m/indexed".
 	keyVersioned = []byte("m/versioned")
 )
 
