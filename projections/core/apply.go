@@ -61,11 +61,23 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 			return fmt.Errorf("core: %s@%d (%s): %w", re.Stream, re.Version, re.Type, err)
 		}
 	}
-	if err := upsertClicks(ctx, tx, clicks); err != nil {
+	behind, flushed := s.clicks.on, false
+	if behind {
+		// clicks.go: written once a second; the checkpoint moves only
+		// when nothing is left pending.
+		if s.addClicks(clicks) {
+			if err := upsertClicks(ctx, tx, s.clicks.m); err != nil {
+				return err
+			}
+			flushed = true
+		}
+	} else if err := upsertClicks(ctx, tx, clicks); err != nil {
 		return err
 	}
-	if err := a.SaveCheckpoint(maxPos); err != nil {
-		return err
+	if !behind || flushed || len(s.clicks.m) == 0 { // only this goroutine writes m
+		if err := a.SaveCheckpoint(maxPos); err != nil {
+			return err
+		}
 	}
 	// Durable before the checkpoint commits: idempotent writes
 	// (journeys.go).
@@ -75,6 +87,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	if flushed {
+		s.clearClicks()
+	}
+	s.clicks.applied = maxPos
 	changes := a.changes
 	for id := range clicks {
 		changes = append(changes, Change{Kind: "clicks", ID: id})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"strings"
+	"time"
 
 	"github.com/linkd/linkd/internal/sidedb"
 	"github.com/linkd/linkd/internal/sidedb/sidedbtest"
@@ -155,4 +156,12 @@ func DowngradeCustomersToV4(s *Store) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// AgeClicks makes the pending click counts d older: the next batch writes
+// them when that reaches clicksEvery.
+func (s *Store) AgeClicks(d time.Duration) {
+	s.clicksMu.Lock()
+	s.clicks.since = s.clicks.since.Add(-d)
+	s.clicksMu.Unlock()
 }

@@ -48,6 +48,7 @@ func (s *Store) oneLink(ctx context.Context, where string, args ...any) (queries
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, false, nil
 	}
+	l.Clicks = max(l.Clicks, s.pendingCount(l.ID))
 	return l, err == nil, err
 }
 
@@ -93,6 +94,7 @@ func (s *Store) Links(ctx context.Context, f queries.LinkFilter, p queries.Page)
 			var t int64
 			var id string
 			l, err := scanLink(rows, &t, &id)
+			l.Clicks = max(l.Clicks, s.pendingCount(l.ID))
 			return l, t, id, err
 		})
 }
@@ -102,9 +104,9 @@ func (s *Store) LinkClicks(ctx context.Context, id string) (int64, error) {
 	var n int64
 	err := s.r.QueryRowContext(ctx, `SELECT clicks FROM link_clicks WHERE link_id = ?`, id).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		err = nil
 	}
-	return n, err
+	return max(n, s.pendingCount(id)), err
 }
 
 const wsCols = `id, name, description, owner_id, plan, is_default, created_at, updated_at`

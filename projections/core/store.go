@@ -47,6 +47,9 @@ type Store struct {
 
 	mu        sync.RWMutex
 	listeners []func([]Change)
+
+	clicksMu sync.RWMutex  // guards clicks.m; only the projector writes it
+	clicks   pendingClicks // clicks.go
 }
 
 // Open opens (creating if needed) the database file at path, and the
@@ -75,7 +78,11 @@ func Open(path string) (*Store, error) {
 
 // Close closes the databases.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close(), sidedb.Close(s.journeys))
+	var err error
+	if err = s.flushClicks(context.Background()); err != nil {
+		err = fmt.Errorf("core: write pending click counts: %w", err)
+	}
+	return errors.Join(err, s.r.Close(), s.w.Close(), sidedb.Close(s.journeys))
 }
 
 // OnChange registers f to be told, after each applied batch, what changed.
@@ -288,6 +295,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := sqlitedb.Empty(ctx, s.w, tables); err != nil {
 		return err
 	}
+	s.clearClicks()
 	s.notify([]Change{{Kind: "reset"}})
 	return nil
 }

@@ -120,6 +120,77 @@ func TestApplyIsIdempotent(t *testing.T) {
 	}
 }
 
+// Click counts written behind: reads show them at once; the checkpoint
+// stays before their clicks until they are written (a restart feeds them
+// again); a batch a second later, or Close, writes them.
+func TestClicksWrittenBehind(t *testing.T) {
+	ctx := context.Background()
+	var l log
+	l.workspace(t, "w1", "alice")
+	l.link(t, "l0", "w1", t0)
+	l.link(t, "l1", "w1", t0)
+	setup, beforeClicks := len(l.Events), l.Pos
+	click3 := func(id string) {
+		for i := 0; i < 3; i++ {
+			l.add(t, click.Stream(id), &click.Recorded{ClickID: fmt.Sprint(id, i), LinkID: id, Timestamp: t0})
+		}
+	}
+	click3("l0")
+	path := filepath.Join(t.TempDir(), "core.db")
+	s, err := core.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WriteClicksBehind()
+	apply(t, s, l.Events[:setup])
+	apply(t, s, l.Events[setup:])
+	clicksOf := func(s *core.Store, id string, want int64) {
+		t.Helper()
+		got, ok, err := s.Link(ctx, id)
+		if err != nil || !ok || got.Clicks != want {
+			t.Fatalf("Link(%s).Clicks = %d (%v, %v), want %d", id, got.Clicks, ok, err, want)
+		}
+		if n, err := s.LinkClicks(ctx, id); err != nil || n != want {
+			t.Fatalf("LinkClicks(%s) = %d, %v; want %d", id, n, err, want)
+		}
+		for _, li := range allLinks(t, s, queries.LinkFilter{WorkspaceIDs: []string{"w1"}}) {
+			if li.ID == id && li.Clicks != want {
+				t.Fatalf("Links: %s has %d clicks, want %d", id, li.Clicks, want)
+			}
+		}
+	}
+	clicksOf(s, "l0", 3)
+	if cp, err := s.Checkpoint(ctx); err != nil || cp.Commit != beforeClicks {
+		t.Fatalf("checkpoint %v (%v) with counts pending, want %d, before their clicks", cp, err, beforeClicks)
+	}
+	apply(t, s, l.Events) // a restart feeds them again: nothing changes
+	clicksOf(s, "l0", 3)
+	// A second later the next batch writes them.
+	s.AgeClicks(time.Second)
+	click3("l1")
+	apply(t, s, l.Events[len(l.Events)-3:])
+	if cp, err := s.Checkpoint(ctx); err != nil || cp.Commit != l.Pos {
+		t.Fatalf("checkpoint %v (%v) after the counts were written, want %d", cp, err, l.Pos)
+	}
+	// Close writes what is pending.
+	click3("l0")
+	apply(t, s, l.Events[len(l.Events)-3:])
+	clicksOf(s, "l0", 6)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = core.Open(path) // counts from the database only
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	clicksOf(s, "l0", 6)
+	clicksOf(s, "l1", 3)
+	if cp, err := s.Checkpoint(ctx); err != nil || cp.Commit != l.Pos {
+		t.Fatalf("checkpoint %v (%v) after Close, want %d", cp, err, l.Pos)
+	}
+}
+
 // A project's deletion hides it; links keep their project until their own
 // update says otherwise (the command detaches them).
 func TestProjectAndMembers(t *testing.T) {

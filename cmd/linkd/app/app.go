@@ -129,6 +129,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("read model: %w", err)
 	}
 	a.closers = append(a.closers, a.core.Close)
+	if cfg.KafkaBrokers == "" {
+		// The in-process runner resumes after the core's checkpoint,
+		// which waits for the counts written behind (core/clicks.go).
+		a.core.WriteClicksBehind()
+	}
 	if a.stats, err = openStats(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("statistics: %w", err)
 	}
