@@ -713,13 +713,11 @@ func (s *Store) runIndexer() {
 // Pebble's memtable inserts start where the previous one ended.
 func (s *Store) commitIndex(b *pebble.Batch, item *stageItem) error {
 	ib := item.entries
-	slices.SortStableFunc(ib.entries, func(x, y indexEntry) int {
+	// Event keys are unique (each names its record's offset): a plain sort.
+	slices.SortFunc(ib.entries, func(x, y indexEntry) int {
 		return bytes.Compare(ib.arena[x.key[0]:x.key[1]], ib.arena[y.key[0]:y.key[1]])
 	})
 	for i := range ib.entries {
-		if i+1 < len(ib.entries) && bytes.Equal(ib.key(i), ib.key(i+1)) {
-			continue
-		}
 		if err := b.Set(ib.key(i), ib.val(i), nil); err != nil {
 			return err
 		}
