@@ -85,6 +85,7 @@ BEFORE=$(counted)
 # ratio; the counts cover every round.
 ROUNDS=${ROUNDS:-1}
 LREQ=0; LERR=0; RATIOS=()
+num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
 for round in $(seq "$ROUNDS"); do
   C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
   BCPU=$(cpu_per_req $((C1 - C0)) "$B")
@@ -92,7 +93,6 @@ for round in $(seq "$ROUNDS"); do
   C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
   LCPU=$(cpu_per_req $((C1 - C0)) "$L")
   echo "linkd /{code}: $L cpu_us_per_req=$LCPU"
-  num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
   RATIOS+=("$(awk -v a="$(num "$L" rps)" -v b="$(num "$B" rps)" 'BEGIN{printf "%.2f", a/b}')")
   LREQ=$((LREQ + $(num "$L" requests))); LERR=$((LERR + $(num "$L" non3xx)))
   [ "$ROUNDS" -gt 1 ] && echo "round $round: ratio ${RATIOS[-1]}, CPU per request linkd/bare $(awk -v a="$LCPU" -v b="$BCPU" 'BEGIN{printf "%.2f", a/b}')"
