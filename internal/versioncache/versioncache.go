@@ -55,7 +55,11 @@ func (c *Cache) Reset() {
 // checked against the stream's version.
 type Dedup struct {
 	// Next is the version of each stream the batch touched, after it.
-	Next    map[string]uint64
+	Next map[string]uint64
+	// Gap, when it contains an event's position, says the event was
+	// applied though its stream's stored version may be older (Behind):
+	// the event is not new, and its version is learned into Next.
+	Gap     Gap
 	applied eventstore.Position
 	last    func(stream string) (uint64, bool, error)
 }
@@ -70,6 +74,18 @@ func NewDedup(applied eventstore.Position, last func(stream string) (uint64, boo
 // last applied version, committed or earlier in the batch.
 func (d *Dedup) New(ev *eventstore.RecordedEvent) (bool, error) {
 	last, seen := d.Next[ev.Stream]
+	if d.Gap.Contains(ev.Position) {
+		if !seen {
+			var err error
+			if last, seen, err = d.last(ev.Stream); err != nil {
+				return false, err
+			}
+		}
+		if !seen || ev.Version > last {
+			d.Next[ev.Stream] = ev.Version
+		}
+		return false, nil
+	}
 	if !seen && !d.applied.Less(ev.Position) {
 		var err error
 		if last, seen, err = d.last(ev.Stream); err != nil {

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,6 +109,7 @@ type Store struct {
 	applyMu    sync.Mutex
 	checkpoint eventstore.Position
 	versions   *versioncache.Cache
+	behind     versioncache.Behind
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
 	interners      []*interner // one per decoding goroutine
@@ -229,7 +228,20 @@ func (s *Store) load() error {
 			Prepare: binary.BigEndian.Uint64(v[8:]),
 		})
 	}
+	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
+		return fmt.Errorf("analytics: %w", err)
+	}
 	return nil
+}
+
+// WriteVersionsBehind turns the writing behind of stream versions on
+// (versioncache.Behind); call it before the first Apply. Only for a
+// feeder that delivers in log order and resumes after Checkpoint(), as
+// the in-process runner does.
+func (s *Store) WriteVersionsBehind() {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.behind.On = true
 }
 
 func (s *Store) setCheckpoint(p eventstore.Position) {
@@ -239,15 +251,18 @@ func (s *Store) setCheckpoint(p eventstore.Position) {
 
 // Close closes the database. Apply and queries return ErrClosed afterwards.
 func (s *Store) Close() error {
+	s.applyMu.Lock() // before mu, as Apply takes them
+	defer s.applyMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return nil
 	}
+	err := s.writeVersions()
 	// Flush the memtables first: without a write-ahead log (NoSync) they
 	// would be lost; with one, it would stay on disk (tens of MB) until
 	// the next Open replays it.
-	err := s.db.Flush()
+	err = errors.Join(err, s.db.Flush())
 	err = errors.Join(err, s.db.Close())
 	s.db = nil
 	if err != nil {
@@ -262,15 +277,18 @@ func (s *Store) Name() string { return Name }
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string { return []string{Category, conversion.CustomerCategory} }
 
-// Checkpoint is the highest global position of the events applied, stored
-// with them.
+// Checkpoint is where to resume: the highest global position of the
+// events applied, stored with them, or, while stream versions lost in a
+// crash are learned again, the start of their gap (versioncache.Behind).
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
 		return eventstore.Start, ErrClosed
 	}
-	return *s.checkpointView.Load(), nil
+	return s.behind.Resume(s.checkpoint), nil
 }
 
 // Undecodable is the number of ClickRecorded events skipped since Open
@@ -293,14 +311,18 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	// 1. Deduplicate. An event is applied when its version is newer than the
 	// last applied version of its stream, committed or earlier in this batch.
 	dedup := versioncache.NewDedup(s.checkpoint, s.lastVersion)
+	dedup.Gap = s.behind.Gap()
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
 	conv := convAgg{}
-	top := s.checkpoint
+	top, last := s.checkpoint, eventstore.Start
 	for i := range events {
 		ev := &events[i]
 		if top.Less(ev.Position) {
 			top = ev.Position
+		}
+		if last.Less(ev.Position) {
+			last = ev.Position
 		}
 		cat := eventstore.Category(ev.Stream)
 		if cat != Category && cat != conversion.CustomerCategory {
@@ -356,24 +378,15 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	defer s.aggLink.reset()
 	defer s.aggWS.reset()
 
-	// 4. One atomic batch: checkpoint, stream versions, deltas, added in
-	// ascending key order (Pebble inserts sorted keys into its memtable
-	// faster).
+	// 4. One atomic batch: checkpoint, stream versions (or some of them
+	// later: versioncache.Behind), deltas, added in ascending key order
+	// (Pebble inserts sorted keys into its memtable faster).
 	b := s.db.NewBatch()
 	defer b.Close()
-	var v [16]byte
-	binary.BigEndian.PutUint64(v[:8], top.Commit)
-	binary.BigEndian.PutUint64(v[8:], top.Prepare)
-	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+	now := time.Now()
+	plan := s.behind.Plan(next, s.checkpoint, last, now, false)
+	if err := s.addVersions(b, top, plan); err != nil {
 		return fmt.Errorf("analytics: apply: %w", err)
-	}
-	var key []byte
-	for _, stream := range slices.Sorted(maps.Keys(next)) {
-		key = streamKey(key[:0], stream)
-		binary.BigEndian.PutUint64(v[:8], next[stream])
-		if err := b.Set(key, v[:8], nil); err != nil {
-			return fmt.Errorf("analytics: apply: %w", err)
-		}
 	}
 	for _, agg := range []*batchAgg{s.aggLink, s.aggWS} {
 		for _, o := range agg.out {
@@ -395,13 +408,52 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	for stream, ver := range next {
 		s.versions.Put(stream, ver)
 	}
+	s.behind.Done(plan, now)
 	s.setCheckpoint(top)
+	return nil
+}
+
+// addVersions adds to b the checkpoint top and what plan writes of the
+// stream versions.
+func (s *Store) addVersions(b *pebble.Batch, top eventstore.Position, plan versioncache.Plan) error {
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:8], top.Commit)
+	binary.BigEndian.PutUint64(v[8:], top.Prepare)
+	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+		return err
+	}
+	return plan.AddTo(b, keyGap, streamKey)
+}
+
+// writeVersions writes the stream versions waiting (Close). Callers hold
+// applyMu and mu.
+func (s *Store) writeVersions() error {
+	if s.behind.Waiting() == 0 && !s.behind.Gap().Exists() {
+		return nil
+	}
+	now := time.Now()
+	plan := s.behind.Plan(nil, s.checkpoint, s.checkpoint, now, true)
+	if len(plan.Versions) == 0 && !plan.DeleteGap {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.addVersions(b, s.checkpoint, plan); err != nil {
+		return fmt.Errorf("analytics: write versions: %w", err)
+	}
+	if err := b.Commit(s.wopts); err != nil {
+		return fmt.Errorf("analytics: write versions: %w", err)
+	}
+	s.behind.Done(plan, now)
 	return nil
 }
 
 // lastVersion is the last applied version of stream. Callers hold applyMu.
 func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 	if v, ok := s.versions.Get(stream); ok {
+		return v, true, nil
+	}
+	if v, ok := s.behind.Pending(stream); ok {
 		return v, true, nil
 	}
 	v, ok, err := getUint64(s.db, streamKey(nil, stream))
@@ -414,12 +466,14 @@ func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 
 // AppliedVersion implements projections.StreamTracker.
 func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
 		return 0, false, ErrClosed
 	}
-	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	v, ok, err := s.lastVersion(stream)
 	if err != nil {
 		return 0, false, fmt.Errorf("analytics: %w", err)
 	}
@@ -500,6 +554,9 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := b.Delete(keyCheckpoint, nil); err != nil {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
+	if err := b.Delete(keyGap, nil); err != nil {
+		return fmt.Errorf("analytics: reset: %w", err)
+	}
 	// Durable before it returns, with or without a write-ahead log.
 	err := b.Commit(s.wopts)
 	if err == nil && s.wopts == pebble.NoSync {
@@ -509,6 +566,7 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
 	s.versions.Reset()
+	s.behind.Reset()
 	s.interners = nil
 	s.setCheckpoint(eventstore.Start)
 	return nil

@@ -11,6 +11,7 @@ import (
 //
 //	tagMeta   "checkpoint"                    -> commit, prepare (2 x uint64 BE)
 //	tagMeta   "format"                        -> layout version (1 byte)
+//	tagMeta   "versions-gap"                  -> versioncache.Gap (33 bytes)
 //	tagStream <stream>                        -> last applied version (uint64 BE)
 //	tagLink   <uvarint len><link id><day>     -> record (merge operands)
 //	tagWS     <uvarint len><workspace id><day> -> record (merge operands)
@@ -36,6 +37,8 @@ const (
 var (
 	keyCheckpoint = []byte{tagMeta, 'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'}
 	keyFormat     = []byte{tagMeta, 'f', 'o', 'r', 'm', 'a', 't'}
+	// keyGap: stream versions written behind (versioncache.Behind).
+	keyGap = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n', 's', '-', 'g', 'a', 'p'}
 )
 
 const layoutVersion = 1

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +116,7 @@ type Store struct {
 	applyMu    sync.Mutex
 	checkpoint eventstore.Position
 	versions   *versioncache.Cache
+	behind     versioncache.Behind
 	key, val   []byte // Apply's scratch space
 
 	// checkpointView is checkpoint for readers that do not take applyMu.
@@ -243,7 +242,20 @@ func (s *Store) load() error {
 			Prepare: binary.BigEndian.Uint64(v[8:]),
 		})
 	}
+	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
+		return fmt.Errorf("clickindex: %w", err)
+	}
 	return nil
+}
+
+// WriteVersionsBehind turns the writing behind of stream versions on
+// (versioncache.Behind); call it before the first Apply. Only for a
+// feeder that delivers in log order and resumes after Checkpoint(), as
+// the in-process runner does.
+func (s *Store) WriteVersionsBehind() {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.behind.On = true
 }
 
 func (s *Store) setCheckpoint(p eventstore.Position) {
@@ -258,15 +270,18 @@ func (s *Store) Close() error {
 		s.stopExpiry()
 		<-s.expiryDone
 	}
+	s.applyMu.Lock() // before mu, as Apply takes them
+	defer s.applyMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return nil
 	}
+	err := s.writeVersions()
 	// Flush the memtables first: without a write-ahead log (NoSync) they
 	// would be lost; with one, it would stay on disk (tens of MB) until
 	// the next Open replays it.
-	err := s.db.Flush()
+	err = errors.Join(err, s.db.Flush())
 	err = errors.Join(err, s.db.Close())
 	s.db = nil
 	if err != nil {
@@ -281,15 +296,18 @@ func (s *Store) Name() string { return Name }
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string { return []string{Category} }
 
-// Checkpoint is the highest global position of the events applied, stored
-// with them.
+// Checkpoint is where to resume: the highest global position of the
+// events applied, stored with them, or, while stream versions lost in a
+// crash are learned again, the start of their gap (versioncache.Behind).
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
 		return eventstore.Start, ErrClosed
 	}
-	return *s.checkpointView.Load(), nil
+	return s.behind.Resume(s.checkpoint), nil
 }
 
 // Undecodable is the number of ClickRecorded events skipped since Open
@@ -314,13 +332,17 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	// 1. Deduplicate. An event is applied when its version is newer than the
 	// last applied version of its stream, committed or earlier in this batch.
 	dedup := versioncache.NewDedup(s.checkpoint, s.lastVersion)
+	dedup.Gap = s.behind.Gap()
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
-	top := s.checkpoint
+	top, last := s.checkpoint, eventstore.Start
 	for i := range events {
 		ev := &events[i]
 		if top.Less(ev.Position) {
 			top = ev.Position
+		}
+		if last.Less(ev.Position) {
+			last = ev.Position
 		}
 		if eventstore.Category(ev.Stream) != Category {
 			continue
@@ -340,24 +362,14 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		return nil // only duplicates
 	}
 
-	// 2. One atomic batch: checkpoint, stream versions, records.
+	// 2. One atomic batch: checkpoint, stream versions (or some of them
+	// later: versioncache.Behind), records.
 	b := s.db.NewBatch()
 	defer b.Close()
-	var v [16]byte
-	binary.BigEndian.PutUint64(v[:8], top.Commit)
-	binary.BigEndian.PutUint64(v[8:], top.Prepare)
-	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+	at := time.Now()
+	plan := s.behind.Plan(next, s.checkpoint, last, at, false)
+	if err := s.addVersions(b, top, plan); err != nil {
 		return fmt.Errorf("clickindex: apply: %w", err)
-	}
-	// In ascending order: Pebble inserts sorted keys into its memtable
-	// faster (its inserter starts from the previous key's place).
-	for _, stream := range slices.Sorted(maps.Keys(next)) {
-		ver := next[stream]
-		s.key = streamKey(s.key[:0], stream)
-		binary.BigEndian.PutUint64(v[:8], ver)
-		if err := b.Set(s.key, v[:8], nil); err != nil {
-			return fmt.Errorf("clickindex: apply: %w", err)
-		}
 	}
 	now := s.opts.Now()
 	var f fields
@@ -398,7 +410,43 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	for stream, ver := range next {
 		s.versions.Put(stream, ver)
 	}
+	s.behind.Done(plan, at)
 	s.setCheckpoint(top)
+	return nil
+}
+
+// addVersions adds to b the checkpoint top and what plan writes of the
+// stream versions.
+func (s *Store) addVersions(b *pebble.Batch, top eventstore.Position, plan versioncache.Plan) error {
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:8], top.Commit)
+	binary.BigEndian.PutUint64(v[8:], top.Prepare)
+	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
+		return err
+	}
+	return plan.AddTo(b, keyGap, streamKey)
+}
+
+// writeVersions writes the stream versions waiting (Close). Callers hold
+// applyMu and mu.
+func (s *Store) writeVersions() error {
+	if s.behind.Waiting() == 0 && !s.behind.Gap().Exists() {
+		return nil
+	}
+	now := time.Now()
+	plan := s.behind.Plan(nil, s.checkpoint, s.checkpoint, now, true)
+	if len(plan.Versions) == 0 && !plan.DeleteGap {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.addVersions(b, s.checkpoint, plan); err != nil {
+		return fmt.Errorf("clickindex: write versions: %w", err)
+	}
+	if err := b.Commit(s.wopts); err != nil {
+		return fmt.Errorf("clickindex: write versions: %w", err)
+	}
+	s.behind.Done(plan, now)
 	return nil
 }
 
@@ -426,6 +474,9 @@ func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 	if v, ok := s.versions.Get(stream); ok {
 		return v, true, nil
 	}
+	if v, ok := s.behind.Pending(stream); ok {
+		return v, true, nil
+	}
 	v, ok, err := getUint64(s.db, streamKey(nil, stream))
 	if err != nil || !ok {
 		return 0, false, err
@@ -436,12 +487,14 @@ func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 
 // AppliedVersion implements projections.StreamTracker.
 func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
 		return 0, false, ErrClosed
 	}
-	v, ok, err := getUint64(s.db, streamKey(nil, stream))
+	v, ok, err := s.lastVersion(stream)
 	if err != nil {
 		return 0, false, fmt.Errorf("clickindex: %w", err)
 	}
@@ -517,6 +570,9 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := b.Delete(keyCheckpoint, nil); err != nil {
 		return fmt.Errorf("clickindex: reset: %w", err)
 	}
+	if err := b.Delete(keyGap, nil); err != nil {
+		return fmt.Errorf("clickindex: reset: %w", err)
+	}
 	// Durable before it returns, with or without a write-ahead log.
 	err := b.Commit(s.wopts)
 	if err == nil && s.wopts == pebble.NoSync {
@@ -526,6 +582,7 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("clickindex: reset: %w", err)
 	}
 	s.versions.Reset()
+	s.behind.Reset()
 	s.setCheckpoint(eventstore.Start)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 //
 //	tagMeta   "checkpoint"                  -> commit, prepare (2 x uint64 BE)
 //	tagMeta   "format"                      -> layout version (1 byte)
+//	tagMeta   "versions-gap"                -> versioncache.Gap (33 bytes)
 //	tagStream <stream>                      -> last applied version (uint64 BE)
 //	tagV7     <16-byte UUIDv7>              -> record (record.go)
 //	tagID     <tracking id>                 -> record
@@ -45,6 +46,8 @@ const (
 var (
 	keyCheckpoint = []byte{tagMeta, 'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'}
 	keyFormat     = []byte{tagMeta, 'f', 'o', 'r', 'm', 'a', 't'}
+	// keyGap: stream versions written behind (versioncache.Behind).
+	keyGap = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n', 's', '-', 'g', 'a', 'p'}
 )
 
 const layoutVersion = 1
