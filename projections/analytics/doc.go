@@ -13,6 +13,7 @@
 // One Pebble database (see keys.go for the exact layout):
 //
 //	0x01 "checkpoint"                 -> global position of the last event applied
+//	0x01 "versions-gap"               -> positions whose stream versions may be missing
 //	0x02 <stream>                     -> last version applied of that stream
 //	0x03 <len><link id><day>          -> daily record of a link
 //	0x04 <len><workspace id><day>     -> daily record of a workspace
@@ -42,6 +43,16 @@
 // applied of its stream (kept in the database, cached in memory); events of
 // one stream arrive in version order, streams interleave freely. Duplicates
 // in one batch, in later batches, and after a restart are skipped.
+//
+// Fed in log order (the in-process runner: WriteVersionsBehind), the
+// checkpoint alone tells what was applied, so the stream versions wait in
+// memory and are written about once a second and at Close, not with every
+// batch: at a thousand links they were as many keys as the deltas. A crash
+// loses the waiting ones; a durable gap (0x01 "versions-gap") says which
+// positions' versions may be missing, the feeder goes back to its start,
+// and its events are skipped as applied while their versions are learned
+// (internal/versioncache, Behind; TestVersionsWrittenBehind, which also
+// goes on with Kafka after the crash).
 //
 // # Durability
 //

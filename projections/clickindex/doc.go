@@ -30,6 +30,10 @@
 // a blind Set: Apply never reads one. Clicks already expired when applied
 // (a replay of old history) are not written.
 //
+// Fed in log order (the in-process runner: WriteVersionsBehind), the stream
+// versions are written about once a second and at Close rather than with
+// every batch, as in projections/analytics (internal/versioncache, Behind).
+//
 // # Expiry
 //
 // Tracking ids expire 90 days after their click (click.TrackingTTL, or the
