@@ -151,30 +151,38 @@ func BenchmarkApply(b *testing.B) {
 		if !ordered {
 			name = "30-days-shuffled"
 		}
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			s := openTest(b, b.TempDir(), Options{})
-			g := newBenchGen(b.N*benchBatch, ordered, 1)
-			var genCPU time.Duration
-			cpu0 := cpu.Process()
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				t0 := cpu.ThreadStart()
-				batch := g.batch(benchBatch)
-				genCPU += cpu.ThreadStop(t0)
-				b.StartTimer()
-				if err := s.Apply(ctx, batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			clicks := float64(b.N * benchBatch)
-			b.ReportMetric(clicks/b.Elapsed().Seconds(), "clicks/s")
-			b.ReportMetric(float64((cpu.Process()-cpu0-genCPU).Microseconds())/clicks, "cpu-us/click")
-			b.ReportMetric(cpu.LoadAverage(), "loadavg")
-		})
+		b.Run(name, func(b *testing.B) { benchApply(b, ordered, false) })
 	}
+	// As the in-process runner feeds it: stream versions written behind
+	// (versioncache.Behind), against every batch above.
+	b.Run("time-ordered-versions-behind", func(b *testing.B) { benchApply(b, true, true) })
+}
+
+func benchApply(b *testing.B, ordered, behind bool) {
+	ctx := context.Background()
+	s := openTest(b, b.TempDir(), Options{})
+	if behind {
+		s.WriteVersionsBehind()
+	}
+	g := newBenchGen(b.N*benchBatch, ordered, 1)
+	var genCPU time.Duration
+	cpu0 := cpu.Process()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		t0 := cpu.ThreadStart()
+		batch := g.batch(benchBatch)
+		genCPU += cpu.ThreadStop(t0)
+		b.StartTimer()
+		if err := s.Apply(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	clicks := float64(b.N * benchBatch)
+	b.ReportMetric(clicks/b.Elapsed().Seconds(), "clicks/s")
+	b.ReportMetric(float64((cpu.Process()-cpu0-genCPU).Microseconds())/clicks, "cpu-us/click")
+	b.ReportMetric(cpu.LoadAverage(), "loadavg")
 }
 
 // loaded keeps the stores of BenchmarkQuery across the benchmark's runs.
