@@ -161,14 +161,13 @@ func (r *LocalRunner) Run(ctx context.Context) error {
 const carryAfter = 8192
 
 // Relevant reports whether a projector consumes events of stream.
-func Relevant(p Projector, stream string) bool {
-	cat := eventstore.Category(stream)
-	for _, c := range p.Categories() {
-		if c == cat {
-			return true
-		}
-	}
-	return false
+func Relevant(p Projector, stream string) bool { return inCategories(p.Categories(), stream) }
+
+// inCategories reports whether stream is of one of cats: Relevant for a
+// feeder that asked the projector for its categories once (Categories
+// may build its slice on every call, and feeders ask for every event).
+func inCategories(cats []string, stream string) bool {
+	return slices.Contains(cats, eventstore.Category(stream))
 }
 
 func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Position) error {
@@ -186,10 +185,11 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 	var last eventstore.Position
 	var lastEvent eventstore.RecordedEvent
 	n, skipped := 0, 0
+	cats := e.p.Categories()
 	take := func(ev eventstore.RecordedEvent) {
 		n++
 		last = ev.Position
-		if Relevant(e.p, ev.Stream) {
+		if inCategories(cats, ev.Stream) {
 			batch = append(batch, ev)
 		} else {
 			skipped++

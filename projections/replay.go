@@ -49,6 +49,7 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pages := make(chan page, 4)
+	cats := p.Categories()
 	go func() {
 		defer close(pages)
 		pos := eventstore.Start
@@ -68,7 +69,7 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 					break
 				}
 				pos = ev.Position
-				if Relevant(p, ev.Stream) {
+				if inCategories(cats, ev.Stream) {
 					pg.events = append(pg.events, ev)
 				}
 			}
