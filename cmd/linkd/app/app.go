@@ -148,13 +148,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	a.closers = append(a.closers, a.radar.Close)
 	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar}
 	if cfg.KafkaBrokers == "" {
-		// Fed in log order, the statistics and the click index write
-		// their stream versions behind (versioncache.Behind).
-		for _, p := range projs {
-			if vb, ok := p.(interface{ WriteVersionsBehind() }); ok {
-				vb.WriteVersionsBehind()
-			}
-		}
+		writeVersionsBehind(projs...)
 	}
 	if a.chRadar, err = openClickHouseRadar(ctx, a.stats); err != nil {
 		return nil, fmt.Errorf("radar in ClickHouse: %w", err)

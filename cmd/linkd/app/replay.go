@@ -59,6 +59,7 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 	if chRadar != nil {
 		all[chRadar.Name()] = chRadar
 	}
+	writeVersionsBehind(stats, clicks) // a replay applies in log order
 	if len(names) == 0 {
 		for n := range all {
 			names = append(names, n)

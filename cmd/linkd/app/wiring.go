@@ -34,6 +34,17 @@ func openStats(ctx context.Context, cfg Config, log *slog.Logger) (statsProjecti
 	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), analytics.Options{NoSync: cfg.KafkaBrokers == "", Logger: log})
 }
 
+// writeVersionsBehind tells the projectors that write their stream
+// versions behind (versioncache.Behind: the statistics, the click index)
+// that they are fed in log order: by the in-process runner, or by a replay.
+func writeVersionsBehind(projs ...projections.Projector) {
+	for _, p := range projs {
+		if vb, ok := p.(interface{ WriteVersionsBehind() }); ok {
+			vb.WriteVersionsBehind()
+		}
+	}
+}
+
 // newRunner feeds the projections in process, or through Kafka when
 // brokers are configured.
 func newRunner(cfg Config, store eventstore.Store, projs []projections.Projector, log *slog.Logger, m *metrics) (runner, error) {
