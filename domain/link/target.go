@@ -66,29 +66,76 @@ func (a *Attributes) ExcludesCountry(country string) bool {
 // the same names and leaving the rest of its query as it was. Other
 // schemes (mailto:, tel:, app deep links) come back exactly as given.
 func AddParams(target string, params [][2]string) string {
-	lower := strings.ToLower(target)
-	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+	if !hasPrefixFold(target, "http://") && !hasPrefixFold(target, "https://") {
 		return target
 	}
-	q := splitQuery(target)
-	var kept []string
-	for _, pair := range q.pairs {
-		name := pairName(pair)
-		drop := false
-		for _, p := range params {
-			if name == p[0] {
-				drop = true
-				break
-			}
+	// One pass and one allocation where nothing needs escaping: every
+	// redirect of a link with UTM values or conversion tracking comes
+	// here, twice with both.
+	rest, frag := target, ""
+	if i := strings.IndexByte(target, '#'); i >= 0 {
+		rest, frag = target[:i], target[i:]
+	}
+	base, raw, _ := strings.Cut(rest, "?")
+	var b strings.Builder
+	n := len(target) + 1
+	for _, p := range params {
+		n += len(p[0]) + len(p[1]) + 2
+	}
+	b.Grow(n)
+	b.WriteString(base)
+	sep := byte('?')
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || replaced(pairName(pair), params) {
+			continue
 		}
-		if !drop {
-			kept = append(kept, pair)
-		}
+		b.WriteByte(sep)
+		b.WriteString(pair)
+		sep = '&'
 	}
 	for _, p := range params {
-		kept = append(kept, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
+		b.WriteByte(sep)
+		b.WriteString(url.QueryEscape(p[0]))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p[1]))
+		sep = '&'
 	}
-	return q.with(kept)
+	if sep == '?' {
+		b.WriteByte('?') // nothing kept and nothing added: as before, a bare '?'
+	}
+	b.WriteString(frag)
+	return b.String()
+}
+
+// replaced reports whether params sets the query parameter name.
+func replaced(name string, params [][2]string) bool {
+	for _, p := range params {
+		if name == p[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold is strings.HasPrefix(strings.ToLower(s), prefix) for a
+// lower-case ASCII prefix without 'i' or 'k' (which other letters lower
+// to), without copying s.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // query is a URL cut around its query: what precedes it, its name=value
