@@ -130,10 +130,8 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := a.Target
 	if trackingID != "" {
 		target = a.WithTracking(trackingID)
-		http.SetCookie(w, &http.Cookie{
-			Name: "svc_tid", Value: trackingID, Path: "/", MaxAge: int(click.TrackingTTL / time.Second),
-			HttpOnly: false, Secure: rd.cfg.SecureCookies, SameSite: http.SameSiteLaxMode,
-		})
+		h := w.Header()
+		h["Set-Cookie"] = append(h["Set-Cookie"], trackingCookie(trackingID, rd.cfg.SecureCookies))
 	}
 	if info.FromApp && rd.serveAppPage(w, &a, &info, target, trackingID) {
 		return
@@ -143,11 +141,40 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		servePixelPage(w, a.Link.Pixel, target)
 		return
 	}
-	h.Set("Location", target)
-	h.Set("Cache-Control", "private, no-store")
-	h.Set("Referrer-Policy", "no-referrer-when-downgrade")
+	h["Location"] = []string{target}
+	h["Cache-Control"] = privateNoStore
+	h["Referrer-Policy"] = noReferrerWhenDowngrade
 	w.WriteHeader(http.StatusFound)
 }
+
+// Header values every redirect sends, shared rather than allocated per
+// answer (nothing changes a value in place; Add copies).
+var (
+	privateNoStore          = []string{"private, no-store"}
+	noReferrerWhenDowngrade = []string{"no-referrer-when-downgrade"}
+)
+
+// trackingCookie is the Set-Cookie value of the svc_tid cookie: what
+// http.SetCookie writes for it (TestTrackingCookie), without building a
+// Cookie on every redirect. An id that is not a plain token (linkd's are
+// UUIDs) goes through http.Cookie.
+func trackingCookie(id string, secure bool) string {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			c := http.Cookie{Name: "svc_tid", Value: id, Path: "/", MaxAge: trackingMaxAge,
+				Secure: secure, SameSite: http.SameSiteLaxMode}
+			return c.String()
+		}
+	}
+	if secure {
+		return "svc_tid=" + id + "; Path=/; Max-Age=" + trackingMaxAgeText + "; Secure; SameSite=Lax"
+	}
+	return "svc_tid=" + id + "; Path=/; Max-Age=" + trackingMaxAgeText + "; SameSite=Lax"
+}
+
+const trackingMaxAge = int(click.TrackingTTL / time.Second)
+
+var trackingMaxAgeText = strconv.Itoa(trackingMaxAge)
 
 // decide asks LinkAccess, then applies the click limit: a counted access
 // by a visitor over the limit on this link is answered without being

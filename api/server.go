@@ -300,7 +300,7 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
 			return
 		}
-		if r.Body != nil {
+		if r.Body != nil && r.Body != http.NoBody { // NoBody: nothing to bound (a GET)
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes+1)
 		}
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
