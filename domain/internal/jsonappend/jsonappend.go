@@ -26,6 +26,17 @@ func Time(b []byte, t time.Time) []byte {
 
 const hex = "0123456789abcdef"
 
+// plain marks the bytes String copies as they are: printable ASCII but
+// for the quote, the backslash and the HTML-unsafe <, > and &. One table
+// load per byte instead of six comparisons: click events are mostly such
+// bytes.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // String quotes s as encoding/json does: HTML-safe, control characters
 // and U+2028/U+2029 escaped, invalid UTF-8 as U+FFFD.
 func String(b []byte, s string) []byte {
@@ -33,11 +44,11 @@ func String(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
