@@ -18,6 +18,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
@@ -64,6 +65,10 @@ func main() {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
+	// Ids (events, clicks, tracking ids) take their random bits from a
+	// pool that crypto/rand refills 256 bytes at a time, rather than a
+	// system call and an allocation each: a redirect makes two.
+	uuid.EnableRandPool()
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "linkd:", err)
 		pprof.StopCPUProfile()
