@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,4 +60,41 @@ func value(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// Requests are counted by kind and status class, and timed by kind.
+func TestHTTPMetricsCountRequests(t *testing.T) {
+	m := newMetrics()
+	h := m.http(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/abc":
+			w.WriteHeader(http.StatusFound)
+		case "/v1/links":
+			w.WriteHeader(http.StatusUnauthorized)
+		case "/boom":
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			_, _ = w.Write([]byte("ok")) // 200 without WriteHeader
+		}
+	}))
+	for _, path := range []string{"/abc", "/abc", "/v1/links", "/healthz", "/boom", "/a/b"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+	}
+	for _, c := range []struct {
+		kind, class string
+		want        float64
+	}{
+		{"redirect", "3xx", 2}, {"api", "4xx", 1}, {"other", "2xx", 2}, {"redirect", "5xx", 1}, {"api", "2xx", 0},
+	} {
+		if got := value(t, m.requests.WithLabelValues(c.kind, c.class)); got != c.want {
+			t.Errorf("%s %s: %v requests, want %v", c.kind, c.class, got, c.want)
+		}
+	}
+	var d dto.Metric
+	if err := m.reqDur.WithLabelValues("redirect").(prometheus.Histogram).Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.GetHistogram().GetSampleCount(); n != 3 {
+		t.Errorf("redirect durations: %d samples, want 3", n)
+	}
 }
