@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -34,28 +35,64 @@ func (b *Behind) LoadFrom(db *pebble.DB, key []byte, checkpoint eventstore.Posit
 	return db.Delete(key, wopts)
 }
 
-// AddTo adds to batch what p writes: the gap under gapKey, and the stream
-// versions (8 bytes big-endian) under streamKey(stream), in ascending
-// order (Pebble inserts sorted keys into its memtable faster).
-func (p Plan) AddTo(batch *pebble.Batch, gapKey []byte, streamKey func(dst []byte, stream string) []byte) error {
+// Keys are where a projector keeps, in its Pebble database, its checkpoint
+// (16 bytes: commit and prepare, big-endian), its gap, and each stream's
+// version (8 bytes, big-endian) under Stream(stream).
+type Keys struct {
+	Checkpoint, Gap []byte
+	Stream          func(dst []byte, stream string) []byte
+}
+
+// Add adds to batch the checkpoint top and what p writes: the gap, and the
+// stream versions in ascending order (Pebble inserts sorted keys into its
+// memtable faster).
+func (p Plan) Add(batch *pebble.Batch, keys Keys, top eventstore.Position) error {
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:8], top.Commit)
+	binary.BigEndian.PutUint64(v[8:], top.Prepare)
+	if err := batch.Set(keys.Checkpoint, v[:], nil); err != nil {
+		return err
+	}
 	if p.SetGap != nil {
-		if err := batch.Set(gapKey, p.SetGap, nil); err != nil {
+		if err := batch.Set(keys.Gap, p.SetGap, nil); err != nil {
 			return err
 		}
 	}
 	if p.DeleteGap {
-		if err := batch.Delete(gapKey, nil); err != nil {
+		if err := batch.Delete(keys.Gap, nil); err != nil {
 			return err
 		}
 	}
 	var key []byte
-	var v [8]byte
 	for _, stream := range slices.Sorted(maps.Keys(p.Versions)) {
-		key = streamKey(key[:0], stream)
-		binary.BigEndian.PutUint64(v[:], p.Versions[stream])
-		if err := batch.Set(key, v[:], nil); err != nil {
+		key = keys.Stream(key[:0], stream)
+		binary.BigEndian.PutUint64(v[:8], p.Versions[stream])
+		if err := batch.Set(key, v[:8], nil); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// WriteWaiting commits the versions waiting, with the checkpoint, and
+// deletes the gap when that ends it (a projector's Close).
+func (b *Behind) WriteWaiting(db *pebble.DB, wopts *pebble.WriteOptions, keys Keys, checkpoint eventstore.Position) error {
+	if b.Waiting() == 0 && !b.gap.Exists() {
+		return nil
+	}
+	now := time.Now()
+	p := b.Plan(nil, checkpoint, checkpoint, now, true)
+	if len(p.Versions) == 0 && !p.DeleteGap {
+		return nil
+	}
+	batch := db.NewBatch()
+	defer batch.Close()
+	if err := p.Add(batch, keys, checkpoint); err != nil {
+		return err
+	}
+	if err := batch.Commit(wopts); err != nil {
+		return err
+	}
+	b.Done(p, now)
 	return nil
 }

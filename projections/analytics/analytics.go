@@ -385,7 +385,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	defer b.Close()
 	now := time.Now()
 	plan := s.behind.Plan(next, s.checkpoint, last, now, false)
-	if err := s.addVersions(b, top, plan); err != nil {
+	if err := plan.Add(b, versionKeys, top); err != nil {
 		return fmt.Errorf("analytics: apply: %w", err)
 	}
 	for _, agg := range []*batchAgg{s.aggLink, s.aggWS} {
@@ -413,38 +413,12 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	return nil
 }
 
-// addVersions adds to b the checkpoint top and what plan writes of the
-// stream versions.
-func (s *Store) addVersions(b *pebble.Batch, top eventstore.Position, plan versioncache.Plan) error {
-	var v [16]byte
-	binary.BigEndian.PutUint64(v[:8], top.Commit)
-	binary.BigEndian.PutUint64(v[8:], top.Prepare)
-	if err := b.Set(keyCheckpoint, v[:], nil); err != nil {
-		return err
-	}
-	return plan.AddTo(b, keyGap, streamKey)
-}
-
 // writeVersions writes the stream versions waiting (Close). Callers hold
 // applyMu and mu.
 func (s *Store) writeVersions() error {
-	if s.behind.Waiting() == 0 && !s.behind.Gap().Exists() {
-		return nil
-	}
-	now := time.Now()
-	plan := s.behind.Plan(nil, s.checkpoint, s.checkpoint, now, true)
-	if len(plan.Versions) == 0 && !plan.DeleteGap {
-		return nil
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := s.addVersions(b, s.checkpoint, plan); err != nil {
+	if err := s.behind.WriteWaiting(s.db, s.wopts, versionKeys, s.checkpoint); err != nil {
 		return fmt.Errorf("analytics: write versions: %w", err)
 	}
-	if err := b.Commit(s.wopts); err != nil {
-		return fmt.Errorf("analytics: write versions: %w", err)
-	}
-	s.behind.Done(plan, now)
 	return nil
 }
 

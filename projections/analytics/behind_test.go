@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/projectiontest"
 )
 
 // applyIn applies events in batches of n.
@@ -17,21 +18,6 @@ func applyIn(t *testing.T, s *Store, events []eventstore.RecordedEvent, n int) {
 	for i := 0; i < len(events); i += n {
 		if err := s.Apply(context.Background(), events[i:min(i+n, len(events))]); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-// checkVersions fails unless AppliedVersion gives every stream's last
-// version in events.
-func checkVersions(t *testing.T, s *Store, events []eventstore.RecordedEvent) {
-	t.Helper()
-	want := map[string]uint64{}
-	for _, e := range events {
-		want[e.Stream] = e.Version
-	}
-	for stream, v := range want {
-		if got, ok, err := s.AppliedVersion(context.Background(), stream); err != nil || !ok || got != v {
-			t.Errorf("AppliedVersion(%s) = %d, %v, %v; want %d", stream, got, ok, err, v)
 		}
 	}
 }
@@ -52,7 +38,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		s := openTest(t, "db", Options{fs: fs})
 		s.WriteVersionsBehind()
 		applyIn(t, s, events[:200], 20)
-		checkVersions(t, s, events[:200]) // from memory
+		projectiontest.CheckVersions(t, s, events[:200]) // from memory
 		if s.behind.Waiting() == 0 {
 			t.Fatal("no stream version waits: the test tests nothing")
 		}
@@ -72,7 +58,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		check(t, s, events[:200])
 		applyIn(t, s, events, 20)
 		check(t, s, events)
-		checkVersions(t, s, events)
+		projectiontest.CheckVersions(t, s, events)
 		if cp, _ := s.Checkpoint(ctx); cp != events[len(events)-1].Position {
 			t.Errorf("Checkpoint after the repair = %v", cp)
 		}
@@ -134,8 +120,8 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		if cp, _ := s.Checkpoint(ctx); cp != events[199].Position {
 			t.Errorf("Checkpoint = %v", cp)
 		}
-		checkVersions(t, s, events[:200]) // from the database
-		applyIn(t, s, events, 40)         // Kafka-like redelivery
+		projectiontest.CheckVersions(t, s, events[:200]) // from the database
+		applyIn(t, s, events, 40)                        // Kafka-like redelivery
 		check(t, s, events)
 	})
 
@@ -150,6 +136,6 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		if s.behind.Gap().Exists() {
 			t.Errorf("gap %+v though every batch wrote its versions", s.behind.Gap())
 		}
-		checkVersions(t, s, events[:200])
+		projectiontest.CheckVersions(t, s, events[:200])
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/linkd/linkd/internal/versioncache"
 )
 
 // Storage layout: one Pebble database, keys by a leading tag byte.
@@ -40,6 +42,10 @@ var (
 	// keyGap: stream versions written behind (versioncache.Behind).
 	keyGap = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n', 's', '-', 'g', 'a', 'p'}
 )
+
+// versionKeys are the keys of the checkpoint, the gap and the stream
+// versions (versioncache.Behind).
+var versionKeys = versioncache.Keys{Checkpoint: keyCheckpoint, Gap: keyGap, Stream: streamKey}
 
 const layoutVersion = 1
 

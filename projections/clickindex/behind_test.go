@@ -5,22 +5,8 @@ import (
 	"testing"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/projectiontest"
 )
-
-// checkVersions fails unless AppliedVersion gives every stream's last
-// version in events.
-func checkVersions(t *testing.T, s *Store, events []eventstore.RecordedEvent) {
-	t.Helper()
-	want := map[string]uint64{}
-	for _, e := range events {
-		want[e.Stream] = e.Version
-	}
-	for stream, v := range want {
-		if got, ok, err := s.AppliedVersion(context.Background(), stream); err != nil || !ok || got != v {
-			t.Errorf("AppliedVersion(%s) = %d, %v, %v; want %d", stream, got, ok, err, v)
-		}
-	}
-}
 
 // crash closes the database as a crash of the process leaves it: every
 // committed batch is in its write-ahead log, nothing else is written.
@@ -51,7 +37,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		}
 	}
 	checkFixture(t, s)
-	checkVersions(t, s, events) // from memory
+	projectiontest.CheckVersions(t, s, events) // from memory
 	if n := countKeys(t, s, tagStream); n != 0 {
 		t.Fatalf("%d stream versions written within a second", n)
 	}
@@ -68,7 +54,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		}
 	}
 	checkFixture(t, s)
-	checkVersions(t, s, events)
+	projectiontest.CheckVersions(t, s, events)
 	if n := countKeys(t, s, tagStream); n == 0 {
 		t.Error("the repair wrote no stream version")
 	}
@@ -83,7 +69,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 	if g := s.behind.Gap(); g.Exists() {
 		t.Errorf("gap %+v after Close", g)
 	}
-	checkVersions(t, s, events) // from the database
+	projectiontest.CheckVersions(t, s, events) // from the database
 	if err := s.Apply(ctx, events); err != nil {
 		t.Fatal(err)
 	}

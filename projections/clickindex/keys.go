@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/linkd/linkd/internal/versioncache"
 )
 
 // Storage layout: one Pebble database, keys by a leading tag byte.
@@ -49,6 +51,10 @@ var (
 	// keyGap: stream versions written behind (versioncache.Behind).
 	keyGap = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n', 's', '-', 'g', 'a', 'p'}
 )
+
+// versionKeys are the keys of the checkpoint, the gap and the stream
+// versions (versioncache.Behind).
+var versionKeys = versioncache.Keys{Checkpoint: keyCheckpoint, Gap: keyGap, Stream: streamKey}
 
 const layoutVersion = 1
 
