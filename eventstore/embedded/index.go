@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -37,7 +38,8 @@ import (
 //	"m/format"   the layout of the keys above (indexFormat); an index
 //	    without it or with another is rebuilt from the log at Open
 //	"m/indexed"  every append that ends at or before this log offset has
-//	    its event keys in the index
+//	    its event keys in the index; the later ones are in memory
+//	    (pending.go) until a flush, and Open rewrites them from the log
 //	"m/versioned" every append that ends at or before this log offset has
 //	    its version keys in the index; the later ones are in memory
 //	    (pending.go) until a flush, and Open rewrites them from the log
@@ -210,7 +212,18 @@ func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists 
 			return p.version, true, p.end, nil
 		}
 		// As for a version key: the last append is not acknowledged yet.
-		return lastEvent(s.db, stream, s.opts.hash(stream), limit, s.owns)
+		// Its events may not be in the index yet either.
+		pend := s.pending.eventsOf(stream)
+		for i := len(pend) - 1; i >= 0; i-- {
+			if e := pend[i]; e.start+int64(e.n) <= limit {
+				return e.version, true, e.start + int64(e.n), nil
+			}
+		}
+		below := uint64(math.MaxUint64)
+		if len(pend) > 0 {
+			below = pend[0].version
+		}
+		return lastEvent(s.db, stream, s.opts.hash(stream), limit, below, s.owns)
 	}
 	return lastVersion(s.db, stream, s.opts.hash, limit, s.owns)
 }
@@ -233,11 +246,12 @@ func lastVersion(db *pebble.DB, stream string, hash func(string) uint64, limit i
 	}
 	// The last append is not acknowledged yet (SyncAlways): look for the
 	// last event before limit.
-	return lastEvent(db, stream, hash(stream), limit, owns)
+	return lastEvent(db, stream, hash(stream), limit, math.MaxUint64, owns)
 }
 
-// lastEvent is lastVersion from the event keys.
-func lastEvent(db *pebble.DB, stream string, h uint64, limit int64, owns owner) (version uint64, exists bool, end int64, err error) {
+// lastEvent is lastVersion from the event keys of versions below below
+// (the stream's later ones are pending: Store.lastVersion).
+func lastEvent(db *pebble.DB, stream string, h uint64, limit int64, below uint64, owns owner) (version uint64, exists bool, end int64, err error) {
 	lower, upper := streamBounds(h)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
@@ -250,7 +264,7 @@ func lastEvent(db *pebble.DB, stream string, h uint64, limit int64, owns owner) 
 			return 0, false, 0, err
 		}
 		end := start + int64(n)
-		if limit >= 0 && end > limit {
+		if version >= below || limit >= 0 && end > limit {
 			continue
 		}
 		mine, err := owns(stream, start, n)
@@ -292,7 +306,7 @@ func (s *Store) dropIndexAfter(end int64) error {
 		if err != nil {
 			return err
 		}
-		version, ok, last, err := lastEvent(db, stream, s.opts.hash(stream), -1, s.owns)
+		version, ok, last, err := lastEvent(db, stream, s.opts.hash(stream), -1, math.MaxUint64, s.owns)
 		switch {
 		case err != nil:
 			return err

@@ -44,41 +44,28 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 		return nil, nil
 	}
 	h := s.opts.hash(stream)
+	// The stream's events not in the index yet, asked before the iterator
+	// opens (pendingVersions.eventsOf): from the first of them on, the
+	// index is not read.
+	pend := s.pending.eventsOf(stream)
+	below := uint64(math.MaxUint64)
+	if len(pend) > 0 {
+		below = pend[0].version
+	}
 	lower, upper := streamBounds(h)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
 	}
 	defer it.Close()
-	type loc struct {
-		version uint64
-		start   int64
-		n       int
-	}
 	var (
-		locs   []loc
+		locs   []eventLoc
 		events []eventstore.RecordedEvent
 		in     interner
 	)
-	ok := it.SeekGE(eventKey(nil, h, from, 0))
-	for len(events) < max {
-		// The next entries under the stream's hash, as many as events are
-		// still wanted: a stream sharing the hash makes it take more rounds.
-		locs = locs[:0]
-		for ; ok && len(locs) < max-len(events); ok = it.Next() {
-			version, start, n, err := decodeEvent(it.Key(), it.Value())
-			if err != nil {
-				return nil, err
-			}
-			if start+int64(n) > limit {
-				continue // written, not acknowledged yet
-			}
-			locs = append(locs, loc{version, start, n})
-		}
-		if len(locs) == 0 {
-			break
-		}
-		// Read runs of adjacent records (one append, usually) with one read.
+	// read appends the events of locs, reading runs of adjacent records
+	// (one append, usually) with one read, and skipping another stream's.
+	read := func(locs []eventLoc) error {
 		for i := 0; i < len(locs); {
 			j := i + 1
 			end := locs[i].start + int64(locs[i].n)
@@ -91,27 +78,71 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 			for k := i; k < j; k++ {
 				rec, start, n, err := r.next()
 				if err != nil {
-					return nil, fmt.Errorf("embedded: read stream %q: %w", stream, err)
+					return fmt.Errorf("embedded: read stream %q: %w", stream, err)
 				}
 				if string(rec.stream) != stream {
 					continue // another stream's name has the same hash
 				}
 				if rec.version != locs[k].version {
-					return nil, fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
+					return fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
 				}
 				events = append(events, toEvent(&rec, start+int64(n), &in))
 			}
 			i = j
 		}
+		return nil
+	}
+	ok := it.SeekGE(eventKey(nil, h, from, 0))
+	for len(events) < max {
+		// The next entries under the stream's hash, as many as events are
+		// still wanted: a stream sharing the hash makes it take more rounds.
+		locs = locs[:0]
+		for ; ok && len(locs) < max-len(events); ok = it.Next() {
+			version, start, n, err := decodeEvent(it.Key(), it.Value())
+			if err != nil {
+				return nil, err
+			}
+			if version >= below {
+				ok = false // the stream's are pending from here on
+				break
+			}
+			if start+int64(n) > limit {
+				continue // written, not acknowledged yet
+			}
+			locs = append(locs, eventLoc{version, start, n})
+		}
+		if len(locs) == 0 {
+			break
+		}
+		if err := read(locs); err != nil {
+			return nil, err
+		}
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("embedded: read index: %w", err)
+	}
+	locs = locs[:0]
+	for _, e := range pend {
+		if len(events)+len(locs) >= max {
+			break
+		}
+		if e.version >= from && e.start+int64(e.n) <= limit {
+			locs = append(locs, e)
+		}
+	}
+	if err := read(locs); err != nil {
+		return nil, err
 	}
 	if len(events) > 0 || acked {
 		return events, nil
 	}
 	// Nothing from "from" on, and the last append is not acknowledged:
 	// the stream exists if an earlier append of it is.
+	for _, e := range pend {
+		if e.start+int64(e.n) <= limit {
+			return nil, nil
+		}
+	}
 	for ok := it.First(); ok; ok = it.Next() {
 		_, start, n, err := decodeEvent(it.Key(), it.Value())
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -1164,34 +1165,39 @@ func TestCrashedOpenSkipsPositions(t *testing.T) {
 }
 
 // TestIndexBatchKeepsLastVersion: several appends to one stream in one
-// chunk leave its version at the last one, pending and once flushed to the
-// index, though event keys are sorted.
+// chunk leave its version at the last one, with all its events, pending
+// and once flushed to the index, though event keys are sorted.
 func TestIndexBatchKeepsLastVersion(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
 	ib := &indexBatch{}
 	for v := range uint64(5) {
-		ib.addEvent(nameHash("a-1"), v, int64(v)*100, 100)
-		ib.addVersion("a-1", v, int64(v+1)*100)
-		ib.addEvent(nameHash("b-1"), v, 1000+int64(v)*100, 100)
-	}
-	ib.addVersion("b-1", 4, 1500)
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := s.commitIndex(b, &stageItem{entries: ib, end: 1500, durable: 0}); err != nil {
-		t.Fatal(err)
+		ib.addEvent(v, int64(v)*300, 100)
+		ib.addVersion("a-1", v, int64(v)*300+100)
+		ib.addEvent(2*v, int64(v)*300+100, 100) // b-1: two events an append
+		ib.addEvent(2*v+1, int64(v)*300+200, 100)
+		ib.addVersion("b-1", 2*v+1, int64(v+1)*300)
 	}
 	var p pendingVersions
-	p.add(ib.versions)
-	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
+	p.add(ib.versions, ib.events)
+	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 9} {
 		if v, ok := p.get(stream); !ok || v.version != want {
 			t.Fatalf("pending version of %s = %+v, %v; want %d", stream, v, ok, want)
 		}
+		ev := p.eventsOf(stream)
+		if len(ev) != int(want)+1 {
+			t.Fatalf("%d pending events of %s, want %d", len(ev), stream, want+1)
+		}
+		for i, e := range ev {
+			if e.version != uint64(i) {
+				t.Fatalf("pending events of %s: %v", stream, ev)
+			}
+		}
 	}
-	if err := writeVersions(s.db, p.active, 1500); err != nil {
+	if err := writeVersions(s.db, p.active, 1500, 0, nameHash); err != nil {
 		t.Fatal(err)
 	}
-	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 4} {
+	for stream, want := range map[string]uint64{"a-1": 4, "b-1": 9} {
 		// No log behind these entries: every record is taken as the
 		// stream's.
 		anyOwner := func(string, int64, int) (bool, error) { return true, nil }
@@ -1199,7 +1205,7 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 		if err != nil || !ok || v != want {
 			t.Fatalf("lastVersion(%s) = %d, %v, %d, %v", stream, v, ok, end, err)
 		}
-		if v2, ok2, end2, _ := lastEvent(s.db, stream, nameHash(stream), -1, anyOwner); v2 != v || !ok2 || end2 != end {
+		if v2, ok2, end2, _ := lastEvent(s.db, stream, nameHash(stream), -1, math.MaxUint64, anyOwner); v2 != v || !ok2 || end2 != end {
 			t.Fatalf("version key (%d, %d) and event keys (%d, %d) disagree", v, end, v2, end2)
 		}
 	}

@@ -1,12 +1,10 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/maphash"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,55 +105,52 @@ type stageItem struct {
 	reqs    []*appendReq
 }
 
-// indexBatch lists the index entries of a chunk: its event keys, and its
-// streams' new versions (pendingVersions).
+// indexBatch lists the index entries of a chunk: its events, and its
+// appends' streams with their new versions (pendingVersions).
 type indexBatch struct {
-	arena    []byte
-	entries  []indexEntry
+	events   []eventLoc
 	versions []versionUpdate
 }
 
-// versionUpdate is a stream's last version after an append, and where
-// that append ends.
+// versionUpdate is a stream's last version after an append, where that
+// append ends, and its events: events[first : first+count] of the batch.
 type versionUpdate struct {
-	stream  string
-	version uint64
-	end     int64
+	stream       string
+	version      uint64
+	end          int64
+	first, count int
 }
 
-type indexEntry struct{ key, val [2]int32 } // offsets and ends in arena
-
-// addEvent lists the event key of version of the stream hashed to h,
-// whose record starts at start and is n bytes long.
-func (b *indexBatch) addEvent(h, version uint64, start int64, n int) {
-	k := len(b.arena)
-	b.arena = eventKey(b.arena, h, version, start)
-	v := len(b.arena)
-	b.arena = eventVal(b.arena, n)
-	b.push(k, v)
+// addEvent lists an event of the append being written: version of its
+// stream, whose record starts at start and is n bytes long.
+func (b *indexBatch) addEvent(version uint64, start int64, n int) {
+	b.events = append(b.events, eventLoc{version, start, n})
 }
 
-// addVersion lists the new version of stream, whose last event ends at end.
+// addVersion ends the append being written: stream is at version, its
+// last event ends at end, and its events are those listed since the last
+// addVersion.
 func (b *indexBatch) addVersion(stream string, version uint64, end int64) {
-	b.versions = append(b.versions, versionUpdate{stream, version, end})
+	first := 0
+	if k := len(b.versions); k > 0 {
+		first = b.versions[k-1].first + b.versions[k-1].count
+	}
+	b.versions = append(b.versions, versionUpdate{stream, version, end, first, len(b.events) - first})
 }
-
-func (b *indexBatch) push(k, v int) {
-	b.entries = append(b.entries, indexEntry{key: [2]int32{int32(k), int32(v)}, val: [2]int32{int32(v), int32(len(b.arena))}})
-}
-
-func (b *indexBatch) key(i int) []byte { e := b.entries[i].key; return b.arena[e[0]:e[1]] }
-func (b *indexBatch) val(i int) []byte { e := b.entries[i].val; return b.arena[e[0]:e[1]] }
 
 var indexBatches = sync.Pool{New: func() any { return new(indexBatch) }}
 
 func (b *indexBatch) release() {
-	if cap(b.arena) > 1<<20 {
+	if cap(b.events) > 1<<16 {
 		return
 	}
-	clear(b.versions) // the names
-	b.arena, b.entries, b.versions = b.arena[:0], b.entries[:0], b.versions[:0]
+	b.reset()
 	indexBatches.Put(b)
+}
+
+func (b *indexBatch) reset() {
+	clear(b.versions) // the names
+	b.events, b.versions = b.events[:0], b.versions[:0]
 }
 
 // writerState belongs to the writer goroutine.
@@ -470,11 +465,10 @@ func (s *Store) writeReq(r *appendReq, now int64) {
 	}
 	r.start = w.end + int64(len(w.buf))
 	pos := r.start
-	h := s.opts.hash(r.stream)
 	for off := 0; off < len(r.buf); {
 		l := recordLen(r.buf[off:])
 		sealRecord(r.buf[off:off+l], next, now)
-		w.index.addEvent(h, next, pos, l)
+		w.index.addEvent(next, pos, l)
 		off += l
 		pos += int64(l)
 		next++
@@ -620,7 +614,7 @@ func (s *Store) failReqs(reqs []*appendReq, err error) {
 	s.w.chunk = s.w.chunk[:0]
 	s.w.buf = s.w.buf[:0]
 	if s.w.index != nil {
-		s.w.index.arena, s.w.index.entries = s.w.index.arena[:0], s.w.index.entries[:0]
+		s.w.index.reset()
 	}
 	s.w.cache.reset(s.w.end)
 	for i := range s.hot {
@@ -668,19 +662,16 @@ func (s *Store) advanceSynced(end int64) {
 // runIndexer commits the writer's index entries, in order.
 func (s *Store) runIndexer() {
 	defer close(s.indexerDone)
-	s.pending.start(s.db, func(err error) { s.fail(fmt.Errorf("write index: %w", err)) })
-	b := s.db.NewBatch()
+	s.pending.start(s.db, s.opts.hash, func(err error) { s.fail(fmt.Errorf("write index: %w", err)) })
+	var durable int64 // of the last chunk added
 	for item := range s.indexCh {
 		if item.entries != nil {
 			err := s.failure()
 			if err == nil {
-				if err = s.commitIndex(b, item); err != nil {
-					s.fail(fmt.Errorf("write index: %w", err))
-				} else {
-					s.pending.add(item.entries.versions)
-				}
+				// In memory until the flusher writes it (pending.go).
+				s.pending.add(item.entries.versions, item.entries.events)
+				durable = item.durable
 			}
-			b.Reset()
 			item.entries.release()
 			item.entries = nil
 			if err == nil {
@@ -695,40 +686,17 @@ func (s *Store) runIndexer() {
 			s.finish([]*stageItem{item})
 		}
 		if s.failure() == nil {
-			s.pending.maybeFlush(s.indexedEnd.Load())
+			s.pending.maybeFlush(s.indexedEnd.Load(), durable)
 		}
 	}
-	b.Close()
-	// Close: the next Open finds every version key in the index.
-	if err := s.pending.stop(s.db, s.indexedEnd.Load(), s.failure() == nil); err != nil {
+	// Close: the next Open finds every key in the index.
+	if err := s.pending.stop(s.db, s.indexedEnd.Load(), durable, s.failure() == nil); err != nil {
 		s.fail(fmt.Errorf("write index: %w", err))
 	}
 	if s.syncCh != nil {
 		close(s.syncCh)
 		<-s.syncerDone
 	}
-}
-
-// commitIndex commits item's event keys with both marks. Sorted keys let
-// Pebble's memtable inserts start where the previous one ended.
-func (s *Store) commitIndex(b *pebble.Batch, item *stageItem) error {
-	ib := item.entries
-	// Event keys are unique (each names its record's offset): a plain sort.
-	slices.SortFunc(ib.entries, func(x, y indexEntry) int {
-		return bytes.Compare(ib.arena[x.key[0]:x.key[1]], ib.arena[y.key[0]:y.key[1]])
-	})
-	for i := range ib.entries {
-		if err := b.Set(ib.key(i), ib.val(i), nil); err != nil {
-			return err
-		}
-	}
-	if err := setOffset(b, keyIndexed, item.end); err != nil {
-		return err
-	}
-	if err := setOffset(b, keyDurable, item.durable); err != nil {
-		return err
-	}
-	return b.Commit(pebble.NoSync)
 }
 
 // finish publishes the items' events and answers their requests, or fails
