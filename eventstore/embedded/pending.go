@@ -78,7 +78,7 @@ type flushJob struct {
 const (
 	pendingEvery     = time.Second
 	pendingMax       = 1 << 15
-	pendingMaxEvents = 1 << 18
+	pendingMaxEvents = 1 << 15
 )
 
 // get returns stream's last version and where its append ends.
