@@ -140,67 +140,68 @@ func TestReadStreamDuringFlushes(t *testing.T) {
 	var acked [streams]atomic.Int64 // events acknowledged per stream
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	for w := range writers {
+	// loop calls body in a goroutine, with a random source of its own,
+	// until stop is closed or body fails.
+	loop := func(seed uint64, body func(rng *rand.Rand) bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			rng := rand.New(rand.NewPCG(seed, 7))
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				i := rng.IntN(streams)
-				n := 1 + rng.IntN(3)
-				evs := make([]eventstore.EventData, n)
-				for k := range evs {
-					evs[k] = eventstore.EventData{Type: "Flushed", Data: []byte(`{"k":1}`)}
-				}
-				if _, err := s.Append(ctx, name(i), eventstore.Any(), evs...); err != nil {
-					t.Error(err)
+				if !body(rng) {
 					return
 				}
-				acked[i].Add(int64(n))
 			}
 		}()
 	}
+	for w := range writers {
+		loop(uint64(w), func(rng *rand.Rand) bool {
+			i := rng.IntN(streams)
+			n := 1 + rng.IntN(3)
+			evs := make([]eventstore.EventData, n)
+			for k := range evs {
+				evs[k] = eventstore.EventData{Type: "Flushed", Data: []byte(`{"k":1}`)}
+			}
+			if _, err := s.Append(ctx, name(i), eventstore.Any(), evs...); err != nil {
+				t.Error(err)
+				return false
+			}
+			acked[i].Add(int64(n))
+			return true
+		})
+	}
 	var reads atomic.Int64
 	for r := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 9))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := rng.IntN(streams)
-				min := acked[i].Load()
-				if min == 0 {
-					continue
-				}
-				from := uint64(rng.Int64N(min))
-				evs, err := s.ReadStream(ctx, name(i), from, 1<<20)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if int64(len(evs)) < min-int64(from) {
-					t.Errorf("%s from %d: %d events, but %d were acknowledged before the read", name(i), from, len(evs), min)
-					return
-				}
-				for k, e := range evs {
-					if e.Version != from+uint64(k) {
-						t.Errorf("%s from %d: event %d has version %d", name(i), from, k, e.Version)
-						return
-					}
-				}
-				reads.Add(1)
+		loop(100+uint64(r), func(rng *rand.Rand) bool {
+			i := rng.IntN(streams)
+			done := acked[i].Load()
+			if done == 0 {
+				return true
 			}
-		}()
+			from := uint64(rng.Int64N(done))
+			evs, err := s.ReadStream(ctx, name(i), from, 1<<20)
+			if err != nil {
+				t.Error(err)
+				return false
+			}
+			if int64(len(evs)) < done-int64(from) {
+				t.Errorf("%s from %d: %d events, but %d were acknowledged before the read", name(i), from, len(evs), done)
+				return false
+			}
+			for k, e := range evs {
+				if e.Version != from+uint64(k) {
+					t.Errorf("%s from %d: event %d has version %d", name(i), from, k, e.Version)
+					return false
+				}
+			}
+			reads.Add(1)
+			return true
+		})
 	}
 	time.Sleep(time.Second)
 	close(stop)
