@@ -228,3 +228,39 @@ func (b *Behind) max() int {
 	}
 	return DefaultMax
 }
+
+// Last is the last applied version of stream: the one waiting here, else
+// the one read (from the database) by read, through the cache c when the
+// versions are written with every batch. Written behind, c is not used:
+// the waiting map holds the newest versions, and a version cached from
+// the database would be stale once the map is written.
+func (b *Behind) Last(c *Cache, stream string, read func(stream string) (uint64, bool, error)) (uint64, bool, error) {
+	if v, ok := b.pending[stream]; ok {
+		return v, true, nil
+	}
+	if !b.On {
+		if v, ok := c.Get(stream); ok {
+			return v, true, nil
+		}
+	}
+	v, ok, err := read(stream)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if !b.On {
+		c.Put(stream, v)
+	}
+	return v, true, nil
+}
+
+// Committed records that the batch of p was committed at now: its
+// versions in the cache c when they are written with every batch, else in
+// the waiting map (Done).
+func (b *Behind) Committed(p Plan, c *Cache, now time.Time) {
+	if !b.On {
+		for stream, v := range p.next {
+			c.Put(stream, v)
+		}
+	}
+	b.Done(p, now)
+}

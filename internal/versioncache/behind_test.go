@@ -153,3 +153,47 @@ func TestDedupLearnsVersionsInAGap(t *testing.T) {
 		t.Errorf("Next = %v, want %v", d.Next, want)
 	}
 }
+
+// Last looks at the waiting versions first; written behind, it never
+// answers from the cache, which would hold a version the flush made stale.
+func TestBehindLast(t *testing.T) {
+	db := map[string]uint64{"x": 5}
+	read := func(stream string) (uint64, bool, error) {
+		v, ok := db[stream]
+		return v, ok, nil
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, on := range []bool{false, true} {
+		b := Behind{On: on, Every: time.Second}
+		c := New(16)
+		db["x"] = 5
+		if v, ok, err := b.Last(c, "x", read); err != nil || !ok || v != 5 {
+			t.Fatalf("on=%v: Last(x) = %d, %v, %v; want 5 from the database", on, v, ok, err)
+		}
+		// write stores what a batch writes.
+		write := func(p Plan) {
+			if v, ok := p.Versions["x"]; ok {
+				db["x"] = v
+			}
+		}
+		p := b.Plan(map[string]uint64{"x": 7}, pos(1), pos(2), t0, false)
+		write(p) // on: nothing yet
+		b.Committed(p, c, t0)
+		if v, ok, _ := b.Last(c, "x", read); !ok || v != 7 {
+			t.Fatalf("on=%v: Last(x) = %d after applying 7", on, v)
+		}
+		// The flush writes 7 to the database; a later read must not find 5.
+		p = b.Plan(nil, pos(2), pos(2), t0.Add(time.Second), true)
+		write(p)
+		b.Committed(p, c, t0.Add(time.Second))
+		if db["x"] != 7 {
+			t.Fatalf("on=%v: the database holds %d after the flush", on, db["x"])
+		}
+		if v, ok, _ := b.Last(c, "x", read); !ok || v != 7 {
+			t.Fatalf("on=%v: Last(x) = %d after the flush, want 7", on, v)
+		}
+		if _, ok, _ := b.Last(c, "none", read); ok {
+			t.Fatalf("on=%v: a stream never applied has a version", on)
+		}
+	}
+}

@@ -405,10 +405,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	}
 
 	// 5. Only now that the batch is committed, remember it.
-	for stream, ver := range next {
-		s.versions.Put(stream, ver)
-	}
-	s.behind.Done(plan, now)
+	s.behind.Committed(plan, s.versions, now)
 	s.setCheckpoint(top)
 	return nil
 }
@@ -424,18 +421,9 @@ func (s *Store) writeVersions() error {
 
 // lastVersion is the last applied version of stream. Callers hold applyMu.
 func (s *Store) lastVersion(stream string) (uint64, bool, error) {
-	if v, ok := s.versions.Get(stream); ok {
-		return v, true, nil
-	}
-	if v, ok := s.behind.Pending(stream); ok {
-		return v, true, nil
-	}
-	v, ok, err := getUint64(s.db, streamKey(nil, stream))
-	if err != nil || !ok {
-		return 0, false, err
-	}
-	s.versions.Put(stream, v)
-	return v, true, nil
+	return s.behind.Last(s.versions, stream, func(stream string) (uint64, bool, error) {
+		return getUint64(s.db, streamKey(nil, stream))
+	})
 }
 
 // AppliedVersion implements projections.StreamTracker.
