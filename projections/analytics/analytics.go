@@ -114,9 +114,9 @@ type Store struct {
 	aggLink, aggWS *batchAgg
 	interners      []*interner // one per decoding goroutine
 
-	// checkpointView is checkpoint for readers that do not take applyMu.
-	checkpointView atomic.Pointer[eventstore.Position]
-	undecodable    atomic.Uint64
+	// undecodable counts the clicks skipped since Open; read without
+	// applyMu.
+	undecodable atomic.Uint64
 }
 
 var (
@@ -215,7 +215,7 @@ func (s *Store) load() error {
 	v, closer, err = s.db.Get(keyCheckpoint)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		s.setCheckpoint(eventstore.Start)
+		s.checkpoint = eventstore.Start
 	case err != nil:
 		return fmt.Errorf("analytics: %w", err)
 	default:
@@ -223,10 +223,10 @@ func (s *Store) load() error {
 		if len(v) != 16 {
 			return fmt.Errorf("analytics: checkpoint: %w", errCorrupt)
 		}
-		s.setCheckpoint(eventstore.Position{
+		s.checkpoint = eventstore.Position{
 			Commit:  binary.BigEndian.Uint64(v),
 			Prepare: binary.BigEndian.Uint64(v[8:]),
-		})
+		}
 	}
 	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
 		return fmt.Errorf("analytics: %w", err)
@@ -242,11 +242,6 @@ func (s *Store) WriteVersionsBehind() {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	s.behind.On = true
-}
-
-func (s *Store) setCheckpoint(p eventstore.Position) {
-	s.checkpoint = p
-	s.checkpointView.Store(&p)
 }
 
 // Close closes the database. Apply and queries return ErrClosed afterwards.
@@ -315,12 +310,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
 	conv := convAgg{}
-	top, last := s.checkpoint, eventstore.Start
+	last := eventstore.Start // the batch's highest position
 	for i := range events {
 		ev := &events[i]
-		if top.Less(ev.Position) {
-			top = ev.Position
-		}
 		if last.Less(ev.Position) {
 			last = ev.Position
 		}
@@ -347,6 +339,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 			}
 			conv.addConversion(e)
 		}
+	}
+	top := s.checkpoint // the checkpoint after the batch
+	if top.Less(last) {
+		top = last
 	}
 	if len(next) == 0 && top == s.checkpoint {
 		return nil // only duplicates
@@ -406,7 +402,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 	// 5. Only now that the batch is committed, remember it.
 	s.behind.Committed(plan, s.versions, now)
-	s.setCheckpoint(top)
+	s.checkpoint = top
 	return nil
 }
 
@@ -530,7 +526,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	s.versions.Reset()
 	s.behind.Reset()
 	s.interners = nil
-	s.setCheckpoint(eventstore.Start)
+	s.checkpoint = eventstore.Start
 	return nil
 }
 

@@ -119,9 +119,9 @@ type Store struct {
 	behind     versioncache.Behind
 	key, val   []byte // Apply's scratch space
 
-	// checkpointView is checkpoint for readers that do not take applyMu.
-	checkpointView atomic.Pointer[eventstore.Position]
-	undecodable    atomic.Uint64
+	// undecodable counts the clicks skipped since Open; read without
+	// applyMu.
+	undecodable atomic.Uint64
 
 	stopExpiry context.CancelFunc
 	expiryDone chan struct{} // nil without the background expiry
@@ -229,7 +229,7 @@ func (s *Store) load() error {
 	v, closer, err = s.db.Get(keyCheckpoint)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		s.setCheckpoint(eventstore.Start)
+		s.checkpoint = eventstore.Start
 	case err != nil:
 		return fmt.Errorf("clickindex: %w", err)
 	default:
@@ -237,10 +237,10 @@ func (s *Store) load() error {
 		if len(v) != 16 {
 			return fmt.Errorf("clickindex: checkpoint: %w", errCorrupt)
 		}
-		s.setCheckpoint(eventstore.Position{
+		s.checkpoint = eventstore.Position{
 			Commit:  binary.BigEndian.Uint64(v),
 			Prepare: binary.BigEndian.Uint64(v[8:]),
-		})
+		}
 	}
 	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
 		return fmt.Errorf("clickindex: %w", err)
@@ -256,11 +256,6 @@ func (s *Store) WriteVersionsBehind() {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	s.behind.On = true
-}
-
-func (s *Store) setCheckpoint(p eventstore.Position) {
-	s.checkpoint = p
-	s.checkpointView.Store(&p)
 }
 
 // Close stops the background expiry and closes the database. Every method
@@ -335,12 +330,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	dedup.Gap = s.behind.Gap()
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
-	top, last := s.checkpoint, eventstore.Start
+	last := eventstore.Start // the batch's highest position
 	for i := range events {
 		ev := &events[i]
-		if top.Less(ev.Position) {
-			top = ev.Position
-		}
 		if last.Less(ev.Position) {
 			last = ev.Position
 		}
@@ -357,6 +349,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if ev.Type == click.EventRecorded {
 			todo = append(todo, i)
 		}
+	}
+	top := s.checkpoint // the checkpoint after the batch
+	if top.Less(last) {
+		top = last
 	}
 	if len(next) == 0 && top == s.checkpoint {
 		return nil // only duplicates
@@ -408,7 +404,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 
 	// 3. Only now that the batch is committed, remember it.
 	s.behind.Committed(plan, s.versions, at)
-	s.setCheckpoint(top)
+	s.checkpoint = top
 	return nil
 }
 
@@ -545,6 +541,6 @@ func (s *Store) Reset(ctx context.Context) error {
 	}
 	s.versions.Reset()
 	s.behind.Reset()
-	s.setCheckpoint(eventstore.Start)
+	s.checkpoint = eventstore.Start
 	return nil
 }
