@@ -219,11 +219,7 @@ func (s *Store) lastVersion(stream string, limit int64) (version uint64, exists 
 				return e.version, true, e.start + int64(e.n), nil
 			}
 		}
-		below := uint64(math.MaxUint64)
-		if len(pend) > 0 {
-			below = pend[0].version
-		}
-		return lastEvent(s.db, stream, s.opts.hash(stream), limit, below, s.owns)
+		return lastEvent(s.db, stream, s.opts.hash(stream), limit, firstPending(pend), s.owns)
 	}
 	return lastVersion(s.db, stream, s.opts.hash, limit, s.owns)
 }

@@ -48,10 +48,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 	// opens (pendingVersions.eventsOf): from the first of them on, the
 	// index is not read.
 	pend := s.pending.eventsOf(stream)
-	below := uint64(math.MaxUint64)
-	if len(pend) > 0 {
-		below = pend[0].version
-	}
+	below := firstPending(pend)
 	lower, upper := streamBounds(h)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {

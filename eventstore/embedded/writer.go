@@ -659,7 +659,9 @@ func (s *Store) advanceSynced(end int64) {
 	}
 }
 
-// runIndexer commits the writer's index entries, in order.
+// runIndexer hands the writer's index entries, in order, to the pending
+// keys (pending.go, written by the flusher), then acknowledges their
+// appends.
 func (s *Store) runIndexer() {
 	defer close(s.indexerDone)
 	s.pending.start(s.db, s.opts.hash, func(err error) { s.fail(fmt.Errorf("write index: %w", err)) })
