@@ -129,11 +129,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("read model: %w", err)
 	}
 	a.closers = append(a.closers, a.core.Close)
-	if cfg.KafkaBrokers == "" {
-		// The in-process runner resumes after the core's checkpoint,
-		// which waits for the counts written behind (core/clicks.go).
-		a.core.WriteClicksBehind()
-	}
 	if a.stats, err = openStats(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("statistics: %w", err)
 	}
@@ -148,6 +143,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	a.closers = append(a.closers, a.radar.Close)
 	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar}
 	if cfg.KafkaBrokers == "" {
+		// Fed in log order, resuming after their checkpoints: core's
+		// click counts (core/clicks.go) and the stream versions of the
+		// statistics and the click index are written behind.
+		a.core.WriteClicksBehind()
 		writeVersionsBehind(projs...)
 	}
 	if a.chRadar, err = openClickHouseRadar(ctx, a.stats); err != nil {
