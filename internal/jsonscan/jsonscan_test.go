@@ -1,7 +1,9 @@
 package jsonscan
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,7 +51,7 @@ func TestKey(t *testing.T) {
 	if err != nil || len(keys) != 3 || !b || !ts.Equal(time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)) {
 		t.Fatalf("keys %v b %v ts %v err %v", keys, b, ts, err)
 	}
-	for _, in := range []string{`[]`, `{"a":true} x`, `{"a":true,}`, `{"a" true}`, `{"\u0061":true}`} {
+	for _, in := range []string{`[]`, `{"a":true} x`, `{"a":true,}`, `{"a" true}`, `{"\u0061":true}`, `{"a":true,"\u0062":true}`, `{"a":true,"b"}`, `{"a":true,"b`} {
 		s := Scanner{B: []byte(in)}
 		if err := readObject(&s, func([]byte) error { return s.Bool(&b) }); !errors.Is(err, ErrSlowPath) {
 			t.Errorf("%s: %v, want ErrSlowPath", in, err)
@@ -73,5 +75,47 @@ func TestEmptyObject(t *testing.T) {
 	s := Scanner{B: []byte(" {} ")}
 	if key, ok, err := s.Key(); key != nil || ok || err != nil {
 		t.Errorf("{}: %q %v %v", key, ok, err)
+	}
+}
+
+// TestStringEveryOffset puts each byte that ends a plain run at every
+// offset of a long string, so that the eight-byte steps meet it in every
+// lane and at the tail.
+func TestStringEveryOffset(t *testing.T) {
+	plain := strings.Repeat("Mozilla/5.0 (X11) ", 3)
+	for _, mark := range []string{`\"`, `\\`, `\n`, `\u00e9`, "é", "\u2028", "\x01", "\xff", `"`} {
+		for at := 0; at <= len(plain); at++ {
+			in := `"` + plain[:at] + mark + plain[at:] + `"`
+			checkString(t, in)
+		}
+	}
+	for n := 0; n <= 20; n++ {
+		checkString(t, `"`+plain[:n]+`"`)
+		checkString(t, `"`+plain[:n]) // unterminated
+	}
+}
+
+// FuzzString checks String against encoding/json: whatever String takes,
+// it reads as json.Unmarshal does.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b"`, `"café, a long plain run of text"`, "\"ctl\x01 after eight\"", `"\u2028"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) { checkString(t, in) })
+}
+
+func checkString(t *testing.T, in string) {
+	t.Helper()
+	s := Scanner{B: []byte(in)}
+	got, escaped, err := s.String()
+	if err != nil {
+		if !errors.Is(err, ErrSlowPath) {
+			t.Fatalf("%q: %v, want ErrSlowPath", in, err)
+		}
+		return
+	}
+	var want string
+	if err := json.Unmarshal([]byte(in[:s.I]), &want); err != nil || string(got) != want {
+		t.Fatalf("%q: %q (escaped %v) ending at %d; encoding/json reads %q (%v)", in, got, escaped, s.I, want, err)
 	}
 }
