@@ -67,6 +67,27 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendJSONRedirect encodes a click as a redirect records it:
+// ids, URLs and the names enrichment gives, all plain ASCII.
+func BenchmarkAppendJSONRedirect(b *testing.B) {
+	exp := time.Date(2027, 2, 22, 10, 6, 8, 982347937, time.UTC)
+	r := Recorded{
+		ClickID: "019ca8dc-ce56-7000-8000-00000000a1b2", LinkID: "019ca8dc-ce56-7000-8000-0000000001f4",
+		WorkspaceID: "019ca8dc-ce56-7000-8000-000000000001", Code: "b123",
+		Timestamp: time.Date(2026, 11, 24, 10, 6, 8, 982347937, time.UTC), Source: "redirect",
+		Visitor: "9f86d081884c7d659a2feaa0c55ad015", Browser: "Chrome", BrowserVersion: "126.0.0.0",
+		OS: "Windows", OSVersion: "10", DeviceType: "desktop", Language: "en",
+		Referrer: "news.ycombinator.com", ReferrerURL: "https://news.ycombinator.com/item?id=42424242",
+		Country: "DE", Continent: "EU", City: "Berlin", Region: "BE",
+		Destination: "https://example.com/landing/123?utm_source=bench",
+		TrackingID: "019ca8dc-ce56-7000-8000-00000000a1b2", TrackingExpiresAt: &exp,
+	}
+	buf := make([]byte, 0, 1024)
+	for b.Loop() {
+		buf = r.AppendJSON(buf[:0])
+	}
+}
+
 func BenchmarkEncodingJSON(b *testing.B) {
 	r := randomClick(rand.New(rand.NewSource(2)))
 	for i := 0; i < b.N; i++ {
