@@ -214,7 +214,9 @@ type Store interface {
 	// ErrWrongExpectedVersion and writes nothing. When Append returns
 	// without error the events survive a crash of the process; how they
 	// survive a crash of the machine is the adapter's durability setting.
-	// Appending zero events only checks expected.
+	// Appending zero events only checks expected. Append keeps nothing of
+	// the events' Data and Metadata once it returns: the caller may reuse
+	// them.
 	Append(ctx context.Context, stream string, expected ExpectedVersion, events ...EventData) (AppendResult, error)
 
 	// ReadStream returns up to max events of stream with version >= from,

@@ -59,6 +59,7 @@ func Run(t *testing.T, h Harness) {
 		run  func(*testing.T, *env)
 	}{
 		{"AppendAndRead", testAppendAndRead},
+		{"AppendKeepsNoBuffer", testAppendKeepsNoBuffer},
 		{"ExpectedVersion", testExpectedVersion},
 		{"ExpectedVersionNoEvents", testExpectedVersionNoEvents},
 		{"AtomicMultiEventAppend", testAtomicMultiEvent},

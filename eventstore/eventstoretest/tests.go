@@ -15,6 +15,36 @@ import (
 	"github.com/linkd/linkd/eventstore"
 )
 
+// testAppendKeepsNoBuffer: once Append returns, the caller may reuse the
+// events' Data and Metadata (linkd encodes clicks into pooled buffers):
+// what was appended, read and subscribed is what they held at the call.
+func testAppendKeepsNoBuffer(t *testing.T, e *env) {
+	stream := e.stream("reuse")
+	data, md := []byte(`{"n":1}`), []byte(`{"user":"u1"}`)
+	e.append(stream, eventstore.NoStream(), eventstore.EventData{Type: "Tested", Data: data, Metadata: md})
+	copy(data, `{"n":2}`)
+	copy(md, `{"user":"u2"}`)
+	e.append(stream, eventstore.Exact(0), eventstore.EventData{Type: "Tested", Data: data, Metadata: md})
+	clear(data)
+	clear(md)
+	got := e.readStream(stream, 0, 10)
+	if len(got) != 2 {
+		t.Fatalf("ReadStream: %d events, want 2", len(got))
+	}
+	for i, ev := range got {
+		wantData, wantMD := fmt.Sprintf(`{"n":%d}`, i+1), fmt.Sprintf(`{"user":"u%d"}`, i+1)
+		if string(ev.Data) != wantData || string(ev.Metadata) != wantMD {
+			t.Errorf("event %d: data %q metadata %q, want %s and %s", i, ev.Data, ev.Metadata, wantData, wantMD)
+		}
+	}
+	sub := e.subscribe(e.head, e.filter())
+	for i, ev := range recvN(t, sub, 2, e.head) {
+		if want := fmt.Sprintf(`{"n":%d}`, i+1); string(ev.Data) != want {
+			t.Errorf("subscribed event %d: data %q, want %s", i, ev.Data, want)
+		}
+	}
+}
+
 func testAppendAndRead(t *testing.T, e *env) {
 	stream := e.stream("link1")
 	in := []eventstore.EventData{

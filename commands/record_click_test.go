@@ -1,0 +1,45 @@
+package commands_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore/embedded"
+)
+
+// BenchmarkRecordClick appends clicks as redirects do, from many
+// goroutines, to 1,000 links of the embedded store: the encoding and the
+// append, with their allocations.
+func BenchmarkRecordClick(b *testing.B) {
+	store, err := embedded.Open(embedded.Options{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	h := commands.RecordClickHandler{Deps: &commands.Deps{Store: store}}
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			c := click.Recorded{
+				LinkID: fmt.Sprintf("019ca8dc-ce56-7000-8000-%012d", i%1000), WorkspaceID: "019ca8dc-ce56-7000-8000-000000000001",
+				Code: "b123", Source: "redirect", Visitor: "9f86d081884c7d659a2feaa0c55ad015",
+				Browser: "Chrome", BrowserVersion: "126.0.0.0", OS: "Windows", OSVersion: "10", DeviceType: "desktop",
+				Language: "en", Referrer: "news.ycombinator.com", ReferrerURL: "https://news.ycombinator.com/item?id=42424242",
+				Country: "DE", Continent: "EU", City: "Berlin", Region: "BE",
+				Destination: "https://example.com/landing/123?utm_source=bench", TrackingID: "019ca8dc-ce56-7000-8000-00000000a1b2",
+			}
+			if _, _, err := h.Handle(context.Background(), commands.RecordClick{Click: c}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
