@@ -228,8 +228,13 @@ func (s *Scanner) Time(dst *time.Time) error {
 		return nil
 	}
 	start := s.I
-	if _, err := s.RawString(); err != nil {
+	b, err := s.RawString()
+	if err != nil {
 		return err
+	}
+	if t, ok := utcTime(b); ok {
+		*dst = t
+		return nil
 	}
 	var t time.Time
 	if err := t.UnmarshalJSON(s.B[start:s.I]); err != nil {
@@ -237,6 +242,62 @@ func (s *Scanner) Time(dst *time.Time) error {
 	}
 	*dst = t
 	return nil
+}
+
+// utcTime reads the times linkd writes, 2006-01-02T15:04:05.999999999Z
+// (0 to 9 digits of fraction), as time.Parse would with RFC 3339 (the same
+// time, in UTC); anything else is not ok, for the caller's general path.
+// Parsing took a tenth of a click's decoding.
+func utcTime(b []byte) (time.Time, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[len(b)-1] != 'Z' {
+		return time.Time{}, false
+	}
+	year, month, day := digits(b[0:4]), digits(b[5:7]), digits(b[8:10])
+	hour, minute, sec := digits(b[11:13]), digits(b[14:16]), digits(b[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if frac := b[19 : len(b)-1]; len(frac) > 0 {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		if nsec = digits(frac[1:]); nsec < 0 {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// digits is the decimal number b spells, -1 if a byte is not a digit.
+func digits(b []byte) int {
+	v := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+// daysIn is the number of days of a month (1-12) in the proleptic
+// Gregorian calendar, as time.Parse counts them.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // Key reads the next key of a document that is one object, leaving the

@@ -119,3 +119,35 @@ func checkString(t *testing.T, in string) {
 		t.Fatalf("%q: %q (escaped %v) ending at %d; encoding/json reads %q (%v)", in, got, escaped, s.I, want, err)
 	}
 }
+
+// FuzzTime checks Time against time.Time.UnmarshalJSON: the same time, in
+// the same zone (the very same value in UTC), or ErrSlowPath where it
+// fails.
+func FuzzTime(f *testing.F) {
+	for _, s := range []string{`"2026-11-22T01:02:03Z"`, `"2026-11-22T01:02:03.982347937Z"`, `"2026-02-28T23:59:59.5Z"`,
+		`"2026-02-29T00:00:00Z"`, `"2028-02-29T00:00:00Z"`, `"2100-02-29T00:00:00Z"`, `"2000-02-29T00:00:00Z"`, `"2026-04-31T00:00:00Z"`, `"2026-05-31T00:00:00Z"`, `"2026-11-22T01:02:03+01:00"`, `"2026-11-22T24:00:00Z"`, `"2026-11-22T01:02:03.Z"`,
+		`"2026-11-22T01:02:03.1234567891Z"`, `"2026-13-01T00:00:00Z"`, `"0000-01-01T00:00:00Z"`, `"2026-11-22t01:02:03z"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s := Scanner{B: []byte(in)}
+		var got time.Time
+		err := s.Time(&got)
+		var want time.Time
+		jerr := want.UnmarshalJSON([]byte(in))
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrSlowPath) {
+				t.Fatalf("%q: %v", in, err)
+			}
+		case s.I != len(in):
+			return // Time read a prefix: a later key would fail
+		case jerr != nil:
+			t.Fatalf("%q: Time reads %v, UnmarshalJSON fails: %v", in, got, jerr)
+		case !got.Equal(want) || got.String() != want.String():
+			t.Fatalf("%q: %v, want %v", in, got, want)
+		case want.Location() == time.UTC && got != want: // the fast path's results, exactly
+			t.Fatalf("%q: %#v, want %#v", in, got, want)
+		}
+	})
+}
