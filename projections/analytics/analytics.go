@@ -39,7 +39,7 @@ var ErrClosed = errors.New("analytics: closed")
 // Defaults of Options.
 const (
 	DefaultCacheSize       = 64 << 20
-	DefaultMemTableSize    = 32 << 20
+	DefaultMemTableSize    = 64 << 20
 	DefaultStreamCacheSize = 1 << 16
 )
 
@@ -48,7 +48,9 @@ type Options struct {
 	// CacheSize is Pebble's block cache in bytes (default 64 MiB).
 	CacheSize int64
 	// MemTableSize is the size of one Pebble memtable in bytes (default
-	// 32 MiB; Pebble keeps up to a few of them while flushing).
+	// 64 MiB; Pebble keeps up to a few of them while flushing). Larger
+	// memtables mean fewer flushes and less compaction work
+	// (docs/benchmarks.md, "The next stop").
 	MemTableSize uint64
 	// StreamCacheSize bounds the streams whose last applied version is kept
 	// in memory (default 65536; up to twice as many are held). Misses read
