@@ -13,8 +13,8 @@
 //
 // A key's 4 counters lie in one 64-byte line of the sketch (a blocked
 // count-min sketch): a click costs one cache miss, not four. Under the
-// redirect load of many links the sketch is far larger than the caches,
-// and its four misses per click were 2% of the server's CPU.
+// redirect load of many links the sketch's lines do not stay in a core's
+// caches, and its four misses per click were 2% of the server's CPU.
 package clicklimit
 
 import (
