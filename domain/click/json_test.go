@@ -80,7 +80,7 @@ func BenchmarkAppendJSONRedirect(b *testing.B) {
 		Referrer: "news.ycombinator.com", ReferrerURL: "https://news.ycombinator.com/item?id=42424242",
 		Country: "DE", Continent: "EU", City: "Berlin", Region: "BE",
 		Destination: "https://example.com/landing/123?utm_source=bench",
-		TrackingID: "019ca8dc-ce56-7000-8000-00000000a1b2", TrackingExpiresAt: &exp,
+		TrackingID:  "019ca8dc-ce56-7000-8000-00000000a1b2", TrackingExpiresAt: &exp,
 	}
 	buf := make([]byte, 0, 1024)
 	for b.Loop() {
