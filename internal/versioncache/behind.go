@@ -235,7 +235,7 @@ func (b *Behind) max() int {
 // the waiting map holds the newest versions, and a version cached from
 // the database would be stale once the map is written.
 func (b *Behind) Last(c *Cache, stream string, read func(stream string) (uint64, bool, error)) (uint64, bool, error) {
-	if v, ok := b.pending[stream]; ok {
+	if v, ok := b.Pending(stream); ok {
 		return v, true, nil
 	}
 	if !b.On {
