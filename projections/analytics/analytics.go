@@ -185,7 +185,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// Balanced profile: zstd 1 for data blocks, MinLZ for the others)
 	// rather than 3: catching up a million clicks took 7% less CPU, for 11
 	// more bytes per click on disk in the two stores (268 against 257 in
-	// all; docs/benchmarks.md, "Pebble's compression level").
+	// all; docs/benchmarks.md, "The next stop", step 7).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		return pebble.UniformDBCompressionSettings(sstable.BalancedCompression)
 	})
