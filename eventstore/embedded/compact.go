@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // The compactor compresses sealed segments in the background (format and
@@ -45,6 +46,8 @@ func (s *Store) stopCompactor() {
 
 func (s *Store) runCompactor() {
 	defer close(s.compactDone)
+	load := loadGauge{at: time.Now(), end: s.committed.Load()}
+	yield := func() error { return s.yieldToLoad(&load) }
 	for {
 		select {
 		case <-s.compactStop:
@@ -52,9 +55,12 @@ func (s *Store) runCompactor() {
 		case <-s.compactWake:
 		}
 		for seg := s.nextToCompress(); seg != nil; seg = s.nextToCompress() {
+			if err := yield(); err != nil {
+				return
+			}
 			// Paced in the steady state; at full speed while the log
 			// grows faster than a paced compactor keeps up (a bulk load).
-			p := pace{stop: s.compactStop, share: s.opts.compactShare, hurry: s.behind}
+			p := pace{stop: s.compactStop, share: s.opts.compactShare, hurry: s.behind, yield: yield}
 			if err := s.compressSealed(seg, p); errors.Is(err, errStopped) {
 				return
 			} else if err != nil {
@@ -72,6 +78,81 @@ const pacedBacklog = 2
 
 // behind reports whether more sealed segments wait than pacedBacklog.
 func (s *Store) behind() bool { return s.plainSealed() > pacedBacklog }
+
+// Under load the compactor yields: while appends grow the log faster
+// than busyRate, it leaves sealed segments plain, up to deferBytes of them,
+// and compresses them once the load passes (or the backlog reaches
+// deferBytes: then one segment at a time, at full speed, as the log
+// grows). Compression was 7-8% of linkd's CPU under the redirect load
+// (docs/benchmarks.md, "The compactor yields to load"), all of it work
+// that can wait: a plain segment is as durable as a compressed one and
+// reads faster; it only takes more disk for a while.
+const (
+	// busyRate is the growth of the log, in bytes a second, above which
+	// the compactor yields: about 6,000 clicks a second.
+	busyRate = 4 << 20
+	// deferBytes bounds the sealed plain segments a yielding compactor
+	// leaves: eight default segments, about 25 s of the redirect
+	// benchmark's clicks at full speed (docs/operations.md).
+	deferBytes = 8 * DefaultSegmentSize
+	// loadWindow is how often the compactor measures the log's growth.
+	loadWindow = 250 * time.Millisecond
+)
+
+// loadGauge measures the growth of the log, one window at a time, for the
+// compactor's goroutine.
+type loadGauge struct {
+	at   time.Time
+	end  int64
+	busy bool
+}
+
+// busyAt reports whether the log grew faster than rate bytes a second
+// over the last full window before now, end being its committed end now.
+func (g *loadGauge) busyAt(now time.Time, end, rate int64) bool {
+	if el := now.Sub(g.at); el >= loadWindow {
+		g.busy = float64(end-g.end) > float64(rate)*el.Seconds()
+		g.at, g.end = now, end
+	}
+	return g.busy
+}
+
+// yieldToLoad waits while the log grows fast and the sealed plain
+// segments hold at most deferBytes; it returns errStopped on a stop.
+func (s *Store) yieldToLoad(g *loadGauge) error {
+	for s.plainSealedBytes() <= s.opts.deferBytes && g.busyAt(time.Now(), s.committed.Load(), s.opts.busyRate) {
+		t := time.NewTimer(restSlice)
+		select {
+		case <-s.compactStop:
+			t.Stop()
+			return errStopped
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// plainSealedBytes sums the sealed segments not compressed yet.
+func (s *Store) plainSealedBytes() int64 {
+	segs := *s.segs.Load()
+	var n int64
+	for _, seg := range segs[:len(segs)-1] {
+		if seg.z == nil && seg.end >= 0 {
+			n += seg.end - seg.base
+		}
+	}
+	return n
+}
+
+// PlainBytes is how many bytes of sealed log segments wait for the
+// compactor (0 when compression is off): what a load has left it to do
+// (linkd_eventstore_plain_bytes).
+func (s *Store) PlainBytes() int64 {
+	if s.compactWake == nil {
+		return 0
+	}
+	return s.plainSealedBytes()
+}
 
 // plainSealed counts the sealed segments not compressed yet.
 func (s *Store) plainSealed() int {

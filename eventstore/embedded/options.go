@@ -69,6 +69,11 @@ type Options struct {
 	// compactShare overrides the share of the wall time the background
 	// compactor works in the steady state (tests).
 	compactShare float64
+	// busyRate and deferBytes override how fast a growing log makes the
+	// compactor yield, and how much it leaves plain then (tests; a
+	// negative deferBytes never yields).
+	busyRate   int64
+	deferBytes int64
 	// hash names streams in the index's event keys: nameHash, or in tests
 	// one under which many names collide.
 	hash func(stream string) uint64
@@ -115,6 +120,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.compactShare == 0 {
 		o.compactShare = compactShare
+	}
+	if o.busyRate == 0 {
+		o.busyRate = busyRate
+	}
+	if o.deferBytes == 0 {
+		o.deferBytes = deferBytes
 	}
 	if o.hash == nil {
 		o.hash = nameHash

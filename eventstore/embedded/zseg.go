@@ -265,6 +265,9 @@ type pace struct {
 	stop  <-chan struct{}
 	share float64
 	hurry func() bool
+	// yield, when set, is called after each rest: it may wait longer
+	// (Store.yieldToLoad) and returns errStopped on a stop.
+	yield func() error
 }
 
 // restSlice bounds one sleep of a rest, so that hurry is asked again.
@@ -302,6 +305,11 @@ func (p pace) rest(worked time.Duration) error {
 			t.Stop()
 			return errStopped
 		case <-t.C:
+		}
+	}
+	if p.yield != nil {
+		if err := p.yield(); err != nil {
+			return err
 		}
 	}
 	return p.stopped()

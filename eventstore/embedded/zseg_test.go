@@ -442,6 +442,65 @@ func TestCompactorBacklog(t *testing.T) {
 	checkConsistent(t, s)
 }
 
+// TestCompactorYieldsToLoad: while the log grows faster than busyRate, the
+// compactor leaves sealed segments plain up to deferBytes (and no further
+// than a segment or so past it), and compresses them all once the
+// appends stop.
+func TestCompactorYieldsToLoad(t *testing.T) {
+	const seg = 16 << 10
+	opts := Options{Dir: t.TempDir(), segmentSize: seg, compactShare: 1, busyRate: 1, deferBytes: 4 * seg}
+	s := openT(t, opts)
+	defer closeT(t, s)
+	// Appends for 1.5 s: the first load window (250 ms) tells the
+	// compactor that the log grows; then it yields.
+	start := time.Now()
+	var most int64
+	for time.Since(start) < 1500*time.Millisecond || s.committed.Load() < 8*seg {
+		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "x")...)
+		if time.Since(start) > 2*loadWindow {
+			most = max(most, s.PlainBytes())
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if most < opts.deferBytes-seg || most > opts.deferBytes+4*seg {
+		t.Fatalf("at most %d plain bytes under load, want about %d (deferBytes)", most, opts.deferBytes)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.plainSealed() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sealed segments still plain %v after the appends stopped", s.plainSealed(), 30*time.Second)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if s.PlainBytes() != 0 {
+		t.Fatalf("PlainBytes %d with every sealed segment compressed", s.PlainBytes())
+	}
+	checkConsistent(t, s)
+}
+
+// TestLoadGauge: the gauge judges the log's growth over whole windows and
+// keeps its last verdict within one.
+func TestLoadGauge(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	g := loadGauge{at: t0, end: 0}
+	const rate = 4 << 20
+	for _, c := range []struct {
+		after time.Duration
+		end   int64
+		want  bool
+	}{
+		{100 * time.Millisecond, 10 << 20, false}, // within the first window: no verdict yet
+		{loadWindow, 2 << 20, true},               // 2 MiB in 250 ms: 8 MiB/s
+		{loadWindow + 100*time.Millisecond, 2 << 20, true},
+		{2 * loadWindow, 2<<20 + 512<<10, false}, // 512 KiB in 250 ms: 2 MiB/s
+		{10 * time.Second, 2<<20 + 512<<10 + 1<<20, false},
+	} {
+		if got := g.busyAt(t0.Add(c.after), c.end, rate); got != c.want {
+			t.Errorf("after %v at %d: busy %v, want %v", c.after, c.end, got, c.want)
+		}
+	}
+}
+
 // TestPaceRest: a paced compression rests (1/share - 1) times as long as
 // it worked; the zero pace and a share of 1 or more never rest.
 func TestPaceRest(t *testing.T) {

@@ -80,6 +80,16 @@ func (m *metrics) handler(a *App) http.Handler {
 		Name: "linkd_clicks_uncounted_total",
 		Help: "Accesses answered but not counted: a visitor over LINKD_CLICK_LIMIT clicks on one link in the hour.",
 	}, func() float64 { return float64(a.limit.Uncounted()) }))
+	var inner eventstore.Store = a.store
+	if in, ok := inner.(*instrumented); ok {
+		inner = in.Store
+	}
+	if pb, ok := inner.(interface{ PlainBytes() int64 }); ok {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_eventstore_plain_bytes",
+			Help: "Bytes of sealed log segments not compressed yet: what the compactor left while it yielded to load (embedded store).",
+		}, func() float64 { return float64(pb.PlainBytes()) }))
+	}
 	names := []string{"core", a.stats.Name(), clickindex.Name, radarstore.Name}
 	if a.chRadar != nil {
 		names = append(names, a.chRadar.Name())
