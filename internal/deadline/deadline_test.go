@@ -1,0 +1,192 @@
+package deadline
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+)
+
+// pair returns the server side (accepted through a Listener with tick) and
+// the client side of a TCP connection.
+func pair(t *testing.T, tick time.Duration) (*Listener, net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Wrap(ln, tick)
+	t.Cleanup(func() { l.Close() })
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return l, server, client
+}
+
+// readErr reads one byte and reports the error and how long it took.
+func readErr(c net.Conn) (error, time.Duration) {
+	start := time.Now()
+	_, err := c.Read(make([]byte, 1))
+	return err, time.Since(start)
+}
+
+// TestReadDeadlineFires: a deadline that passes fails the pending read,
+// not before the deadline and within a tick or so after it.
+func TestReadDeadlineFires(t *testing.T) {
+	_, server, client := pair(t, 10*time.Millisecond)
+	// Were the deadline never applied, the read ends at EOF instead.
+	time.AfterFunc(5*time.Second, func() { client.Close() })
+	if err := server.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	err, took := readErr(server)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read: %v, want a passed deadline", err)
+	}
+	if took < 100*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("the deadline fired after %v, want 100 ms and a tick", took)
+	}
+}
+
+// TestPassedDeadlineAtOnce: a deadline already passed when it is set
+// interrupts a pending read at once, without waiting for a tick (here an
+// hour): net/http aborts its background read this way.
+func TestPassedDeadlineAtOnce(t *testing.T) {
+	_, server, _ := pair(t, time.Hour)
+	errc := make(chan error, 1)
+	go func() { err, _ := readErr(server); errc <- err }()
+	time.Sleep(20 * time.Millisecond)
+	if err := server.SetReadDeadline(time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read: %v, want a passed deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a passed deadline did not interrupt the read")
+	}
+	// Cleared, the connection reads again.
+	if err := server.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.SetWriteDeadline(time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write past its deadline: %v, want a passed deadline", err)
+	}
+}
+
+// TestDeadlineMovedLater: a deadline replaced before it passes never
+// fires, and one that fired is cleared by the next.
+func TestDeadlineMovedLater(t *testing.T) {
+	_, server, client := pair(t, 5*time.Millisecond)
+	server.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	server.SetReadDeadline(time.Now().Add(time.Hour))
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		client.Write([]byte("a"))
+	}()
+	if err, took := readErr(server); err != nil {
+		t.Fatalf("read after %v: %v, want the byte written at 300 ms", took, err)
+	}
+	server.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if err, _ := readErr(server); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read: %v, want a passed deadline", err)
+	}
+	server.SetReadDeadline(time.Now().Add(time.Hour))
+	client.Write([]byte("b"))
+	if err, _ := readErr(server); err != nil {
+		t.Fatalf("read after the deadline moved on: %v", err)
+	}
+}
+
+// TestCloseForgets: a closed connection leaves the registry; Close stops
+// the listener's goroutine.
+func TestCloseForgets(t *testing.T) {
+	l, server, _ := pair(t, time.Millisecond)
+	count := func() int {
+		n := 0
+		for i := range l.reg {
+			l.reg[i].mu.Lock()
+			n += len(l.reg[i].conns)
+			l.reg[i].mu.Unlock()
+		}
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d connections registered, want 1", n)
+	}
+	server.Close()
+	server.Close()
+	if n := count(); n != 0 {
+		t.Fatalf("%d connections registered after Close, want 0", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	select {
+	case <-l.done:
+	default:
+		t.Fatal("the listener's goroutine still runs after Close")
+	}
+}
+
+// TestSlowHeaders: behind net/http, ReadHeaderTimeout still closes a
+// connection that never finishes its headers (slowloris), and a normal
+// request is answered.
+func TestSlowHeaders(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+		ReadHeaderTimeout: 200 * time.Millisecond,
+		IdleTimeout:       time.Hour,
+	}
+	go srv.Serve(Wrap(ln, 10*time.Millisecond))
+	defer srv.Close()
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "ok" {
+		t.Fatalf("body %q, want ok", body)
+	}
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n") // never the blank line
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = bufio.NewReader(c).ReadString('\n')
+	took := time.Since(start)
+	if err == nil {
+		// net/http may answer 408 before closing; then the close follows.
+		_, err = io.ReadAll(c)
+	}
+	if took < 200*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("the slow connection ended after %v (%v), want 200 ms and a tick", took, err)
+	}
+}
