@@ -3,8 +3,8 @@
 //
 // Go's HTTP server sets a connection's deadlines four or five times per
 // request (ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, and
-// clearing them), and each call moves a runtime timer: 3.4% of linkd's CPU
-// under the redirect load (docs/benchmarks.md, "Coarse deadlines"), for
+// clearing them), and each call moves a runtime timer: 1.9-3.4% of linkd's
+// CPU under the redirect load (docs/benchmarks.md, "Stop 20", step 2), for
 // timeouts of 10 to 120 seconds that almost never fire. Listener's
 // connections only note the deadline they are given (a mutex and two
 // words); one goroutine per listener visits every connection each tick and
