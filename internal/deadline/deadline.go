@@ -71,14 +71,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 	return wc, nil
 }
 
-// Close closes the listener and stops applying deadlines; connections
-// already accepted keep the deadlines applied so far.
+// Close closes the listener. Deadlines are still applied to the
+// connections already accepted until the last one is closed (a server's
+// graceful shutdown lets them finish), then its goroutine ends.
 func (l *Listener) Close() error {
 	err := l.Listener.Close()
-	l.closeOnce.Do(func() {
-		close(l.stop)
-		<-l.done
-	})
+	l.closeOnce.Do(func() { close(l.stop) })
 	return err
 }
 
@@ -86,15 +84,31 @@ func (l *Listener) run() {
 	defer close(l.done)
 	t := time.NewTicker(l.tick)
 	defer t.Stop()
+	stop, closed := l.stop, false
 	for {
 		select {
-		case <-l.stop:
-			return
+		case <-stop:
+			stop, closed = nil, true
 		case now := <-t.C:
 			l.now.Store(now.UnixNano())
 			l.expire(now)
 		}
+		if closed && l.open() == 0 {
+			return
+		}
 	}
+}
+
+// open counts the registered connections.
+func (l *Listener) open() int {
+	n := 0
+	for i := range l.reg {
+		sh := &l.reg[i]
+		sh.mu.Lock()
+		n += len(sh.conns)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // expire applies every deadline that has passed at now.

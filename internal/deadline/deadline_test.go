@@ -114,25 +114,16 @@ func TestDeadlineMovedLater(t *testing.T) {
 	}
 }
 
-// TestCloseForgets: a closed connection leaves the registry; Close stops
-// the listener's goroutine.
+// TestCloseForgets: a closed connection leaves the registry; after Close
+// the listener's goroutine ends with its last connection.
 func TestCloseForgets(t *testing.T) {
 	l, server, _ := pair(t, time.Millisecond)
-	count := func() int {
-		n := 0
-		for i := range l.reg {
-			l.reg[i].mu.Lock()
-			n += len(l.reg[i].conns)
-			l.reg[i].mu.Unlock()
-		}
-		return n
-	}
-	if n := count(); n != 1 {
+	if n := l.open(); n != 1 {
 		t.Fatalf("%d connections registered, want 1", n)
 	}
 	server.Close()
 	server.Close()
-	if n := count(); n != 0 {
+	if n := l.open(); n != 0 {
 		t.Fatalf("%d connections registered after Close, want 0", n)
 	}
 	if err := l.Close(); err != nil {
@@ -141,8 +132,34 @@ func TestCloseForgets(t *testing.T) {
 	l.Close()
 	select {
 	case <-l.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listener's goroutine still runs after Close, with no connection left")
+	}
+}
+
+// TestDeadlinesAfterClose: the connections accepted before Close still
+// get their deadlines (a graceful shutdown's drain), until the last one is
+// closed.
+func TestDeadlinesAfterClose(t *testing.T) {
+	l, server, client := pair(t, 10*time.Millisecond)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(5*time.Second, func() { client.Close() })
+	server.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if err, _ := readErr(server); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read after the listener closed: %v, want a passed deadline", err)
+	}
+	select {
+	case <-l.done:
+		t.Fatal("the listener's goroutine ended with a connection open")
 	default:
-		t.Fatal("the listener's goroutine still runs after Close")
+	}
+	server.Close()
+	select {
+	case <-l.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listener's goroutine still runs after its last connection closed")
 	}
 }
 
