@@ -120,7 +120,10 @@ func (g *loadGauge) busyAt(now time.Time, end, rate int64) bool {
 // yieldToLoad waits while the log grows fast and the sealed plain
 // segments hold at most deferBytes; it returns errStopped on a stop.
 func (s *Store) yieldToLoad(g *loadGauge) error {
-	for s.plainSealedBytes() <= s.opts.deferBytes && g.busyAt(time.Now(), s.committed.Load(), s.opts.busyRate) {
+	for {
+		if _, plain := s.plain(); plain > s.opts.deferBytes || !g.busyAt(time.Now(), s.committed.Load(), s.opts.busyRate) {
+			return nil
+		}
 		t := time.NewTimer(restSlice)
 		select {
 		case <-s.compactStop:
@@ -129,19 +132,6 @@ func (s *Store) yieldToLoad(g *loadGauge) error {
 		case <-t.C:
 		}
 	}
-	return nil
-}
-
-// plainSealedBytes sums the sealed segments not compressed yet.
-func (s *Store) plainSealedBytes() int64 {
-	segs := *s.segs.Load()
-	var n int64
-	for _, seg := range segs[:len(segs)-1] {
-		if seg.z == nil && seg.end >= 0 {
-			n += seg.end - seg.base
-		}
-	}
-	return n
 }
 
 // PlainBytes is how many bytes of sealed log segments wait for the
@@ -151,19 +141,27 @@ func (s *Store) PlainBytes() int64 {
 	if s.compactWake == nil {
 		return 0
 	}
-	return s.plainSealedBytes()
+	_, bytes := s.plain()
+	return bytes
 }
 
 // plainSealed counts the sealed segments not compressed yet.
 func (s *Store) plainSealed() int {
+	n, _ := s.plain()
+	return n
+}
+
+// plain counts the sealed segments not compressed yet, and sums their
+// bytes (a sealed segment's end is set: only the active one's is -1).
+func (s *Store) plain() (segments int, bytes int64) {
 	segs := *s.segs.Load()
-	n := 0
 	for _, seg := range segs[:len(segs)-1] {
 		if seg.z == nil {
-			n++
+			segments++
+			bytes += seg.end - seg.base
 		}
 	}
-	return n
+	return segments, bytes
 }
 
 // compressPending compresses, at full speed, the sealed segments the
