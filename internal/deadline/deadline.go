@@ -117,9 +117,11 @@ func (l *Listener) expire(now time.Time) {
 	var due []*conn
 	for i := range l.reg {
 		sh := &l.reg[i]
+		// The shard's connections are copied out, so that applying a
+		// deadline (a system call) holds no shard lock against Accept
+		// and Close.
 		sh.mu.Lock()
 		for c := range sh.conns {
-			// A racy first look; c.expire checks again under c.mu.
 			due = append(due, c)
 		}
 		sh.mu.Unlock()
