@@ -126,3 +126,84 @@ func TestLinkCacheKeepsReadsAcrossOtherChanges(t *testing.T) {
 		t.Errorf("read %d times, want 1", n)
 	}
 }
+
+// listingSource is a countingSource that also lists links (LinkLister),
+// by id or the newest first, and counts its lists.
+type listingSource struct {
+	*countingSource
+	order []string // codes, oldest first
+	lists int
+}
+
+func (s *listingSource) LinksToFollow(_ context.Context, ids []string, n int) ([]queries.Link, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lists++
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []queries.Link
+	for i := len(s.order) - 1; i >= 0 && len(out) < n; i-- {
+		l := s.links[s.order[i]]
+		if ids == nil || want[l.ID] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Warm reads the newest links, as many as the cache holds, in one list;
+// Refresh reads changed links while there is room; a link they cached is
+// served without a read of its own, with its custom domain in its key.
+func TestLinkCacheWarmAndRefresh(t *testing.T) {
+	ctx := context.Background()
+	dom := "d1"
+	src := &listingSource{countingSource: &countingSource{reads: map[string]int{}, links: map[string]queries.Link{
+		"a": {ID: "l1", Code: "a"},
+		"b": {ID: "l2", Code: "b"},
+		"c": {ID: "l3", Code: "c", Attributes: link.Attributes{DomainID: &dom}},
+	}}, order: []string{"a", "b", "c"}}
+	c := NewLinkCache(src, 2)
+	if err := c.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if src.lists != 1 {
+		t.Fatalf("Warm listed %d times, want 1", src.lists)
+	}
+	for _, k := range []struct{ domain, code string }{{"d1", "c"}, {"", "b"}} {
+		if l, err := c.LinkByCode(ctx, k.domain, k.code); err != nil || l == nil || l.Code != k.code {
+			t.Fatalf("%s/%s: %v %v", k.domain, k.code, l, err)
+		}
+		if n := src.read(k.code); n != 0 {
+			t.Errorf("%s: read %d times after Warm, want 0 (cached)", k.code, n)
+		}
+	}
+	// Full (2 of 2): the oldest was not cached, and Refresh adds nothing.
+	if err := c.Refresh(ctx, []string{"l1"}); err != nil {
+		t.Fatal(err)
+	}
+	if src.lists != 1 {
+		t.Errorf("Refresh of a full cache listed links")
+	}
+	if l, _ := c.LinkByCode(ctx, "", "a"); l == nil || src.read("a") != 1 {
+		t.Errorf("a: %v, read %d times, want one read (not warmed)", l, src.read("a"))
+	}
+
+	// A changed link is forgotten, then read again by Refresh with its
+	// new values.
+	c = NewLinkCache(src, 0)
+	if err := c.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	src.links["b"] = queries.Link{ID: "l2", Code: "b", Attributes: link.Attributes{OriginalURL: "https://example.com/new"}}
+	src.mu.Unlock()
+	c.Invalidate("link", "l2")
+	if err := c.Refresh(ctx, []string{"l2"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.LinkByCode(ctx, "", "b"); l == nil || l.OriginalURL != "https://example.com/new" || src.read("b") != 0 {
+		t.Errorf("b after Refresh: %+v, read %d times, want the new link without a read", l, src.read("b"))
+	}
+}

@@ -52,6 +52,49 @@ func (s *Store) oneLink(ctx context.Context, where string, args ...any) (queries
 	return l, err == nil, err
 }
 
+// LinksToFollow returns live links with their UTM template's values and
+// their pixel resolved, as LinkByCode does, read in one query: those of
+// ids, or when ids is nil the n most recently created. It fills the short
+// links' cache (api.LinkCache) at start and after links change, so that a
+// link's first redirect does not wait for a query of its own.
+func (s *Store) LinksToFollow(ctx context.Context, ids []string, n int) ([]queries.Link, error) {
+	q, args := linkFrom+" WHERE l.deleted = 0", []any{}
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		in, a := inList(ids)
+		q, args = q+" AND l.id IN "+in, a
+	}
+	q += " ORDER BY l.created_at DESC LIMIT ?"
+	args = append(args, n)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queries.Link
+	for rows.Next() {
+		var t int64
+		var id string
+		l, err := scanLink(rows, &t, &id)
+		if err != nil {
+			return nil, err
+		}
+		l.Clicks = max(l.Clicks, s.pendingCount(l.ID))
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := s.resolveExtensions(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Link returns a link by id.
 func (s *Store) Link(ctx context.Context, id string) (queries.Link, bool, error) {
 	return s.oneLink(ctx, "l.id = ?", id)

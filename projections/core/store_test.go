@@ -543,3 +543,48 @@ func TestResetEmptiesJourneys(t *testing.T) {
 		t.Fatalf("customer after Reset and its creation again: %+v", c)
 	}
 }
+
+// LinksToFollow reads what LinkByCode reads, for many links at once: the
+// newest first, or those of the ids asked; never a deleted link.
+func TestLinksToFollow(t *testing.T) {
+	ctx := context.Background()
+	var l log
+	l.workspace(t, "w1", "alice")
+	for i := 0; i < 5; i++ {
+		l.link(t, fmt.Sprintf("l%d", i), "w1", t0.Add(time.Duration(i)*time.Second))
+	}
+	l.add(t, link.Stream("l4"), &link.Deleted{LinkID: "l4", WorkspaceID: "w1", Code: "c-l4", At: t0.Add(time.Minute)})
+	l.add(t, click.Stream("l1"), &click.Recorded{ClickID: "k1", LinkID: "l1", Timestamp: t0})
+	s := open(t)
+	apply(t, s, l.Events)
+
+	ids := func(links []queries.Link) (out []string) {
+		for _, x := range links {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	newest, err := s.LinksToFollow(ctx, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(newest); !reflect.DeepEqual(got, []string{"l3", "l2", "l1"}) {
+		t.Errorf("newest 3: %v, want [l3 l2 l1] (l4 deleted)", got)
+	}
+	for _, x := range newest {
+		byCode, ok, err := s.LinkByCode(ctx, "", x.Code)
+		if err != nil || !ok || !reflect.DeepEqual(byCode, x) {
+			t.Errorf("%s: LinksToFollow %+v, LinkByCode %+v (%v %v)", x.ID, x, byCode, ok, err)
+		}
+	}
+	some, err := s.LinksToFollow(ctx, []string{"l0", "l4", "nope"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(some); !reflect.DeepEqual(got, []string{"l0"}) {
+		t.Errorf("by id: %v, want [l0]", got)
+	}
+	if none, err := s.LinksToFollow(ctx, []string{}, 10); err != nil || len(none) != 0 {
+		t.Errorf("no ids: %v %v", none, err)
+	}
+}

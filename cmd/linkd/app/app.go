@@ -51,6 +51,8 @@ type App struct {
 	chRadar *clickhouse.RadarProjection
 	limit   *clicklimit.Limiter
 	secret  *secrets.Secret
+	// links is the cache of the links short URLs follow.
+	links *api.LinkCache
 
 	runner  runner
 	server  *api.Server
@@ -192,17 +194,26 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
+	a.links = links
 	a.core.OnChange(func(changes []core.Change) {
 		keys := false
+		var changed []string
 		for _, c := range changes {
 			switch c.Kind {
 			case "apikey", "reset":
 				keys = true
+			case "link":
+				changed = append(changed, c.ID)
 			}
 			links.Invalidate(c.Kind, c.ID)
 		}
 		if keys {
 			a.server.InvalidateKeys()
+		}
+		// A link created or changed is read into the cache now, before
+		// its first redirect (a cache miss costs that redirect a query).
+		if err := links.Refresh(context.Background(), changed); err != nil {
+			a.log.Warn("short links' cache: refresh", "err", err)
 		}
 	})
 	a.handler = a.metrics.http(a.server.Handler(func(r *mux.Router) {
@@ -245,6 +256,15 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 		cancel()
 		return nil, err
 	}
+	// The links that short URLs follow are read into their cache in the
+	// background: after a restart their first redirects need no query.
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.links.Warm(rctx); err != nil && rctx.Err() == nil {
+			a.log.Warn("short links' cache: warm", "err", err)
+		}
+	}()
 	return cancel, nil
 }
 
