@@ -12,9 +12,13 @@ import (
 // batch of clicks upserted a row per link it touched (one per click with
 // 10,000 links: 7% of a redirect's CPU). With WriteClicksBehind, Apply
 // keeps each link's count (its click stream's version plus one, and the
-// last click's time) in memory and writes them all once a second, or when
-// they are many; reads take the greater of the row's count and the
-// pending one, so they show every click applied.
+// last click's time) in memory and writes them all every five seconds, or
+// when they are many; reads take the greater of the row's count and the
+// pending one, so they show every click applied. Once a second, 10,000
+// links clicked at random still cost 2-4% of linkd's CPU in upserts (each
+// link's row every second); every five seconds a fifth of it, for at most
+// five seconds of clicks fed to core again after a crash (core applies
+// more than 500,000 events a second, skipping those it has).
 //
 // Crash safety: the checkpoint in the database is only moved by a batch
 // after which nothing is pending. Until the pending counts are written it
@@ -29,7 +33,7 @@ type pendingClicks struct {
 }
 
 const (
-	clicksEvery = time.Second
+	clicksEvery = 5 * time.Second
 	clicksMax   = 1 << 15
 )
 

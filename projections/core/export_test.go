@@ -158,6 +158,9 @@ func DowngradeCustomersToV4(s *Store) error {
 	return tx.Commit()
 }
 
+// ClicksEvery is how long click counts wait in memory at most.
+const ClicksEvery = clicksEvery
+
 // AgeClicks makes the pending click counts d older: the next batch writes
 // them when that reaches clicksEvery.
 func (s *Store) AgeClicks(d time.Duration) {

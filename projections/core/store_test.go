@@ -122,7 +122,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 
 // Click counts written behind: reads show them at once; the checkpoint
 // stays before their clicks until they are written (a restart feeds them
-// again); a batch a second later, or Close, writes them.
+// again); a batch ClicksEvery later, or Close, writes them.
 func TestClicksWrittenBehind(t *testing.T) {
 	ctx := context.Background()
 	var l log
@@ -166,7 +166,7 @@ func TestClicksWrittenBehind(t *testing.T) {
 	apply(t, s, l.Events) // a restart feeds them again: nothing changes
 	clicksOf(s, "l0", 3)
 	// A second later the next batch writes them.
-	s.AgeClicks(time.Second)
+	s.AgeClicks(core.ClicksEvery)
 	click3("l1")
 	apply(t, s, l.Events[len(l.Events)-3:])
 	if cp, err := s.Checkpoint(ctx); err != nil || cp.Commit != l.Pos {
