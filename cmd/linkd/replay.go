@@ -25,7 +25,7 @@ Projections: core (links, workspaces, projects, domains, keys) and the
 statistics projection (analytics, or clickhouse when LINKD_CLICKHOUSE_DSN
 is set). Without --projection, all of them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setGC()
+			setGC(batchGCPercent)
 			cfg, err := config(cmd)
 			if err != nil {
 				return err
