@@ -109,7 +109,7 @@ type LinkLister interface {
 const fillChunk = 500
 
 // Warm fills the cache with the most recently created links, as many as
-// it holds, in one read: after a start, a link's first redirect then finds
+// it has room for, in one read: after a start, a link's first redirect then finds
 // it cached rather than waiting for a query of its own (about 200 µs each,
 // which with 10,000 links clicked made the first seconds of load slow).
 // Without a LinkLister source it does nothing.
@@ -118,8 +118,13 @@ func (c *LinkCache) Warm(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	gen := c.generation()
-	links, err := src.LinksToFollow(ctx, nil, c.size)
+	c.mu.RLock()
+	room, gen := c.size-len(c.links), c.gen
+	c.mu.RUnlock()
+	if room <= 0 { // filled already (Refresh while the projector caught up)
+		return nil
+	}
+	links, err := src.LinksToFollow(ctx, nil, room)
 	if err != nil {
 		return err
 	}
