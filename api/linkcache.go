@@ -118,9 +118,7 @@ func (c *LinkCache) Warm(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	c.mu.RLock()
-	room, gen := c.size-len(c.links), c.gen
-	c.mu.RUnlock()
+	room, gen := c.room()
 	if room <= 0 { // filled already (Refresh while the projector caught up)
 		return nil
 	}
@@ -143,15 +141,12 @@ func (c *LinkCache) Refresh(ctx context.Context, ids []string) error {
 		return nil
 	}
 	for len(ids) > 0 {
-		c.mu.RLock()
-		room := c.size - len(c.links)
-		c.mu.RUnlock()
+		room, gen := c.room()
 		if room <= 0 {
 			return nil
 		}
 		chunk := ids[:min(len(ids), fillChunk, room)]
 		ids = ids[len(chunk):]
-		gen := c.generation()
 		links, err := src.LinksToFollow(ctx, chunk, len(chunk))
 		if err != nil {
 			return err
@@ -161,10 +156,26 @@ func (c *LinkCache) Refresh(ctx context.Context, ids []string) error {
 	return nil
 }
 
-func (c *LinkCache) generation() uint64 {
+// room is how many more links the cache holds, and its generation.
+func (c *LinkCache) room() (int, uint64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.gen
+	return c.size - len(c.links), c.gen
+}
+
+// cacheKey is a link's key in links: its domain id ("" for the default
+// domain) and its code.
+func cacheKey(domainID, code string) string { return domainID + "/" + code }
+
+// put caches l under key, forgetting an older key of the same link (the
+// caller holds mu).
+func (c *LinkCache) put(key string, l *queries.Link) {
+	if old, ok := c.byID[l.ID]; ok && old != key {
+		delete(c.links, old)
+	}
+	c.links[key] = l
+	c.byID[l.ID] = key
+	c.used(l)
 }
 
 // fill caches links read when the cache was at generation gen, up to its
@@ -178,21 +189,15 @@ func (c *LinkCache) fill(links []queries.Link, gen uint64) {
 	}
 	for i := range links {
 		l := &links[i]
-		key := l.Code
+		domainID := ""
 		if l.DomainID != nil {
-			key = *l.DomainID + "/" + key
-		} else {
-			key = "/" + key
+			domainID = *l.DomainID
 		}
+		key := cacheKey(domainID, l.Code)
 		if _, ok := c.links[key]; !ok && len(c.links) >= c.size {
 			return
 		}
-		if old, ok := c.byID[l.ID]; ok && old != key {
-			delete(c.links, old)
-		}
-		c.links[key] = l
-		c.byID[l.ID] = key
-		c.used(l)
+		c.put(key, l)
 	}
 }
 
@@ -222,7 +227,7 @@ func (c *LinkCache) VerifiedDomainID(ctx context.Context, host string) (string, 
 
 // LinkByCode implements queries.LinkAccessReadModel.
 func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*queries.Link, error) {
-	key := domainID + "/" + code
+	key := cacheKey(domainID, code)
 	c.mu.RLock()
 	l, ok := c.links[key]
 	gen := c.gen
@@ -241,9 +246,7 @@ func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*que
 			c.byID = map[string]string{}
 			c.users = map[string]map[string]struct{}{}
 		}
-		c.links[key] = &v
-		c.byID[v.ID] = key
-		c.used(&v)
+		c.put(key, &v)
 	}
 	c.mu.Unlock()
 	return &v, nil

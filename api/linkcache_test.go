@@ -153,7 +153,7 @@ func (s *listingSource) LinksToFollow(_ context.Context, ids []string, n int) ([
 	return out, nil
 }
 
-// Warm reads the newest links, as many as the cache holds, in one list;
+// Warm reads the newest links, as many as the cache has room for, in one list;
 // Refresh reads changed links while there is room; a link they cached is
 // served without a read of its own, with its custom domain in its key.
 func TestLinkCacheWarmAndRefresh(t *testing.T) {
