@@ -31,11 +31,12 @@ import (
 // 200: at 400 its heap swung to five times the live heap, several hundred
 // MB of memory that a freshly started server touches for the first time
 // under load, a page fault each (tens of thousands a second in the first
-// seconds, against a few thousand later); against 400, alternated on 2026-11-27, 200 took 71-88 against
-// 94-102 CPU µs per redirect in the first four seconds of load and 63-67
-// against 66-73 in the seconds after, with 1,000 links, and 126-160
-// against 233-238 and 56-68 against 66-91 with 10,000 (100 did no
-// better than 200).
+// seconds, against a few thousand later). Against 400, alternated on
+// 2026-11-27, 200 took 71-88 against 94-102 CPU µs per redirect in the
+// first four seconds of load and 63-67 against 66-73 in the seconds
+// after, with 1,000 links, and 126-160 against 233-238 and 56-68 against
+// 66-91 with 10,000 (100 did no better than 200; one 40 s run at 10,000
+// links had 400 ahead after its first 20 s: docs/benchmarks.md, "Stop 21").
 const (
 	serveGCPercent = 200
 	batchGCPercent = 400

@@ -165,7 +165,7 @@ func TestClicksWrittenBehind(t *testing.T) {
 	}
 	apply(t, s, l.Events) // a restart feeds them again: nothing changes
 	clicksOf(s, "l0", 3)
-	// A second later the next batch writes them.
+	// ClicksEvery later the next batch writes them.
 	s.AgeClicks(core.ClicksEvery)
 	click3("l1")
 	apply(t, s, l.Events[len(l.Events)-3:])
