@@ -15,6 +15,22 @@
 //
 // So a timeout fires up to one tick late, never early, and a connection
 // costs one map entry while it is open.
+//
+// # Background reads
+//
+// While a handler runs, net/http reads one byte in a goroutine of its own,
+// to notice a client that goes away, and interrupts that read with a
+// passed deadline when the handler is done. A handler that waits for
+// anything (linkd's redirect waits for its click's write) lets that
+// goroutine run: a read system call that finds nothing, the poller armed,
+// then woken by the interruption, for every request (3-4% of linkd's CPU
+// under the redirect load, docs/benchmarks.md, "Stop 22"). With
+// HoldBackgroundReads a one-byte read first waits on the connection, and
+// reaches the socket only if it is still wanted at the next tick: the
+// interruption (a passed read deadline), Close, or the tick releases it.
+// A client that goes away during a handler of a few milliseconds is then
+// noticed when its answer is written, as with any handler that does not
+// wait; during a longer one, within a tick.
 package deadline
 
 import (
@@ -40,15 +56,27 @@ type Listener struct {
 	// or before it has passed, without a clock read per call (a clock
 	// read was half of a call's cost here).
 	now       atomic.Int64
+	hold      bool // HoldBackgroundReads
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
+// Option changes a Listener.
+type Option func(*Listener)
+
+// HoldBackgroundReads makes one-byte reads wait on their connection (see
+// the package comment): for a listener of net/http servers, whose only
+// one-byte reads are their background reads.
+func HoldBackgroundReads() Option { return func(l *Listener) { l.hold = true } }
+
 // Wrap returns a Listener over ln whose connections' deadlines are applied
 // within tick of passing. Close stops its goroutine.
-func Wrap(ln net.Listener, tick time.Duration) *Listener {
+func Wrap(ln net.Listener, tick time.Duration, opts ...Option) *Listener {
 	l := &Listener{Listener: ln, tick: tick, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		o(l)
+	}
 	l.now.Store(time.Now().UnixNano())
 	for i := range l.reg {
 		l.reg[i].conns = make(map[*conn]struct{})
@@ -145,6 +173,51 @@ type conn struct {
 	read, write               int64
 	appliedRead, appliedWrite bool
 	closeOnce                 sync.Once
+
+	// A held one-byte read: held while it waits, since the tick of heldAt
+	// (Listener.now); released wakes it (cond is on mu, made by the first
+	// hold); closed once Close began.
+	held     bool
+	heldAt   int64
+	released bool
+	closed   bool
+	cond     *sync.Cond
+}
+
+// Read reads from the connection; a one-byte read on a listener that holds
+// background reads waits first (the package comment).
+func (c *conn) Read(p []byte) (int, error) {
+	if len(p) == 1 && c.l.hold {
+		c.waitHeld()
+	}
+	return c.Conn.Read(p)
+}
+
+// waitHeld waits until the read is released: a passed read deadline,
+// Close, or a whole tick. A read whose deadline has passed already is not
+// held: it fails at once.
+func (c *conn) waitHeld() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.held || c.appliedRead || (c.read != 0 && c.read <= c.l.now.Load()) {
+		return
+	}
+	if c.cond == nil {
+		c.cond = sync.NewCond(&c.mu)
+	}
+	c.held, c.released, c.heldAt = true, false, c.l.now.Load()
+	for !c.released {
+		c.cond.Wait()
+	}
+	c.held = false
+}
+
+// release wakes the held read, if any. Callers hold mu.
+func (c *conn) release() {
+	if c.held && !c.released {
+		c.released = true
+		c.cond.Signal()
+	}
 }
 
 func (c *conn) SetDeadline(t time.Time) error {
@@ -170,7 +243,11 @@ func (c *conn) set(t time.Time, want *int64, applied *bool, apply func(time.Time
 		// time long ago): applied at once, not at the next tick. One
 		// that passed since the last tick waits for the next.
 		*want, *applied = t.UnixNano(), true
-		return apply(t)
+		err := apply(t)
+		if want == &c.read {
+			c.release() // after apply: the read fails at once
+		}
+		return err
 	}
 	*want = 0
 	if !t.IsZero() {
@@ -195,10 +272,20 @@ func (c *conn) expire(now int64) {
 		c.appliedWrite = true
 		c.Conn.SetWriteDeadline(time.Unix(0, c.write))
 	}
+	if c.held && c.heldAt < c.l.now.Load() {
+		// Still wanted a whole tick later: a handler that takes time, whose
+		// client may go away. The read goes on to the socket, under the
+		// read deadline applied above if it passed.
+		c.release()
+	}
 }
 
 // Close closes the connection and forgets it.
 func (c *conn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.release()
+	c.mu.Unlock()
 	c.closeOnce.Do(func() {
 		sh := &c.l.reg[c.shard]
 		sh.mu.Lock()

@@ -3,6 +3,7 @@ package deadline
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,13 +14,13 @@ import (
 
 // pair returns the server side (accepted through a Listener with tick) and
 // the client side of a TCP connection.
-func pair(t *testing.T, tick time.Duration) (*Listener, net.Conn, net.Conn) {
+func pair(t *testing.T, tick time.Duration, opts ...Option) (*Listener, net.Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Wrap(ln, tick)
+	l := Wrap(ln, tick, opts...)
 	t.Cleanup(func() { l.Close() })
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -205,5 +206,155 @@ func TestSlowHeaders(t *testing.T) {
 	}
 	if took < 200*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("the slow connection ended after %v (%v), want 200 ms and a tick", took, err)
+	}
+}
+
+// heldRead starts a one-byte read of c; its result arrives on the channel.
+func heldRead(c net.Conn) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		b := make([]byte, 1)
+		n, err := c.Read(b)
+		if err == nil && (n != 1 || b[0] != 'x') {
+			err = fmt.Errorf("read %q, want x", b[:n])
+		}
+		errc <- err
+	}()
+	return errc
+}
+
+// TestHeldReadInterrupted: with HoldBackgroundReads, a one-byte read waits
+// on the connection, not on the socket: a byte the client sent stays
+// unread while it waits, and a passed deadline (net/http's interruption)
+// ends it at once without taking that byte.
+func TestHeldReadInterrupted(t *testing.T) {
+	_, server, client := pair(t, time.Hour, HoldBackgroundReads())
+	if _, err := client.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	errc := heldRead(server)
+	select {
+	case err := <-errc:
+		t.Fatalf("the one-byte read ended (%v) while held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := server.SetReadDeadline(time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("held read: %v, want a passed deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a passed deadline did not end the held read")
+	}
+	// Not held while the deadline stays passed: it fails at once.
+	select {
+	case err := <-heldRead(server):
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read past its deadline: %v, want a passed deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read past its deadline was held")
+	}
+	// Cleared, the next read is held again; the tick is an hour, so only
+	// Close ends it, with the byte still unread.
+	server.SetReadDeadline(time.Time{})
+	errc = heldRead(server)
+	time.Sleep(50 * time.Millisecond)
+	server.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("the held read took the byte after Close")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the held read")
+	}
+}
+
+// TestHeldReadReleasedByTick: a one-byte read still wanted at the next tick
+// goes on to the socket.
+func TestHeldReadReleasedByTick(t *testing.T) {
+	_, server, client := pair(t, 20*time.Millisecond, HoldBackgroundReads())
+	errc := heldRead(server)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := client.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tick did not release the held read")
+	}
+	// Longer reads are never held.
+	client.Write([]byte("yz"))
+	server.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := io.ReadFull(server, make([]byte, 2)); n != 2 || err != nil {
+		t.Fatalf("read %d bytes: %v", n, err)
+	}
+}
+
+// TestHeldReadsBehindHTTP: behind net/http, keep-alive requests are
+// answered one after another (each background read interrupted), and a
+// client that goes away during a slow handler still cancels its request's
+// context, within a tick or two.
+func TestHeldReadsBehindHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled := make(chan time.Duration, 1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			start := time.Now()
+			select {
+			case <-r.Context().Done():
+				canceled <- time.Since(start)
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		time.Sleep(time.Millisecond) // the handler parks: the background read runs
+		io.WriteString(w, "ok")
+	})}
+	go srv.Serve(Wrap(ln, 50*time.Millisecond, HoldBackgroundReads()))
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := 0; i < 20; i++ {
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "ok" {
+			t.Fatalf("request %d: body %q, want ok", i, body)
+		}
+	}
+
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case took := <-canceled:
+		if took > 5*time.Second {
+			t.Fatalf("the context was canceled %v after the client left", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request's context was not canceled when the client went away")
 	}
 }

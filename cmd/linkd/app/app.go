@@ -368,7 +368,7 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	// Deadlines within half a second of their time: the timeouts above are
 	// seconds long, and exact ones cost 1.9-3.4% of the CPU of redirects.
-	go func() { errc <- srv.Serve(httperr.Listener(deadline.Wrap(ln, 500*time.Millisecond))) }()
+	go func() { errc <- srv.Serve(httperr.Listener(deadline.Wrap(ln, 500*time.Millisecond, deadline.HoldBackgroundReads()))) }()
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
