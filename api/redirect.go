@@ -16,6 +16,7 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/internal/clicklimit"
+	"github.com/linkd/linkd/internal/deadline"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/queries"
 )
@@ -60,6 +61,9 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		code = strings.TrimPrefix(r.URL.Path, "/")
 	}
 	ctx := r.Context()
+	// Answered within milliseconds: no need to watch for the client going
+	// away meanwhile (internal/deadline).
+	deadline.Quick(ctx)
 	now := rd.clock.Now()
 	info := rd.enricher.Enrich(r, now)
 	q := queries.LinkAccess{

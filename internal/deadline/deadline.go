@@ -31,9 +31,15 @@
 // A client that goes away during a handler of a few milliseconds is then
 // noticed when its answer is written, as with any handler that does not
 // wait; during a longer one, within a tick.
+//
+// A handler that always answers promptly (a redirect) can say so with
+// Quick: its background read then ends at once, found nothing, and is
+// neither held nor interrupted. That needs the server's ConnContext set to
+// this package's ConnContext.
 package deadline
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -182,13 +188,54 @@ type conn struct {
 	released bool
 	closed   bool
 	cond     *sync.Cond
+
+	// quick: the request being handled is answered promptly (Quick); its
+	// background read ends at once.
+	quick atomic.Bool
+}
+
+type connKey struct{}
+
+// ConnContext is for http.Server's ConnContext: it lets Quick find the
+// connection of a request's context. c is a connection of a Listener, or
+// one that wraps it and has a NetConn method returning what it wraps, as
+// tls.Conn does.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	for {
+		if dc, ok := c.(*conn); ok {
+			return context.WithValue(ctx, connKey{}, dc)
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return ctx
+		}
+		c = w.NetConn()
+	}
+}
+
+// Quick tells the connection of a request's context (ConnContext) that the
+// request will be answered promptly: net/http's background read, there to
+// notice a client that goes away while its handler runs, is not needed for
+// it and ends at once. Without HoldBackgroundReads, or with a context of
+// no such connection, it does nothing.
+func Quick(ctx context.Context) {
+	if c, ok := ctx.Value(connKey{}).(*conn); ok && c.l.hold {
+		c.quick.Store(true)
+	}
 }
 
 // Read reads from the connection; a one-byte read on a listener that holds
 // background reads waits first (the package comment).
 func (c *conn) Read(p []byte) (int, error) {
 	if len(p) == 1 && c.l.hold {
+		if c.quick.Swap(false) {
+			// A quick request's background read: nothing read, no error;
+			// net/http ends it without waiting for the interruption.
+			return 0, nil
+		}
 		c.waitHeld()
+	} else if c.quick.Load() {
+		c.quick.Store(false) // a request with a body: read before its background read
 	}
 	return c.Conn.Read(p)
 }
@@ -245,7 +292,8 @@ func (c *conn) set(t time.Time, want *int64, applied *bool, apply func(time.Time
 		*want, *applied = t.UnixNano(), true
 		err := apply(t)
 		if want == &c.read {
-			c.release() // after apply: the read fails at once
+			c.quick.Store(false) // the request is over
+			c.release()          // after apply: the read fails at once
 		}
 		return err
 	}

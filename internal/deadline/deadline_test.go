@@ -2,6 +2,7 @@ package deadline
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -356,5 +357,117 @@ func TestHeldReadsBehindHTTP(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request's context was not canceled when the client went away")
+	}
+}
+
+// TestQuickRead: after Quick on a request's context (ConnContext), the
+// connection's next one-byte read ends at once with nothing read, even with
+// a byte waiting; the one after is held again.
+func TestQuickRead(t *testing.T) {
+	_, server, client := pair(t, time.Hour, HoldBackgroundReads())
+	ctx := ConnContext(context.Background(), httperrLike{server})
+	client.Write([]byte("x"))
+	Quick(ctx)
+	if n, err := server.Read(make([]byte, 1)); n != 0 || err != nil {
+		t.Fatalf("quick read: %d, %v; want 0, nil at once", n, err)
+	}
+	errc := heldRead(server)
+	select {
+	case err := <-errc:
+		t.Fatalf("the read after the quick one ended (%v): not held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	server.SetReadDeadline(time.Unix(1, 0))
+	if err := <-errc; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("held read: %v, want a passed deadline", err)
+	}
+	// The byte was never taken; a longer read, never held, takes it.
+	server.SetReadDeadline(time.Time{})
+	b := make([]byte, 2)
+	if n, err := server.Read(b); n != 1 || b[0] != 'x' || err != nil {
+		t.Fatalf("read %q, %v; want x", b[:n], err)
+	}
+}
+
+// httperrLike wraps a connection as internal/httperr does.
+type httperrLike struct{ net.Conn }
+
+func (c httperrLike) NetConn() net.Conn { return c.Conn }
+
+// TestQuickBehindHTTP: behind net/http with ConnContext, requests after a
+// quick one are read whole (a pipelining client sends them while it is
+// handled), and Quick is forgotten with its request: a later handler's
+// background read is held, and its client going away is still noticed.
+func TestQuickBehindHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled := make(chan time.Duration, 1)
+	srv := &http.Server{
+		ConnContext: ConnContext,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/slow":
+				start := time.Now()
+				select {
+				case <-r.Context().Done():
+					canceled <- time.Since(start)
+				case <-time.After(10 * time.Second):
+				}
+				return
+			case "/quick":
+				Quick(r.Context())
+			}
+			time.Sleep(time.Millisecond) // the background read runs meanwhile
+			io.WriteString(w, r.URL.Path)
+		}),
+	}
+	// A tick of an hour: only the interruption, Close or Quick ends a held
+	// read.
+	go srv.Serve(Wrap(ln, time.Hour, HoldBackgroundReads()))
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for range 3 {
+		// Two requests in one write: the second waits on the socket while
+		// the first is handled.
+		if _, err := io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\nGET /other HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"/quick", "/other"} {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", want, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != want {
+				t.Fatalf("body %q, want %q", body, want)
+			}
+		}
+	}
+	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case <-canceled:
+		t.Fatal("canceled although the tick is an hour: the slow request's background read was not held")
+	case <-time.After(300 * time.Millisecond):
+	}
+	srv.Close() // closes the connection: the held read ends, the context is canceled
+	select {
+	case <-canceled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow request's context was not canceled")
 	}
 }

@@ -35,6 +35,10 @@ func (l listener) Accept() (net.Conn, error) {
 
 type conn struct{ net.Conn }
 
+// NetConn returns the connection c wraps (deadline.ConnContext finds its
+// own through it).
+func (c conn) NetConn() net.Conn { return c.Conn }
+
 const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
 func (c conn) Write(p []byte) (int, error) {

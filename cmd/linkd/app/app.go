@@ -364,11 +364,14 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ConnContext:       deadline.ConnContext, // for deadline.Quick
 	}
 	errc := make(chan error, 1)
 	// Deadlines within half a second of their time: the timeouts above are
 	// seconds long, and exact ones cost 1.9-3.4% of the CPU of redirects.
-	go func() { errc <- srv.Serve(httperr.Listener(deadline.Wrap(ln, 500*time.Millisecond, deadline.HoldBackgroundReads()))) }()
+	go func() {
+		errc <- srv.Serve(httperr.Listener(deadline.Wrap(ln, 500*time.Millisecond, deadline.HoldBackgroundReads())))
+	}()
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
