@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of two revisions of linkd under the redirect load
+# of bench/redirect.sh, for a machine whose speed drifts by tens of percent
+# within minutes. Usage: bench/redirect-ab.sh REV_A REV_B [rounds] [seconds]
+#
+# Both revisions and the bare server run at once, each on its own copy of
+# one data directory (LINKS=1000 tracked links, created once through the
+# API by REV_A). Each round loads the three in turn, the order rotating,
+# for the given seconds each (wrk, 64 connections, the same Lua script as
+# bench/redirect.sh), and prints each one's rps, CPU µs per request and
+# p99, and each linkd's ratio to the bare server in that round. Adjacent
+# windows share the machine's mood, so the per-round ratios and the CPU of
+# A against B are what to compare; the last lines give their medians.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REV_A=$1
+REV_B=$2
+ROUNDS=${3:-6}
+SECS=${4:-5}
+LINKS=${LINKS:-1000}
+source bench/lib.sh
+tmp=$(mktemp -d)
+pids=()
+trap 'kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; git worktree remove --force "$tmp/a-src" 2>/dev/null; git worktree remove --force "$tmp/b-src" 2>/dev/null; rm -rf "$tmp"' EXIT
+for side in a b; do
+  rev=$REV_A; [ $side = b ] && rev=$REV_B
+  git worktree add -q --detach "$tmp/$side-src" "$rev"
+  (cd "$tmp/$side-src" && go build -o "$tmp/linkd-$side" ./cmd/linkd)
+done
+go build -o "$tmp/bare" ./bench/bare
+
+KEY=svc_sk_bench_operator_key_0123456789
+echo "creating $LINKS links with $REV_A..."
+LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=127.0.0.1:18310 LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn "$tmp/linkd-a" serve >/dev/null 2>&1 &
+MK=$!
+for _ in $(seq 100); do curl -sf http://127.0.0.1:18310/healthz >/dev/null && break; sleep 0.1; done
+seq 0 $((LINKS - 1)) | xargs -P 4 -I{} curl -sf -o /dev/null -X POST http://127.0.0.1:18310/v1/links -H "Authorization: Bearer $KEY" \
+  -H 'Content-Type: application/json' \
+  -d '{"original_url":"https://example.com/landing/{}","custom_code":"b{}","utm_source":"bench","enable_conversion_tracking":true}'
+kill $MK; wait $MK || true
+
+# The click limit stays on as in bench/redirect.sh unless the rounds could
+# reach it (4 user agents x LINKS visitor-links, about 60,000 requests/s).
+if [ -z "${LINKD_CLICK_LIMIT+x}" ] && [ $((ROUNDS * SECS * 60000 / (4 * LINKS))) -ge 900 ]; then
+  export LINKD_CLICK_LIMIT=0
+fi
+for side in a b; do
+  cp -a "$tmp/data" "$tmp/data-$side"
+  port=18311; [ $side = b ] && port=18312
+  LINKD_DATA_DIR="$tmp/data-$side" LINKD_ADDR=127.0.0.1:$port LINKD_LOG_LEVEL=warn "$tmp/linkd-$side" serve >"$tmp/$side.log" 2>&1 &
+  pids+=($!)
+done
+"$tmp/bare" -addr 127.0.0.1:18313 &
+pids+=($!)
+for port in 18311 18312; do
+  for _ in $(seq 100); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+done
+
+sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/" >"$tmp/load.lua"
+# run PID PORT: "rps cpu_us p99_ms" of a window of SECS seconds.
+run() {
+  local c0 c1 r
+  c0=$(cpu "$1")
+  r=$(wrk -t2 -c64 -d"${SECS}s" --latency -s "$tmp/load.lua" "http://127.0.0.1:$2" | grep RESULT)
+  c1=$(cpu "$1")
+  echo "$(echo "$r" | sed -E 's/.*rps=([0-9]+).*/\1/') $(cpu_per_req $((c1 - c0)) "$r") $(echo "$r" | sed -E 's/.*p99_ms=([0-9.]+).*/\1/')"
+}
+PA=${pids[0]}; PB=${pids[1]}; PC=${pids[2]}
+for p in "$PA 18311" "$PB 18312" "$PC 18313"; do run $p >/dev/null; done # warm-up
+echo "round: bare rps cpu p99 | A rps cpu p99 ratio | B rps cpu p99 ratio"
+out=()
+for i in $(seq "$ROUNDS"); do
+  case $((i % 3)) in
+  1) c=$(run $PC 18313); a=$(run $PA 18311); b=$(run $PB 18312) ;;
+  2) a=$(run $PA 18311); b=$(run $PB 18312); c=$(run $PC 18313) ;;
+  0) b=$(run $PB 18312); c=$(run $PC 18313); a=$(run $PA 18311) ;;
+  esac
+  line=$(echo "$c $a $b" | awk '{printf "%d %.1f %.1f | %d %.1f %.1f %.3f | %d %.1f %.1f %.3f | B/A cpu %.3f", $1,$2,$3, $4,$5,$6,$4/$1, $7,$8,$9,$7/$1, $8/$5}')
+  echo "$i: $line"
+  out+=("$line")
+done
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : sprintf("%.3f", (a[NR/2]+a[NR/2+1])/2))}'; }
+echo "median ratio A ($REV_A) = $(printf '%s\n' "${out[@]}" | awk -F'|' '{split($2,x," "); print x[4]}' | median)"
+echo "median ratio B ($REV_B) = $(printf '%s\n' "${out[@]}" | awk -F'|' '{split($3,x," "); print x[4]}' | median)"
+echo "median CPU per request B/A = $(printf '%s\n' "${out[@]}" | awk '{print $NF}' | median)"
