@@ -72,14 +72,7 @@ func TestPassedDeadlineAtOnce(t *testing.T) {
 	if err := server.SetReadDeadline(time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("read: %v, want a passed deadline", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a passed deadline did not interrupt the read")
-	}
+	wantPassed(t, errc, "the read")
 	// Cleared, the connection reads again.
 	if err := server.SetReadDeadline(time.Time{}); err != nil {
 		t.Fatal(err)
@@ -210,6 +203,20 @@ func TestSlowHeaders(t *testing.T) {
 	}
 }
 
+// wantPassed waits for what's read to fail with a passed deadline, for 5 s
+// at most.
+func wantPassed(t *testing.T, errc <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("%s: %v, want a passed deadline", what, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not end with a passed deadline within 5 s", what)
+	}
+}
+
 // heldRead starts a one-byte read of c; its result arrives on the channel.
 func heldRead(c net.Conn) <-chan error {
 	errc := make(chan error, 1)
@@ -242,23 +249,9 @@ func TestHeldReadInterrupted(t *testing.T) {
 	if err := server.SetReadDeadline(time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("held read: %v, want a passed deadline", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a passed deadline did not end the held read")
-	}
+	wantPassed(t, errc, "the held read")
 	// Not held while the deadline stays passed: it fails at once.
-	select {
-	case err := <-heldRead(server):
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("read past its deadline: %v, want a passed deadline", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a read past its deadline was held")
-	}
+	wantPassed(t, heldRead(server), "a read past its deadline")
 	// Cleared, the next read is held again; the tick is an hour, so only
 	// Close ends it, with the byte still unread.
 	server.SetReadDeadline(time.Time{})
@@ -300,51 +293,72 @@ func TestHeldReadReleasedByTick(t *testing.T) {
 	}
 }
 
+// heldServer serves, behind a Listener with tick that holds background
+// reads (ConnContext set): /slow, which waits up to 10 s for its context to
+// be canceled and sends how long that took on canceled; /quick, which calls
+// Quick; and any other path. All but /slow answer their path after 1 ms,
+// time for the background read to run. It returns a connection to it.
+func heldServer(t *testing.T, tick time.Duration, canceled chan<- time.Duration) (*http.Server, net.Conn, *bufio.Reader) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		ConnContext: ConnContext,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/slow":
+				start := time.Now()
+				select {
+				case <-r.Context().Done():
+					canceled <- time.Since(start)
+				case <-time.After(10 * time.Second):
+				}
+				return
+			case "/quick":
+				Quick(r.Context())
+			}
+			time.Sleep(time.Millisecond)
+			io.WriteString(w, r.URL.Path)
+		}),
+	}
+	go srv.Serve(Wrap(ln, tick, HoldBackgroundReads()))
+	t.Cleanup(func() { srv.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return srv, c, bufio.NewReader(c)
+}
+
+// wantBody reads a response from br and checks its body.
+func wantBody(t *testing.T, br *bufio.Reader, want string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", want, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != want {
+		t.Fatalf("body %q, want %q", body, want)
+	}
+}
+
 // TestHeldReadsBehindHTTP: behind net/http, keep-alive requests are
 // answered one after another (each background read interrupted), and a
 // client that goes away during a slow handler still cancels its request's
 // context, within a tick or two.
 func TestHeldReadsBehindHTTP(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	canceled := make(chan time.Duration, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			start := time.Now()
-			select {
-			case <-r.Context().Done():
-				canceled <- time.Since(start)
-			case <-time.After(10 * time.Second):
-			}
-			return
-		}
-		time.Sleep(time.Millisecond) // the handler parks: the background read runs
-		io.WriteString(w, "ok")
-	})}
-	go srv.Serve(Wrap(ln, 50*time.Millisecond, HoldBackgroundReads()))
-	defer srv.Close()
-
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for i := 0; i < 20; i++ {
-		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	_, c, br := heldServer(t, 50*time.Millisecond, canceled)
+	for range 20 {
+		if _, err := io.WriteString(c, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(body) != "ok" {
-			t.Fatalf("request %d: body %q, want ok", i, body)
-		}
+		wantBody(t, br, "/a")
 	}
 
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -368,8 +382,21 @@ func TestQuickRead(t *testing.T) {
 	ctx := ConnContext(context.Background(), httperrLike{server})
 	client.Write([]byte("x"))
 	Quick(ctx)
-	if n, err := server.Read(make([]byte, 1)); n != 0 || err != nil {
-		t.Fatalf("quick read: %d, %v; want 0, nil at once", n, err)
+	quick := make(chan error, 1)
+	go func() {
+		n, err := server.Read(make([]byte, 1))
+		if err == nil && n != 0 {
+			err = fmt.Errorf("read %d bytes", n)
+		}
+		quick <- err
+	}()
+	select {
+	case err := <-quick:
+		if err != nil {
+			t.Fatalf("quick read: %v; want nothing read, no error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the quick read was held")
 	}
 	errc := heldRead(server)
 	select {
@@ -399,63 +426,21 @@ func (c httperrLike) NetConn() net.Conn { return c.Conn }
 // handled), and Quick is forgotten with its request: a later handler's
 // background read is held, and its client going away is still noticed.
 func TestQuickBehindHTTP(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	canceled := make(chan time.Duration, 1)
-	srv := &http.Server{
-		ConnContext: ConnContext,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/slow":
-				start := time.Now()
-				select {
-				case <-r.Context().Done():
-					canceled <- time.Since(start)
-				case <-time.After(10 * time.Second):
-				}
-				return
-			case "/quick":
-				Quick(r.Context())
-			}
-			time.Sleep(time.Millisecond) // the background read runs meanwhile
-			io.WriteString(w, r.URL.Path)
-		}),
-	}
 	// A tick of an hour: only the interruption, Close or Quick ends a held
 	// read.
-	go srv.Serve(Wrap(ln, time.Hour, HoldBackgroundReads()))
-	defer srv.Close()
-
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	srv, c, br := heldServer(t, time.Hour, canceled)
 	for range 3 {
 		// Two requests in one write: the second waits on the socket while
 		// the first is handled.
 		if _, err := io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\nGET /other HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"/quick", "/other"} {
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatalf("%s: %v", want, err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if string(body) != want {
-				t.Fatalf("body %q, want %q", body, want)
-			}
-		}
+		wantBody(t, br, "/quick")
+		wantBody(t, br, "/other")
 	}
 	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
-	if _, err := http.ReadResponse(br, nil); err != nil {
-		t.Fatal(err)
-	}
+	wantBody(t, br, "/quick")
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
 	time.Sleep(20 * time.Millisecond)
 	c.Close()
