@@ -1210,3 +1210,53 @@ func TestIndexBatchKeepsLastVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendAnswerIsTheTruth: appends whose contexts end while they wait,
+// many at once, are answered with what happened: every append that
+// returned success is in its stream, and none that returned an error is
+// (an append the writer took is waited for whatever its context does).
+func TestAppendAnswerIsTheTruth(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	const writers, each = 16, 50
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				ctx, cancel := context.WithCancel(context.Background())
+				// Ended at once, a little later, or not at all.
+				switch i % 3 {
+				case 0:
+					go cancel()
+				case 1:
+					time.AfterFunc(time.Duration(i%7)*10*time.Microsecond, cancel)
+				}
+				_, err := s.Append(ctx, fmt.Sprintf("truth-%d", w), eventstore.Any(), testEvents(1, "t")...)
+				cancel()
+				if err == nil {
+					ok.Add(1)
+				} else if !errors.Is(err, context.Canceled) {
+					t.Errorf("append: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var stored int64
+	for w := range writers {
+		evs, err := s.ReadStream(ctxT(t), fmt.Sprintf("truth-%d", w), 0, 10*each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored += int64(len(evs))
+	}
+	if stored != ok.Load() {
+		t.Fatalf("%d events stored, %d appends answered success", stored, ok.Load())
+	}
+	if ok.Load() < writers*each/3 {
+		t.Fatalf("only %d of %d appends succeeded, want at least the third never canceled", ok.Load(), writers*each)
+	}
+}

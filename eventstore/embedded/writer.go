@@ -272,7 +272,13 @@ func newAppendReq(ctx context.Context, stream string, expected eventstore.Expect
 
 // submit hands req (and its other parts) to the writer and waits for the
 // answer, in req.res and req.err; an error returned means it was not
-// answered (the store is closed or failed, or ctx ended).
+// answered (the store is closed or failed, or ctx ended before the queue
+// took it). Once queued, the answer is waited for whatever ctx does: the
+// writer answers every request it takes, those whose ctx ended meanwhile
+// with ctx's error unless it has written them already, so the wait is one
+// group's write at most, and a caller never returns while its append may
+// still happen: before, one that returned ctx's error could still be
+// written (TestAppendAnswerIsTheTruth).
 func (s *Store) submit(ctx context.Context, req *appendReq) error {
 	req.done = make(chan struct{})
 	s.closeMu.RLock()
@@ -294,15 +300,8 @@ func (s *Store) submit(ctx context.Context, req *appendReq) error {
 		return ctx.Err()
 	}
 	s.closeMu.RUnlock()
-
-	select {
-	case <-req.done:
-		return nil
-	case <-ctx.Done():
-		// The append may still happen: the writer only drops requests
-		// whose context ended before it took them.
-		return ctx.Err()
-	}
+	<-req.done
+	return nil
 }
 
 // hint reads r's stream's version here, on the caller's goroutine, rather
