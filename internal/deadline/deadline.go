@@ -330,15 +330,18 @@ func (c *conn) expire(now int64) {
 
 // Close closes the connection and forgets it.
 func (c *conn) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	c.release()
-	c.mu.Unlock()
 	c.closeOnce.Do(func() {
 		sh := &c.l.reg[c.shard]
 		sh.mu.Lock()
 		delete(sh.conns, c)
 		sh.mu.Unlock()
 	})
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	// Only now wake a held read: it goes on to a closed socket, and takes
+	// nothing that was waiting there.
+	c.mu.Lock()
+	c.closed = true
+	c.release()
+	c.mu.Unlock()
+	return err
 }
