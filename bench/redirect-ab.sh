@@ -21,7 +21,15 @@ LINKS=${LINKS:-1000}
 source bench/lib.sh
 tmp=$(mktemp -d)
 pids=()
-trap 'kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; git worktree remove --force "$tmp/a-src" 2>/dev/null; git worktree remove --force "$tmp/b-src" 2>/dev/null; rm -rf "$tmp"' EXIT
+cleanup() {
+  set +e # a killed server's wait fails; the rest must still run
+  kill -9 "${pids[@]}" 2>/dev/null
+  wait "${pids[@]}" 2>/dev/null
+  git worktree remove --force "$tmp/a-src" 2>/dev/null
+  git worktree remove --force "$tmp/b-src" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 for side in a b; do
   rev=$REV_A; [ $side = b ] && rev=$REV_B
   git worktree add -q --detach "$tmp/$side-src" "$rev"
