@@ -76,7 +76,7 @@ func (l *liveRing) push(ev eventstore.RecordedEvent, size int) {
 // pushReq pushes the events of a written append (or part of one).
 func (l *liveRing) pushReq(r *appendReq) {
 	pos := r.start
-	for off := 0; off < len(r.buf); {
+	for i, off := 0, 0; off < len(r.buf); i++ {
 		rec, n, err := parseRecord(r.buf[off:])
 		if err != nil {
 			panic(fmt.Sprintf("embedded: record sealed by the writer does not parse: %v", err))
@@ -89,6 +89,7 @@ func (l *liveRing) pushReq(r *appendReq) {
 			Position: position(pos),
 			Type:     string(rec.typ),
 			Time:     timeOf(rec.nanos),
+			Value:    r.value(i),
 		}
 		if len(rec.data) > 0 {
 			ev.Data = rec.data

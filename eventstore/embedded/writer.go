@@ -61,8 +61,12 @@ type appendReq struct {
 	expected eventstore.ExpectedVersion
 	buf      []byte // the events' records, sealed by the writer
 	n        int    // number of events
-	hint     versionHint
-	done     chan struct{}
+	// values are the events' EventData.Value, for live subscribers; nil
+	// when none has one (one is their room for a single event's).
+	values []any
+	one    [1]any
+	hint   versionHint
+	done   chan struct{}
 	// more are the other parts of a multi-stream append (AppendMulti),
 	// written with this one or not at all; their answer is this one's err.
 	more []*appendReq
@@ -253,21 +257,39 @@ func newAppendReq(ctx context.Context, stream string, expected eventstore.Expect
 			eventstore.ErrInvalidEvent, len(events), stream, size, MaxAppendSize)
 	}
 	buf := make([]byte, 0, size)
+	r := &appendReq{
+		ctx:      ctx,
+		stream:   stream,
+		hash:     maphash.String(hashSeed, stream),
+		expected: expected,
+		n:        len(events),
+	}
 	for i := range events {
 		id := events[i].ID
 		if id == uuid.Nil {
 			id = uuid.New()
 		}
 		buf = appendRecord(buf, stream, &events[i], id, last && i == len(events)-1)
+		if v := events[i].Value; v != nil {
+			if r.values == nil {
+				r.values = r.one[:]
+				if len(events) > 1 {
+					r.values = make([]any, len(events))
+				}
+			}
+			r.values[i] = v
+		}
 	}
-	return &appendReq{
-		ctx:      ctx,
-		stream:   stream,
-		hash:     maphash.String(hashSeed, stream),
-		expected: expected,
-		buf:      buf,
-		n:        len(events),
-	}, nil
+	r.buf = buf
+	return r, nil
+}
+
+// value is the Value of the append's i-th event, or nil.
+func (r *appendReq) value(i int) any {
+	if r.values == nil {
+		return nil
+	}
+	return r.values[i]
 }
 
 // submit hands req (and its other parts) to the writer and waits for the

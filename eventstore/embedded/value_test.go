@@ -1,0 +1,63 @@
+package embedded
+
+import (
+	"testing"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// TestValueReachesLiveSubscribers: an event's Value rides with it to the
+// subscribers that receive it live, one per event of an append, in single
+// and multi-stream appends; it is never stored, so catching up from the log
+// and reading streams give nil.
+func TestValueReachesLiveSubscribers(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ctx := ctxT(t)
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	type v struct{ n int }
+	vals := []*v{{1}, {2}, {3}, {4}}
+	evs := testEvents(4, "x")
+	evs[0].Value, evs[2].Value = vals[0], vals[2] // the second has none
+	mustAppend(t, s, "a-1", eventstore.NoStream(), evs[:3]...)
+	one := testEvents(1, "y")
+	one[0].Value = vals[3]
+	if _, err := s.AppendMulti(ctx, part("b-1", eventstore.Any(), one...), part("c-1", eventstore.Any(), testEvents(1, "z")...)); err != nil {
+		t.Fatal(err)
+	}
+	want := []any{vals[0], nil, vals[2], vals[3], nil}
+	for i, w := range want {
+		ev, err := sub.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w == nil && ev.Value != nil || w != nil && ev.Value != w {
+			t.Errorf("live event %d (%s@%d) has value %v, want %v", i, ev.Stream, ev.Version, ev.Value, w)
+		}
+	}
+	for _, ev := range checkConsistent(t, s) {
+		if ev.Value != nil {
+			t.Errorf("%s@%d read from the log has value %v", ev.Stream, ev.Version, ev.Value)
+		}
+	}
+	late, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	// A subscriber that starts after the appends may still find them in
+	// the live ring; values there are the appender's, never another's.
+	for i, w := range want {
+		ev, err := late.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Value != nil && ev.Value != w {
+			t.Errorf("late event %d has value %v, want %v or none", i, ev.Value, w)
+		}
+	}
+}
