@@ -2,6 +2,8 @@ package click
 
 import (
 	"strconv"
+	"time"
+	"unicode/utf8"
 
 	"github.com/linkd/linkd/domain/internal/jsonappend"
 )
@@ -50,4 +52,32 @@ func (r *Recorded) AppendJSON(b []byte) []byte {
 		b = jsonappend.Time(b, *r.TrackingExpiresAt)
 	}
 	return append(b, '}')
+}
+
+// RoundTrips reports whether decoding the JSON of r gives r back exactly:
+// every string valid UTF-8 (JSON writes invalid bytes as U+FFFD) and both
+// times ones that RFC 3339 writes whole (years 0 to 9999, a zone offset
+// in whole minutes). A reader handed r itself alongside its JSON
+// (eventstore.RecordedEvent.Value) may use r instead of decoding when it
+// does.
+func (r *Recorded) RoundTrips() bool {
+	for _, s := range [...]string{r.ClickID, r.LinkID, r.WorkspaceID, r.ProjectID, r.DomainID,
+		r.Code, r.Source, r.Visitor, r.Browser, r.BrowserVersion, r.OS, r.OSVersion, r.DeviceType,
+		r.Device, r.App, r.Language, r.Referrer, r.ReferrerURL, r.Country, r.Continent, r.City,
+		r.Region, r.Destination, r.TrackingID} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return timeRoundTrips(r.Timestamp) && (r.TrackingExpiresAt == nil || timeRoundTrips(*r.TrackingExpiresAt))
+}
+
+// timeRoundTrips reports whether t survives RFC 3339 with nanoseconds as
+// JSON writes and reads it: the same instant back.
+func timeRoundTrips(t time.Time) bool {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return false
+	}
+	_, off := t.Zone()
+	return off%60 == 0 && -24*3600 < off && off < 24*3600
 }

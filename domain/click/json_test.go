@@ -94,3 +94,73 @@ func BenchmarkEncodingJSON(b *testing.B) {
 		_, _ = json.Marshal(&r)
 	}
 }
+
+// sameClick reports whether a and b hold the same click: the same strings
+// and flags, and times of the same instant (JSON keeps the instant and the
+// offset, not the location's name).
+func sameClick(a, b *Recorded) bool {
+	ta, tb := *a, *b
+	if !ta.Timestamp.Equal(tb.Timestamp) || (ta.TrackingExpiresAt == nil) != (tb.TrackingExpiresAt == nil) ||
+		ta.TrackingExpiresAt != nil && !ta.TrackingExpiresAt.Equal(*tb.TrackingExpiresAt) {
+		return false
+	}
+	ta.Timestamp, tb.Timestamp, ta.TrackingExpiresAt, tb.TrackingExpiresAt = time.Time{}, time.Time{}, nil, nil
+	return ta == tb
+}
+
+// TestRoundTrips: a click that says it round-trips decodes from its JSON
+// to itself; one with invalid UTF-8 or a time RFC 3339 cannot write does
+// not say so.
+func TestRoundTrips(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	yes, no := 0, 0
+	for i := 0; i < 5000; i++ {
+		c := randomClick(rng)
+		var back Recorded
+		if err := json.Unmarshal(c.AppendJSON(nil), &back); err != nil {
+			t.Fatal(err)
+		}
+		if c.RoundTrips() {
+			yes++
+			if !sameClick(&c, &back) {
+				t.Fatalf("case %d says it round-trips:\n%+v\n%+v", i, c, back)
+			}
+		} else {
+			no++
+		}
+	}
+	if yes == 0 || no == 0 {
+		t.Fatalf("%d clicks round-trip, %d do not: the cases miss one side", yes, no)
+	}
+	lmt := time.FixedZone("LMT", 561) // an offset in seconds: RFC 3339 drops them
+	far := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []Recorded{
+		{Browser: "\xff"},
+		{Timestamp: time.Date(2026, 11, 27, 0, 0, 0, 0, lmt)},
+		{Timestamp: far},
+		{TrackingExpiresAt: &far},
+	} {
+		if c.RoundTrips() {
+			t.Errorf("%+v says it round-trips", c)
+		}
+	}
+}
+
+func FuzzRoundTrips(f *testing.F) {
+	f.Add("id", "<b>&\u2028", "\xff", int64(1700000000), int64(5), 0)
+	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, off int) {
+		exp := time.Unix(sec, nsec).In(time.FixedZone("z", off%(30*3600)))
+		r := Recorded{ClickID: a, Browser: b, City: c, Visitor: a + c,
+			Timestamp: time.Unix(sec/2, nsec).UTC(), TrackingExpiresAt: &exp}
+		if !r.RoundTrips() {
+			return
+		}
+		var back Recorded
+		if err := json.Unmarshal(r.AppendJSON(nil), &back); err != nil {
+			t.Fatalf("%+v says it round-trips, its JSON does not decode: %v", r, err)
+		}
+		if !sameClick(&r, &back) {
+			t.Fatalf("%+v says it round-trips:\n%+v", r, back)
+		}
+	})
+}
