@@ -91,7 +91,10 @@ func appendClick(ctx context.Context, s EventStore, stream string, expected even
 		return appendEvents(ctx, s, stream, expected, domain.Metadata{}, ev)
 	}
 	*buf = data[:0]
-	ar, err := s.Append(ctx, stream, expected, eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: ev.EventType(), Data: data})
+	// ev rides along for the store's in-process subscribers, which then
+	// need not decode data (eventstore.EventData.Value): nothing changes it
+	// once appended.
+	ar, err := s.Append(ctx, stream, expected, eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: ev.EventType(), Data: data, Value: ev})
 	if err != nil {
 		return Result{}, err
 	}

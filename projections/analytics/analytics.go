@@ -455,46 +455,66 @@ type parsed struct {
 // parseClicks decodes the events at todo, on every core for big batches. An
 // undecodable click is marked bad and skipped rather than failing the batch:
 // a failed batch is retried forever, and one corrupt event must not stop the
-// statistics of every link. Callers hold applyMu.
+// statistics of every link. A click handed over as the value the redirect
+// encoded (eventstore.RecordedEvent.Value, the embedded store's live
+// subscribers) is taken from it instead of its JSON when that is exactly
+// what decoding would give (click.Recorded.RoundTrips). Callers hold
+// applyMu.
 func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []parsed {
 	out := make([]parsed, len(todo))
-	parse := func(lo, hi int, in *interner) {
-		for j := lo; j < hi; j++ {
+	finish := func(p *parsed, ev *eventstore.RecordedEvent) {
+		t := p.c.Timestamp
+		if t.IsZero() {
+			t = ev.Time
+		}
+		p.ts, p.day = t.UnixNano(), clampDay(dayOf(t))
+		p.linkID = p.c.LinkID
+		if p.linkID == "" {
+			p.linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
+		}
+	}
+	var slow []int // the indexes into out of the clicks to decode
+	for j, i := range todo {
+		ev := &events[i]
+		if c, ok := ev.Value.(*click.Recorded); ok && c.RoundTrips() {
+			out[j].c = fieldsOf(c)
+			finish(&out[j], ev)
+			continue
+		}
+		if slow == nil {
+			slow = make([]int, 0, len(todo)-j)
+		}
+		slow = append(slow, j)
+	}
+	parse := func(slow []int, in *interner) {
+		for _, j := range slow {
 			p, ev := &out[j], &events[todo[j]]
 			if err := decodeClick(ev.Data, &p.c, in); err != nil {
 				p.bad = true
 				continue
 			}
-			t := p.c.Timestamp
-			if t.IsZero() {
-				t = ev.Time
-			}
-			p.ts, p.day = t.UnixNano(), clampDay(dayOf(t))
-			p.linkID = p.c.LinkID
-			if p.linkID == "" {
-				p.linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
-			}
+			finish(p, ev)
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if len(todo) < 512 {
+	if len(slow) < 512 {
 		workers = 1
 	}
 	for len(s.interners) < workers {
 		s.interners = append(s.interners, newInterner())
 	}
 	if workers == 1 {
-		parse(0, len(todo), s.interners[0])
+		parse(slow, s.interners[0])
 		return out
 	}
 	var wg sync.WaitGroup
-	per := (len(todo) + workers - 1) / workers
-	for w, lo := 0, 0; lo < len(todo); w, lo = w+1, lo+per {
-		hi := min(lo+per, len(todo))
+	per := (len(slow) + workers - 1) / workers
+	for w, lo := 0, 0; lo < len(slow); w, lo = w+1, lo+per {
+		hi := min(lo+per, len(slow))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parse(lo, hi, s.interners[w])
+			parse(slow[lo:hi], s.interners[w])
 		}()
 	}
 	wg.Wait()

@@ -378,7 +378,15 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	var f fields
 	for _, i := range todo {
 		ev := &events[i]
-		if err := decodeClick(ev.Data, &f); err != nil {
+		var err error
+		if c, ok := ev.Value.(*click.Recorded); ok && c.RoundTrips() {
+			// The click as the redirect encoded it (the embedded store's
+			// live subscribers): what decoding its JSON would give.
+			f = fieldsOf(c)
+		} else {
+			err = decodeClick(ev.Data, &f)
+		}
+		if err != nil {
 			// Skipped rather than failing the batch: a failed batch is
 			// retried forever, and one corrupt event must not stop the
 			// attribution of every other click.
