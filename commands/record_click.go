@@ -86,15 +86,16 @@ var clickJSON = sync.Pool{New: func() any { b := make([]byte, 0, 1536); return &
 func appendClick(ctx context.Context, s EventStore, stream string, expected eventstore.ExpectedVersion, ev *click.Recorded) (Result, error) {
 	buf := clickJSON.Get().(*[]byte)
 	defer clickJSON.Put(buf)
-	data := ev.AppendJSON((*buf)[:0])
-	if data == nil { // not encodable by hand (domain.JSONAppender)
-		return appendEvents(ctx, s, stream, expected, domain.Metadata{}, ev)
-	}
+	data, exact := ev.AppendJSONExact((*buf)[:0])
 	*buf = data[:0]
-	// ev rides along for the store's in-process subscribers, which then
-	// need not decode data (eventstore.EventData.Value): nothing changes it
-	// once appended.
-	ar, err := s.Append(ctx, stream, expected, eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: ev.EventType(), Data: data, Value: ev})
+	e := eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: ev.EventType(), Data: data}
+	if exact {
+		// ev rides along for the store's in-process subscribers, which then
+		// need not decode data (eventstore.EventData.Value): decoding gives
+		// ev back, and nothing changes ev once appended.
+		e.Value = ev
+	}
+	ar, err := s.Append(ctx, stream, expected, e)
 	if err != nil {
 		return Result{}, err
 	}

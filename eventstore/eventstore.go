@@ -159,10 +159,11 @@ type EventData struct {
 	Data []byte
 	// Metadata is optional JSON (correlation ids, the acting user).
 	Metadata []byte
-	// Value is optionally the event as the appender's Go value: the one
-	// Data encodes, never changed after the append. It is not stored. A
-	// store that feeds subscribers in process may hand it to them as
-	// RecordedEvent.Value, so that they need not decode Data again.
+	// Value is optionally the event as the appender's Go value: exactly
+	// what decoding Data gives back (set it only then), never changed after
+	// the append. It is not stored. A store that feeds subscribers in
+	// process may hand it to them as RecordedEvent.Value, so that they need
+	// not decode Data again.
 	Value any
 }
 
@@ -179,8 +180,7 @@ type RecordedEvent struct {
 	// Value is the appender's EventData.Value when the event reaches a
 	// subscriber in the process that appended it (the embedded store's live
 	// subscriptions); nil otherwise, and never to be relied on. It is
-	// shared: read it, never change it, and take what it tells only where
-	// it is exactly what decoding Data would give.
+	// shared: read it, never change it.
 	Value any
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/linkd/linkd/domain/domaintest"
 )
@@ -108,59 +109,86 @@ func sameClick(a, b *Recorded) bool {
 	return ta == tb
 }
 
-// TestRoundTrips: a click that says it round-trips decodes from its JSON
-// to itself; one with invalid UTF-8 or a time RFC 3339 cannot write does
-// not say so.
-func TestRoundTrips(t *testing.T) {
+// exactWant is what AppendJSONExact must say of r: whether every string is
+// valid UTF-8 and both times are ones RFC 3339 writes whole.
+func exactWant(r *Recorded) bool {
+	for _, s := range [...]string{r.ClickID, r.LinkID, r.WorkspaceID, r.ProjectID, r.DomainID,
+		r.Code, r.Source, r.Visitor, r.Browser, r.BrowserVersion, r.OS, r.OSVersion, r.DeviceType,
+		r.Device, r.App, r.Language, r.Referrer, r.ReferrerURL, r.Country, r.Continent, r.City,
+		r.Region, r.Destination, r.TrackingID} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	whole := func(t time.Time) bool {
+		_, off := t.Zone()
+		return t.Year() >= 0 && t.Year() <= 9999 && off%60 == 0 && -24*3600 < off && off < 24*3600
+	}
+	return whole(r.Timestamp) && (r.TrackingExpiresAt == nil || whole(*r.TrackingExpiresAt))
+}
+
+// TestAppendJSONExact: a click whose JSON is said to be exact decodes from
+// it to itself; one with invalid UTF-8 or a time RFC 3339 cannot write
+// whole is not said to be, and its JSON is AppendJSON's all the same.
+func TestAppendJSONExact(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	yes, no := 0, 0
-	for i := 0; i < 5000; i++ {
-		c := randomClick(rng)
-		var back Recorded
-		if err := json.Unmarshal(c.AppendJSON(nil), &back); err != nil {
-			t.Fatal(err)
-		}
-		if c.RoundTrips() {
-			yes++
-			if !sameClick(&c, &back) {
-				t.Fatalf("case %d says it round-trips:\n%+v\n%+v", i, c, back)
-			}
-		} else {
-			no++
-		}
-	}
-	if yes == 0 || no == 0 {
-		t.Fatalf("%d clicks round-trip, %d do not: the cases miss one side", yes, no)
-	}
 	lmt := time.FixedZone("LMT", 561) // an offset in seconds: RFC 3339 drops them
 	far := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, c := range []Recorded{
+	cases := []Recorded{
 		{Browser: "\xff"},
 		{Timestamp: time.Date(2026, 11, 27, 0, 0, 0, 0, lmt)},
 		{Timestamp: far},
 		{TrackingExpiresAt: &far},
-	} {
-		if c.RoundTrips() {
-			t.Errorf("%+v says it round-trips", c)
+	}
+	for i := 0; i < 5000; i++ {
+		cases = append(cases, randomClick(rng))
+	}
+	yes, no := 0, 0
+	for i, c := range cases {
+		data, exact := c.AppendJSONExact(nil)
+		if !bytes.Equal(data, c.AppendJSON(nil)) {
+			t.Fatalf("case %d: AppendJSONExact and AppendJSON differ", i)
 		}
+		if want := exactWant(&c); exact != want {
+			t.Fatalf("case %d: exact %v, want %v: %+v", i, exact, want, c)
+		}
+		if !exact {
+			no++
+			continue
+		}
+		yes++
+		var back Recorded
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !sameClick(&c, &back) {
+			t.Fatalf("case %d is said to be exact:\n%+v\n%+v", i, c, back)
+		}
+	}
+	if yes == 0 || no < 4 {
+		t.Fatalf("%d clicks exact, %d not: the cases miss one side", yes, no)
 	}
 }
 
-func FuzzRoundTrips(f *testing.F) {
+func FuzzAppendJSONExact(f *testing.F) {
 	f.Add("id", "<b>&\u2028", "\xff", int64(1700000000), int64(5), 0)
 	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, off int) {
 		exp := time.Unix(sec, nsec).In(time.FixedZone("z", off%(30*3600)))
 		r := Recorded{ClickID: a, Browser: b, City: c, Visitor: a + c,
 			Timestamp: time.Unix(sec/2, nsec).UTC(), TrackingExpiresAt: &exp}
-		if !r.RoundTrips() {
+		data, exact := r.AppendJSONExact(nil)
+		if want := exactWant(&r); exact != want {
+			t.Fatalf("exact %v, want %v: %+v", exact, want, r)
+		}
+		if !exact {
 			return
 		}
 		var back Recorded
-		if err := json.Unmarshal(r.AppendJSON(nil), &back); err != nil {
-			t.Fatalf("%+v says it round-trips, its JSON does not decode: %v", r, err)
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatalf("%+v is said to be exact, its JSON does not decode: %v", r, err)
 		}
 		if !sameClick(&r, &back) {
-			t.Fatalf("%+v says it round-trips:\n%+v", r, back)
+			t.Fatalf("%+v is said to be exact:\n%+v", r, back)
 		}
 	})
 }

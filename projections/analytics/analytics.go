@@ -457,9 +457,8 @@ type parsed struct {
 // a failed batch is retried forever, and one corrupt event must not stop the
 // statistics of every link. A click handed over as the value the redirect
 // encoded (eventstore.RecordedEvent.Value, the embedded store's live
-// subscribers) is taken from it instead of its JSON when that is exactly
-// what decoding would give (click.Recorded.RoundTrips). Callers hold
-// applyMu.
+// subscribers; only ever exactly what decoding its JSON gives) is taken
+// from it instead. Callers hold applyMu.
 func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []parsed {
 	out := make([]parsed, len(todo))
 	finish := func(p *parsed, ev *eventstore.RecordedEvent) {
@@ -476,7 +475,7 @@ func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []par
 	var slow []int // the indexes into out of the clicks to decode
 	for j, i := range todo {
 		ev := &events[i]
-		if c, ok := ev.Value.(*click.Recorded); ok && c.RoundTrips() {
+		if c, ok := ev.Value.(*click.Recorded); ok {
 			out[j].c = fieldsOf(c)
 			finish(&out[j], ev)
 			continue

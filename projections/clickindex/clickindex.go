@@ -379,9 +379,9 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	for _, i := range todo {
 		ev := &events[i]
 		var err error
-		if c, ok := ev.Value.(*click.Recorded); ok && c.RoundTrips() {
+		if c, ok := ev.Value.(*click.Recorded); ok {
 			// The click as the redirect encoded it (the embedded store's
-			// live subscribers): what decoding its JSON would give.
+			// live subscribers): exactly what decoding its JSON gives.
 			f = fieldsOf(c)
 		} else {
 			err = decodeClick(ev.Data, &f)

@@ -39,7 +39,39 @@ var plain = func() (t [256]bool) {
 
 // String quotes s as encoding/json does: HTML-safe, control characters
 // and U+2028/U+2029 escaped, invalid UTF-8 as U+FFFD.
-func String(b []byte, s string) []byte {
+func String(b []byte, s string) []byte { return quote(b, s, nil) }
+
+// Exact appends as String, Opt and Time do and tells whether decoding what
+// it appended gives back exactly what it was given: not when a string is
+// not valid UTF-8 (written as U+FFFD) or a time is one RFC 3339 does not
+// write whole (a year outside 0 to 9999, a zone offset in seconds).
+type Exact struct {
+	Lossy bool // something appended does not decode to what it was
+}
+
+// String is String, noting invalid UTF-8.
+func (e *Exact) String(b []byte, s string) []byte { return quote(b, s, &e.Lossy) }
+
+// Opt is Opt, noting invalid UTF-8.
+func (e *Exact) Opt(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return quote(append(b, key...), v, &e.Lossy)
+}
+
+// Time is Time, noting a time RFC 3339 does not write whole.
+func (e *Exact) Time(b []byte, t time.Time) []byte {
+	if y := t.Year(); y < 0 || y > 9999 {
+		e.Lossy = true
+	} else if _, off := t.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
+		e.Lossy = true
+	}
+	return Time(b, t)
+}
+
+// quote is String; it sets *lossy (when not nil) if s is not valid UTF-8.
+func quote(b []byte, s string, lossy *bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -72,6 +104,9 @@ func String(b []byte, s string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			if lossy != nil {
+				*lossy = true
+			}
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 			i += size
