@@ -23,9 +23,9 @@ type LinkCache struct {
 	size int
 
 	mu      sync.RWMutex
-	links   map[string]*queries.Link // domainID + "/" + code
-	byID    map[string]string        // link id -> cache key
-	domains map[string]string        // host -> domain id ("" for none)
+	links   map[cacheKey]*queries.Link
+	byID    map[string]cacheKey // link id -> cache key
+	domains map[string]string   // host -> domain id ("" for none)
 	// users are the cached links that name each UTM template or pixel
 	// (kind + "/" + id -> link ids): they hold its values, resolved when
 	// they were read, and are forgotten when it changes.
@@ -40,7 +40,7 @@ func NewLinkCache(src LinkSource, size int) *LinkCache {
 	if size <= 0 {
 		size = 100_000
 	}
-	return &LinkCache{src: src, size: size, links: map[string]*queries.Link{}, byID: map[string]string{}, domains: map[string]string{},
+	return &LinkCache{src: src, size: size, links: map[cacheKey]*queries.Link{}, byID: map[string]cacheKey{}, domains: map[string]string{},
 		users: map[string]map[string]struct{}{}}
 }
 
@@ -63,8 +63,8 @@ func (c *LinkCache) Invalidate(kind, id string) {
 		delete(c.users, kind+"/"+id)
 	case "domain", "workspace", "reset":
 		c.gen++
-		c.links = map[string]*queries.Link{}
-		c.byID = map[string]string{}
+		c.links = map[cacheKey]*queries.Link{}
+		c.byID = map[string]cacheKey{}
 		c.domains = map[string]string{}
 		c.users = map[string]map[string]struct{}{}
 	}
@@ -164,12 +164,13 @@ func (c *LinkCache) room() (int, uint64) {
 }
 
 // cacheKey is a link's key in links: its domain id ("" for the default
-// domain) and its code.
-func cacheKey(domainID, code string) string { return domainID + "/" + code }
+// domain) and its code, as they are (a string made of both cost an
+// allocation per redirect).
+type cacheKey struct{ domainID, code string }
 
 // put caches l under key, forgetting an older key of the same link (the
 // caller holds mu).
-func (c *LinkCache) put(key string, l *queries.Link) {
+func (c *LinkCache) put(key cacheKey, l *queries.Link) {
 	if old, ok := c.byID[l.ID]; ok && old != key {
 		delete(c.links, old)
 	}
@@ -193,7 +194,7 @@ func (c *LinkCache) fill(links []queries.Link, gen uint64) {
 		if l.DomainID != nil {
 			domainID = *l.DomainID
 		}
-		key := cacheKey(domainID, l.Code)
+		key := cacheKey{domainID, l.Code}
 		if _, ok := c.links[key]; !ok && len(c.links) >= c.size {
 			return
 		}
@@ -227,7 +228,7 @@ func (c *LinkCache) VerifiedDomainID(ctx context.Context, host string) (string, 
 
 // LinkByCode implements queries.LinkAccessReadModel.
 func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*queries.Link, error) {
-	key := cacheKey(domainID, code)
+	key := cacheKey{domainID, code}
 	c.mu.RLock()
 	l, ok := c.links[key]
 	gen := c.gen
@@ -242,8 +243,8 @@ func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*que
 	c.mu.Lock()
 	if c.gen == gen { // else what was read may predate a change: not kept
 		if len(c.links) >= c.size {
-			c.links = map[string]*queries.Link{}
-			c.byID = map[string]string{}
+			c.links = map[cacheKey]*queries.Link{}
+			c.byID = map[string]cacheKey{}
 			c.users = map[string]map[string]struct{}{}
 		}
 		c.put(key, &v)

@@ -60,6 +60,13 @@ func (rd *Redirector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if code == "" {
 		code = strings.TrimPrefix(r.URL.Path, "/")
 	}
+	rd.ServeCode(w, r, code)
+}
+
+// ServeCode serves the short link of code: ServeHTTP for a caller that
+// knows the code already (the server's path for short links, which skips
+// the router: no route variables to look up in the request's context).
+func (rd *Redirector) ServeCode(w http.ResponseWriter, r *http.Request, code string) {
 	ctx := r.Context()
 	// Answered within milliseconds: no need to watch for the client going
 	// away meanwhile (internal/deadline).

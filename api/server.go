@@ -315,7 +315,7 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			}
 			switch r.Method {
 			case http.MethodGet, http.MethodHead, http.MethodPost:
-				s.redirect.ServeHTTP(w, r)
+				s.redirect.ServeCode(w, r, r.URL.Path[1:]) // isCodePath: "/" and the code
 				return
 			}
 		}
