@@ -231,7 +231,7 @@ func clickOf(l *queries.Link, info *enrich.Result, r *http.Request, source, dest
 		c.DomainID = *l.DomainID
 	}
 	if l.EnableConversionTracking {
-		c.ClickID = newClickID()
+		c.ClickID = newClickID(now)
 		c.TrackingID = c.ClickID
 	}
 	return c

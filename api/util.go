@@ -1,10 +1,13 @@
 package api
 
 import (
-	"github.com/google/uuid"
+	"time"
+
+	"github.com/linkd/linkd/internal/ids"
 )
 
-func newClickID() string { return uuid.Must(uuid.NewV7()).String() }
+// newClickID is the id of a click at now: a UUIDv7 (internal/ids).
+func newClickID(now time.Time) string { return ids.NewV7(now).String() }
 
 // deref returns what p points at, or the zero value for nil.
 func deref[T any](p *T) T {

@@ -6,11 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/ids"
 )
 
 // MsgLinkExpired is the detail of an access to an expired link.
@@ -31,13 +30,13 @@ type RecordClickHandler struct{ *Deps }
 // when the link tracks conversions).
 func (h RecordClickHandler) Handle(ctx context.Context, c RecordClick) (click.Recorded, Result, error) {
 	ev := c.Click
-	if ev.ClickID == "" {
-		ev.ClickID = uuid.Must(uuid.NewV7()).String()
-	}
 	if ev.Timestamp.IsZero() {
 		ev.Timestamp = h.now()
 	}
 	ev.Timestamp = ev.Timestamp.UTC()
+	if ev.ClickID == "" {
+		ev.ClickID = ids.NewV7(ev.Timestamp).String()
+	}
 	if ev.TrackingID != "" && ev.TrackingExpiresAt == nil {
 		exp := ev.Timestamp.Add(click.TrackingTTL)
 		ev.TrackingExpiresAt = &exp
@@ -88,7 +87,7 @@ func appendClick(ctx context.Context, s EventStore, stream string, expected even
 	defer clickJSON.Put(buf)
 	data, exact := ev.AppendJSONExact((*buf)[:0])
 	*buf = data[:0]
-	e := eventstore.EventData{ID: uuid.Must(uuid.NewV7()), Type: ev.EventType(), Data: data}
+	e := eventstore.EventData{ID: ids.NewV7(ev.Timestamp), Type: ev.EventType(), Data: data}
 	if exact {
 		// ev rides along for the store's in-process subscribers, which then
 		// need not decode data (eventstore.EventData.Value): decoding gives

@@ -1,0 +1,89 @@
+package ids
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TestNewV7: version 7 and variant RFC 9562 as google/uuid reads them, the
+// time given to the millisecond, and no two ids alike among many made at
+// once in one millisecond.
+func TestNewV7(t *testing.T) {
+	at := time.Date(2026, 11, 27, 18, 30, 0, 123_456_789, time.UTC)
+	var mu sync.Mutex
+	seen := map[uuid.UUID]bool{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10_000 {
+				u := NewV7(at)
+				mu.Lock()
+				if seen[u] {
+					t.Errorf("%s made twice", u)
+				}
+				seen[u] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for u := range seen {
+		if u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+			t.Fatalf("%s: version %d, variant %v", u, u.Version(), u.Variant())
+		}
+		sec, nsec := u.Time().UnixTime()
+		if got := time.Unix(sec, nsec); !got.Equal(at.Truncate(time.Millisecond)) {
+			t.Fatalf("%s: time %v, want %v", u, got, at.Truncate(time.Millisecond))
+		}
+		back, err := uuid.Parse(u.String())
+		if err != nil || back != u {
+			t.Fatalf("%s does not parse back: %v", u, err)
+		}
+	}
+	// Every random bit takes both values.
+	var or, and [16]byte
+	for i := range and {
+		and[i] = 0xff
+	}
+	for u := range seen {
+		for i := range u {
+			or[i] |= u[i]
+			and[i] &= u[i]
+		}
+	}
+	for i := 6; i < 16; i++ {
+		free := byte(0xff)
+		switch i {
+		case 6:
+			free = 0x0f
+		case 8:
+			free = 0x3f
+		}
+		if or[i]&free != free || and[i]&free != 0 {
+			t.Errorf("byte %d: random bits %08b ever set, %08b always set", i, or[i]&free, and[i]&free)
+		}
+	}
+}
+
+func BenchmarkNewV7(b *testing.B) {
+	now := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = NewV7(now)
+		}
+	})
+}
+
+func BenchmarkGoogleNewV7(b *testing.B) {
+	uuid.EnableRandPool()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = uuid.Must(uuid.NewV7())
+		}
+	})
+}
