@@ -76,9 +76,10 @@ func main() {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	// Ids (events, clicks, tracking ids) take their random bits from a
-	// pool that crypto/rand refills 256 bytes at a time, rather than a
-	// system call and an allocation each: a redirect makes two.
+	// Ids made with google/uuid (events, links, conversions) take their
+	// random bits from a pool that crypto/rand refills 256 bytes at a
+	// time, rather than a system call and an allocation each. A redirect's
+	// two come from internal/ids, which takes no lock.
 	uuid.EnableRandPool()
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "linkd:", err)
