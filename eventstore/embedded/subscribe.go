@@ -24,6 +24,13 @@ const (
 	// fillEvents bounds what a subscription takes at once (from the ring or
 	// from disk).
 	fillEvents = 1024
+	// valueEvents is how many of the newest events in the ring keep their
+	// Value (eventstore.RecordedEvent.Value); older ones drop it, and a
+	// subscriber that far behind decodes. Values kept for the whole ring
+	// held 15 MB more alive at 25,000 clicks a second (their CPU saved on
+	// decoding went to the garbage collector and fresh memory); 8,192 is
+	// a third of a second of clicks, more than the projectors lag.
+	valueEvents = 8192
 )
 
 // liveRing holds recent events for subscriptions. Every event with a
@@ -71,6 +78,9 @@ func (l *liveRing) push(ev eventstore.RecordedEvent, size int) {
 	*l.at(l.n) = liveEvent{ev: ev, size: size}
 	l.n++
 	l.bytes += size
+	if l.n > valueEvents {
+		l.at(l.n - 1 - valueEvents).ev.Value = nil
+	}
 }
 
 // pushReq pushes the events of a written append (or part of one).

@@ -61,3 +61,32 @@ func TestValueReachesLiveSubscribers(t *testing.T) {
 		}
 	}
 }
+
+// TestRingKeepsFewValues: only the newest valueEvents events in the live
+// ring keep their values; a subscriber further behind gets the events
+// without.
+func TestRingKeepsFewValues(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ctx := ctxT(t)
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	n := valueEvents + 100
+	for i := range n {
+		evs := testEvents(1, "x")
+		evs[0].Value = i
+		mustAppend(t, s, "a-1", eventstore.Any(), evs...)
+	}
+	for i := range n {
+		ev, err := sub.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < n-valueEvents && ev.Value != nil || i >= n-valueEvents && ev.Value != i {
+			t.Fatalf("event %d of %d has value %v", i, n, ev.Value)
+		}
+	}
+}
