@@ -287,6 +287,16 @@ type Subscription interface {
 	Close() error
 }
 
+// A Drainer is a Subscription whose Recv, with a ctx that is already done,
+// hands out every event it can without waiting (every one committed, not
+// only those it buffered). A reader can then sleep while events gather and
+// take them at once rather than wake at every append.
+type Drainer interface {
+	Subscription
+	// DrainsCommitted marks the promise; it does nothing.
+	DrainsCommitted()
+}
+
 // Category returns the category of a stream: the part before the first "-".
 // "link-0b1c..." is in category "link".
 func Category(stream string) string {

@@ -176,8 +176,10 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		return err
 	}
 	defer sub.Close()
+	_, drains := sub.(eventstore.Drainer)
 	// Recv with a context that is already done hands out what the
-	// subscription has buffered without waiting (see eventstore.Subscription).
+	// subscription has buffered without waiting (see eventstore.Subscription),
+	// a Drainer everything committed.
 	drained, cancelDrained := context.WithCancel(ctx)
 	cancelDrained()
 	topic := LocalTopic(e.p.Name())
@@ -242,7 +244,18 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 				case <-lctx.Done():
 				}
 			}()
-			err := more(lctx)
+			var err error
+			if drains {
+				// Sleep through the linger, then take what came meanwhile
+				// (up to the batch's bound; the rest starts the next batch
+				// at once): receiving meanwhile woke every feeder at every
+				// append, a select over five channels each time (1.5% of
+				// linkd's CPU under redirects).
+				<-lctx.Done()
+				err = more(drained)
+			} else {
+				err = more(lctx)
+			}
 			cancel()
 			if err != nil {
 				return stopped(ctx, err)

@@ -223,10 +223,15 @@ func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, er
 		}
 		// Drained: fill reuses the buffer from its start.
 		sub.pending, sub.next = sub.pending[:0], 0
-		if err := ctx.Err(); err != nil {
+		if err := sub.ctx.Err(); err != nil {
 			return eventstore.RecordedEvent{}, err
 		}
-		if err := sub.ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
+			// A done ctx still gets what needs no waiting and no disk: the
+			// live ring's events after this subscription's.
+			if sub.fillRing() {
+				continue
+			}
 			return eventstore.RecordedEvent{}, err
 		}
 		wait, err := sub.fill(ctx)
@@ -261,17 +266,8 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 		return wait, nil
 	}
 	if sub.last >= l.base {
-		k := sort.Search(l.n, func(k int) bool { return int64(l.at(k).ev.Position.Commit) > sub.last })
-		for ; k < l.n && len(sub.pending) < fillEvents; k++ {
-			ev := l.at(k).ev
-			sub.last = int64(ev.Position.Commit)
-			if sub.filter.Match(ev.Stream) {
-				sub.pending = append(sub.pending, ev)
-			}
-		}
+		sub.takeRing(l)
 		l.mu.Unlock()
-		// Data and Metadata alias the appends' buffers, which nothing
-		// changes: subscribers share them (eventstore.Subscription).
 		return nil, nil
 	}
 	l.mu.Unlock()
@@ -287,6 +283,41 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 	sub.pending = append(sub.pending, events...)
 	sub.last = last
 	return nil, nil
+}
+
+// DrainsCommitted implements eventstore.Drainer: with a done ctx, Recv
+// still hands out the live ring's events. A subscriber behind the ring
+// reads the log, which a done ctx does not wait for: it gets the events
+// of its last read, then ctx's error, and catches up at its next Recv.
+func (sub *subscription) DrainsCommitted() {}
+
+// fillRing moves the next events into pending from the ring, when it holds
+// them, and reports whether it moved past any.
+func (sub *subscription) fillRing() bool {
+	l := &sub.s.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sub.last >= sub.s.committed.Load() || sub.last < l.base {
+		return false
+	}
+	sub.takeRing(l)
+	return true
+}
+
+// takeRing moves the ring's events after the subscription's last into
+// pending, up to fillEvents. Callers hold l.mu and know the ring holds
+// them (sub.last >= l.base).
+func (sub *subscription) takeRing(l *liveRing) {
+	k := sort.Search(l.n, func(k int) bool { return int64(l.at(k).ev.Position.Commit) > sub.last })
+	for ; k < l.n && len(sub.pending) < fillEvents; k++ {
+		ev := l.at(k).ev
+		sub.last = int64(ev.Position.Commit)
+		if sub.filter.Match(ev.Stream) {
+			sub.pending = append(sub.pending, ev)
+		}
+	}
+	// Data and Metadata alias the appends' buffers, which nothing changes:
+	// subscribers share them (eventstore.Subscription).
 }
 
 // Close implements eventstore.Subscription.

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/linkd/linkd/eventstore"
@@ -88,5 +90,43 @@ func TestRingKeepsFewValues(t *testing.T) {
 		if i < n-valueEvents && ev.Value != nil || i >= n-valueEvents && ev.Value != i {
 			t.Fatalf("event %d of %d has value %v", i, n, ev.Value)
 		}
+	}
+}
+
+// TestDrainCommitted: a Recv whose ctx is done hands out every committed
+// event still in the live ring, past what the subscription had buffered
+// (eventstore.Drainer), then ctx's error.
+func TestDrainCommitted(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ctx := ctxT(t)
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, ok := sub.(eventstore.Drainer); !ok {
+		t.Fatal("the subscription is not a Drainer")
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := sub.Recv(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("nothing committed yet: Recv gave %v", err)
+	}
+	n := 3*fillEvents + 7
+	for range n {
+		mustAppend(t, s, "a-1", eventstore.Any(), testEvents(1, "x")...)
+	}
+	for i := range n {
+		ev, err := sub.Recv(done)
+		if err != nil {
+			t.Fatalf("event %d of %d: %v", i, n, err)
+		}
+		if ev.Version != uint64(i) {
+			t.Fatalf("event %d has version %d", i, ev.Version)
+		}
+	}
+	if _, err := sub.Recv(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("all drained: Recv gave %v", err)
 	}
 }
