@@ -38,7 +38,7 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		// form, or this read would be an unthrottled way to guess.
 		q.Password, q.Client = &pw, rd.enricher.AddressKey(r, now)
 	}
-	a, limitKey, err := rd.decide(ctx, &q, info.Network, r.UserAgent(), now)
+	a, err := rd.decide(ctx, &q, info.Network, r.UserAgent(), now)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,6 @@ func (s *Server) servePublicLink(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		rd.cfg.ClickLimit.Add(limitKey, now)
 		v.Clicks = int64(res.Version) + 1
 	}
 	body, err := s.renderLink(ctx, v, false, map[string]string{})

@@ -88,7 +88,7 @@ func (rd *Redirector) ServeCode(w http.ResponseWriter, r *http.Request, code str
 		pw := r.PostFormValue("password")
 		q.Password, q.Client = &pw, rd.enricher.AddressKey(r, now)
 	}
-	a, limitKey, err := rd.decide(ctx, &q, info.Network, r.UserAgent(), now)
+	a, err := rd.decide(ctx, &q, info.Network, r.UserAgent(), now)
 	if err != nil {
 		rd.fail(w, err)
 		return
@@ -136,7 +136,6 @@ func (rd *Redirector) ServeCode(w http.ResponseWriter, r *http.Request, code str
 			return
 		}
 		trackingID = ev.TrackingID
-		rd.cfg.ClickLimit.Add(limitKey, now)
 	}
 	target := a.Target
 	if trackingID != "" {
@@ -190,22 +189,23 @@ var trackingMaxAgeText = strconv.Itoa(trackingMaxAge)
 // decide asks LinkAccess, then applies the click limit: a counted access
 // by a visitor over the limit on this link is answered without being
 // counted (asking again for a click-limited link, since an access that is
-// not counted learns its expiry from the count). The key is what Add takes
-// once the click is recorded.
-func (rd *Redirector) decide(ctx context.Context, q *queries.LinkAccess, network netip.Addr, userAgent string, now time.Time) (queries.Access, clicklimit.Key, error) {
+// not counted learns its expiry from the count). One under the limit is
+// counted in the limiter at once (clicklimit.Take), before its click is
+// recorded: should that fail, the limiter overestimates by one, as it may.
+func (rd *Redirector) decide(ctx context.Context, q *queries.LinkAccess, network netip.Addr, userAgent string, now time.Time) (queries.Access, error) {
 	a, err := rd.access.Handle(ctx, *q)
 	if err != nil || a.Outcome != queries.Granted || !q.Counted || rd.cfg.ClickLimit == nil {
-		return a, clicklimit.Key{}, err
+		return a, err
 	}
 	key := rd.cfg.ClickLimit.KeyOf(network, userAgent, a.Link.ID)
-	if !rd.cfg.ClickLimit.Over(key, now) {
-		return a, key, nil
+	if !rd.cfg.ClickLimit.Take(key, now) {
+		return a, nil
 	}
 	q.Counted = false
 	if a.Link.ExpirationClickCount != nil {
 		a, err = rd.access.Handle(ctx, *q)
 	}
-	return a, key, err
+	return a, err
 }
 
 // retryAfter is a Retry-After value: a duration in whole seconds, rounded

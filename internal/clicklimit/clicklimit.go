@@ -113,6 +113,29 @@ func (l *Limiter) Over(k Key, now time.Time) bool {
 	return true
 }
 
+// Take is Over, and when the visitor is not over the limit, Add at once,
+// while the key's cache line is at hand: under the load of many links the
+// line is gone again by the time the click is recorded, and Over and Add
+// apart cost two misses. A click that then fails to be recorded is counted
+// all the same, which the sketch allows (it may overestimate a count,
+// never underestimate one).
+func (l *Limiter) Take(k Key, now time.Time) (over bool) {
+	if l == nil {
+		return false
+	}
+	c := l.counters(now)
+	for _, i := range k {
+		if atomic.LoadUint32(&c[i]) < l.limit {
+			for _, i := range k {
+				atomic.AddUint32(&c[i], 1)
+			}
+			return false
+		}
+	}
+	l.denied.Add(1)
+	return true
+}
+
 // Add counts a click of the visitor on the link.
 func (l *Limiter) Add(k Key, now time.Time) {
 	if l == nil {

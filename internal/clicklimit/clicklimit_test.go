@@ -112,3 +112,31 @@ func BenchmarkOverAndAddManyLinks(b *testing.B) {
 		})
 	}
 }
+
+// TestTake: Take counts a visitor's clicks until the limit, then refuses
+// them without counting, as Over then Add did; other keys are untouched.
+func TestTake(t *testing.T) {
+	l := New(3)
+	now := time.Date(2026, 11, 27, 18, 40, 0, 0, time.UTC)
+	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-1")
+	b := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-2")
+	taken := 0
+	for range 10 {
+		if !l.Take(a, now) {
+			taken++
+		}
+	}
+	if taken != 3 || l.Uncounted() != 7 {
+		t.Fatalf("took %d, refused %d; want 3 and 7", taken, l.Uncounted())
+	}
+	if l.Over(b, now) || !l.Over(a, now) {
+		t.Fatal("Over disagrees with Take")
+	}
+	if l.Take(a, now.Add(time.Hour)) {
+		t.Fatal("a new hour starts from zero")
+	}
+	var none *Limiter
+	if none.Take(a, now) {
+		t.Fatal("no limiter refuses nothing")
+	}
+}
