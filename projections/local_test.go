@@ -290,3 +290,41 @@ func TestLocalRunnerMovesQuietCheckpoints(t *testing.T) {
 		t.Errorf("%d events handed over, want the click and a few others", applied)
 	}
 }
+
+// A lingering projector catching up on a backlog (events on disk, behind
+// the live ring) gets full batches at once, with no linger per page of the
+// log: a linger waits only for events not yet written.
+func TestLocalRunnerCatchesUpInFullBatches(t *testing.T) {
+	store := openStore(t)
+	ctx := context.Background()
+	const total = 20000
+	for i := range total / 100 {
+		evs := make([]eventstore.EventData, 100)
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}
+		}
+		if _, err := store.Append(ctx, fmt.Sprintf("clicks-%03d", i), eventstore.NoStream(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := lingerer{batcher{&batchRecorder{name: "lingerer", maxBatch: 8192}}, time.Second}
+	r := projections.NewLocalRunner(store, []projections.Projector{l}, projections.LocalOptions{Logger: quiet})
+	start := time.Now()
+	stop := startRunner(t, r)
+	deadline := start.Add(30 * time.Second)
+	for {
+		if a, _ := l.counts(); a == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			a, _ := l.counts()
+			t.Fatalf("applied %d of %d events in 30 s", a, total)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(start)
+	stop()
+	if _, largest := l.counts(); largest != 8192 {
+		t.Errorf("largest batch %d while catching up, want 8192 (after %v)", largest, took)
+	}
+}

@@ -130,3 +130,36 @@ func TestDrainCommitted(t *testing.T) {
 		t.Fatalf("all drained: Recv gave %v", err)
 	}
 }
+
+// TestDrainCommittedFromTheLog: a subscriber behind the live ring (here
+// every event was appended before it subscribed, with no ring kept) also
+// gets every committed event from a Recv whose ctx is done, read from the
+// log: a feeder catching up never waits for new appends to get old ones.
+func TestDrainCommittedFromTheLog(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ctx := ctxT(t)
+	n := 2*fillEvents + 3
+	for range n {
+		mustAppend(t, s, "a-1", eventstore.Any(), testEvents(1, "x")...)
+	}
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for i := range n {
+		ev, err := sub.Recv(done)
+		if err != nil {
+			t.Fatalf("event %d of %d: %v", i, n, err)
+		}
+		if ev.Version != uint64(i) {
+			t.Fatalf("event %d has version %d", i, ev.Version)
+		}
+	}
+	if _, err := sub.Recv(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("all drained: Recv gave %v", err)
+	}
+}

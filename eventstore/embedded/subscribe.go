@@ -227,12 +227,16 @@ func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, er
 			return eventstore.RecordedEvent{}, err
 		}
 		if err := ctx.Err(); err != nil {
-			// A done ctx still gets what needs no waiting and no disk: the
-			// live ring's events after this subscription's.
-			if sub.fillRing() {
-				continue
+			// A done ctx still gets every event committed: from the ring,
+			// or from the log for a subscriber behind it (a feeder
+			// catching up must not wait for its linger at every page).
+			if sub.last >= sub.s.committed.Load() {
+				return eventstore.RecordedEvent{}, err
 			}
-			return eventstore.RecordedEvent{}, err
+			if _, err := sub.fill(context.WithoutCancel(ctx)); err != nil {
+				return eventstore.RecordedEvent{}, err
+			}
+			continue
 		}
 		wait, err := sub.fill(ctx)
 		if err != nil {
@@ -286,23 +290,8 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // DrainsCommitted implements eventstore.Drainer: with a done ctx, Recv
-// still hands out the live ring's events. A subscriber behind the ring
-// reads the log, which a done ctx does not wait for: it gets the events
-// of its last read, then ctx's error, and catches up at its next Recv.
+// still hands out every committed event, from the ring or the log.
 func (sub *subscription) DrainsCommitted() {}
-
-// fillRing moves the next events into pending from the ring, when it holds
-// them, and reports whether it moved past any.
-func (sub *subscription) fillRing() bool {
-	l := &sub.s.live
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if sub.last >= sub.s.committed.Load() || sub.last < l.base {
-		return false
-	}
-	sub.takeRing(l)
-	return true
-}
 
 // takeRing moves the ring's events after the subscription's last into
 // pending, up to fillEvents. Callers hold l.mu and know the ring holds
