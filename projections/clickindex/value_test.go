@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/projectiontest"
 )
 
 // TestValueGivesTheSameIndex: clicks handed over with their value (the
@@ -40,19 +41,7 @@ func TestValueGivesTheSameIndex(t *testing.T) {
 		f.add(clicks[i])
 	}
 	plain := f.events
-	valued := make([]eventstore.RecordedEvent, len(plain))
-	copy(valued, plain)
-	roundTrips := 0
-	for i := range valued {
-		c := clicks[i]
-		if _, exact := c.AppendJSONExact(nil); exact { // as RecordClick does
-			valued[i].Value = &c
-			roundTrips++
-		}
-	}
-	if roundTrips == 0 || roundTrips == len(clicks) {
-		t.Fatalf("%d of %d clicks round-trip: the test misses one path", roundTrips, len(clicks))
-	}
+	valued := projectiontest.WithClickValues(t, plain, clicks)
 	apply := func(events []eventstore.RecordedEvent) map[string]string {
 		s := openTest(t, t.TempDir(), Options{})
 		for lo := 0; lo < len(events); lo += 700 {
