@@ -226,24 +226,23 @@ func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, er
 		if err := sub.ctx.Err(); err != nil {
 			return eventstore.RecordedEvent{}, err
 		}
-		if err := ctx.Err(); err != nil {
-			// A done ctx still gets every event committed: from the ring,
-			// or from the log for a subscriber behind it (a feeder
-			// catching up must not wait for its linger at every page).
-			if sub.last >= sub.s.committed.Load() {
-				return eventstore.RecordedEvent{}, err
-			}
-			if _, err := sub.fill(context.WithoutCancel(ctx)); err != nil {
-				return eventstore.RecordedEvent{}, err
-			}
-			continue
+		// A done ctx still gets every event committed: from the ring, or
+		// from the log for a subscriber behind it (a feeder catching up
+		// must not wait for its linger at every page); only waiting for
+		// the next append is what it ends.
+		fillCtx := ctx
+		if ctx.Err() != nil {
+			fillCtx = context.WithoutCancel(ctx)
 		}
-		wait, err := sub.fill(ctx)
+		wait, err := sub.fill(fillCtx)
 		if err != nil {
 			return eventstore.RecordedEvent{}, err
 		}
 		if wait == nil {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return eventstore.RecordedEvent{}, err
 		}
 		select {
 		case <-wait:
