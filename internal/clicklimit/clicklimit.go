@@ -120,20 +120,11 @@ func (l *Limiter) Over(k Key, now time.Time) bool {
 // all the same, which the sketch allows (it may overestimate a count,
 // never underestimate one).
 func (l *Limiter) Take(k Key, now time.Time) (over bool) {
-	if l == nil {
-		return false
+	if l.Over(k, now) {
+		return true
 	}
-	c := l.counters(now)
-	for _, i := range k {
-		if atomic.LoadUint32(&c[i]) < l.limit {
-			for _, i := range k {
-				atomic.AddUint32(&c[i], 1)
-			}
-			return false
-		}
-	}
-	l.denied.Add(1)
-	return true
+	l.Add(k, now)
+	return false
 }
 
 // Add counts a click of the visitor on the link.
