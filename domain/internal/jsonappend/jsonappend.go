@@ -9,11 +9,14 @@ import (
 )
 
 // Opt appends key and v quoted, unless v is "" (a field with omitempty).
-func Opt(b []byte, key, v string) []byte {
+func Opt(b []byte, key, v string) []byte { return opt(b, key, v, nil) }
+
+// opt is Opt; it sets *lossy (when not nil) if v is not valid UTF-8.
+func opt(b []byte, key, v string, lossy *bool) []byte {
 	if v == "" {
 		return b
 	}
-	return String(append(b, key...), v)
+	return quote(append(b, key...), v, lossy)
 }
 
 // Time appends t as encoding/json does (RFC 3339 with nanoseconds,
@@ -53,12 +56,7 @@ type Exact struct {
 func (e *Exact) String(b []byte, s string) []byte { return quote(b, s, &e.Lossy) }
 
 // Opt is Opt, noting invalid UTF-8.
-func (e *Exact) Opt(b []byte, key, v string) []byte {
-	if v == "" {
-		return b
-	}
-	return quote(append(b, key...), v, &e.Lossy)
-}
+func (e *Exact) Opt(b []byte, key, v string) []byte { return opt(b, key, v, &e.Lossy) }
 
 // Time is Time, noting a time RFC 3339 does not write whole.
 func (e *Exact) Time(b []byte, t time.Time) []byte {
