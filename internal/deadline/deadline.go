@@ -323,8 +323,8 @@ func (c *conn) expire(now int64) {
 	}
 	if c.held && c.heldAt < c.l.now.Load() {
 		// Still wanted at a tick after it began: a handler that takes
-		// time, whose client may go away. The read goes on to the socket, under the
-		// read deadline applied above if it passed.
+		// time, whose client may go away. The read goes on to the socket,
+		// under the read deadline applied above if it passed.
 		c.release()
 	}
 }
