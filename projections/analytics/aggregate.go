@@ -147,9 +147,10 @@ func (a *batchAgg) finish() {
 	}
 }
 
-// run aggregates the clicks under their (link, day) or (workspace, day) key,
-// per tag, then fills out with the encoded deltas in key order.
-func (a *batchAgg) run(clicks []parsed, tag byte) {
+// collect adds the clicks to the deltas under their (link, day) or
+// (workspace, day) key, per tag. Deltas add up over several calls until
+// seal.
+func (a *batchAgg) collect(clicks []parsed, tag byte) {
 	var key []byte
 	for i := range clicks {
 		p := &clicks[i]
@@ -166,6 +167,11 @@ func (a *batchAgg) run(clicks []parsed, tag byte) {
 		key = dayKey(key[:0], tag, id, p.day)
 		a.add(key, &p.c, p.ts, a.click(&p.c))
 	}
+}
+
+// seal fills out with the encoded deltas in key order. The deltas are
+// spent: reset comes next.
+func (a *batchAgg) seal() {
 	a.finish()
 	keys := make([]string, 0, len(a.deltas))
 	for k := range a.deltas {

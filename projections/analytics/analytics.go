@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,7 @@ const (
 	DefaultCacheSize       = 64 << 20
 	DefaultMemTableSize    = 64 << 20
 	DefaultStreamCacheSize = 1 << 16
+	DefaultFlushMax        = 1 << 16
 )
 
 // Options tune Open. The zero value is ready to use.
@@ -68,6 +70,18 @@ type Options struct {
 	// again. It is NOT safe with Kafka, which resumes from consumer-group
 	// offsets committed after Apply returned. Default false (pebble.Sync).
 	NoSync bool
+	// FlushEvery, with NoSync, lets Apply keep its deltas in memory and
+	// write them to Pebble, added up, at most this often (and when a
+	// query reads, when FlushMax clicks wait, and at Close): at a thousand
+	// links a second of clicks is a thousand records rather than tens of
+	// thousands of merge operands. The checkpoint is written with the
+	// deltas, so a crash loses no more than NoSync allows, and the feeder
+	// applies the lost events again. Zero (the default) writes every
+	// batch.
+	FlushEvery time.Duration
+	// FlushMax is how many clicks may wait in memory under FlushEvery
+	// (default DefaultFlushMax).
+	FlushMax int
 	// Logger receives Pebble's messages and reports of undecodable clicks;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -84,6 +98,15 @@ func (o Options) Validate() error {
 	}
 	if o.StreamCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("StreamCacheSize %d is negative", o.StreamCacheSize))
+	}
+	if o.FlushEvery < 0 {
+		errs = append(errs, fmt.Errorf("FlushEvery %v is negative", o.FlushEvery))
+	}
+	if o.FlushEvery > 0 && !o.NoSync {
+		errs = append(errs, errors.New("FlushEvery needs NoSync: whoever feeds the store must resume after Checkpoint()"))
+	}
+	if o.FlushMax < 0 {
+		errs = append(errs, fmt.Errorf("FlushMax %d is negative", o.FlushMax))
 	}
 	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
 		errs = append(errs, fmt.Errorf("MemTableSize %d is below 1 MiB", o.MemTableSize))
@@ -107,11 +130,15 @@ type Store struct {
 	mu sync.RWMutex
 	db *pebble.DB
 
-	// applyMu serialises Apply and Reset; it guards the fields below.
-	applyMu    sync.Mutex
-	checkpoint eventstore.Position
-	versions   *versioncache.Cache
-	behind     versioncache.Behind
+	// applyMu serialises Apply, flushes and Reset; it guards the fields
+	// below.
+	applyMu sync.Mutex
+	// checkpoint is the highest position applied, written or waiting;
+	// durable the one written (the same unless FlushEvery).
+	checkpoint, durable eventstore.Position
+	pend                pending
+	versions            *versioncache.Cache
+	behind              versioncache.Behind
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
 	interners      []*interner // one per decoding goroutine
@@ -119,7 +146,26 @@ type Store struct {
 	// undecodable counts the clicks skipped since Open; read without
 	// applyMu.
 	undecodable atomic.Uint64
+	// waiting is set while deltas wait (FlushEvery); read without applyMu.
+	waiting atomic.Bool
+	// stop ends the flushing goroutine (FlushEvery), done says it ended.
+	stop, done chan struct{}
+	closeOnce  sync.Once
 }
+
+// pending is what was applied and not written yet: the deltas in aggLink,
+// aggWS and conv, the stream versions next, the highest position last.
+// carry holds the encoded deltas of a flush that failed, for the next.
+type pending struct {
+	clicks int
+	next   map[string]uint64
+	last   eventstore.Position
+	since  time.Time
+	conv   convAgg
+	carry  []encoded
+}
+
+func (p *pending) empty() bool { return p.next == nil && len(p.carry) == 0 }
 
 var (
 	_ projections.Projector     = (*Store)(nil)
@@ -143,6 +189,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.StreamCacheSize == 0 {
 		opts.StreamCacheSize = DefaultStreamCacheSize
+	}
+	if opts.FlushMax == 0 {
+		opts.FlushMax = DefaultFlushMax
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -199,7 +248,61 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.durable = s.checkpoint
+	if opts.FlushEvery > 0 {
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.flushLoop()
+	}
 	return s, nil
+}
+
+// flushLoop writes the deltas that waited FlushEvery when no Apply came to
+// write them.
+func (s *Store) flushLoop() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.waiting.Load() {
+			continue
+		}
+		s.applyMu.Lock()
+		s.mu.RLock()
+		if s.db != nil && !s.pend.empty() && time.Since(s.pend.since) >= s.opts.FlushEvery {
+			if err := s.flush(); err != nil {
+				s.log.Error("writing the statistics failed; will retry", "err", err)
+			}
+		}
+		s.mu.RUnlock()
+		s.applyMu.Unlock()
+	}
+}
+
+// flushForRead writes the waiting deltas before a query reads, so that it
+// sees every click applied.
+func (s *Store) flushForRead() error {
+	if !s.waiting.Load() {
+		return nil
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	if s.pend.empty() {
+		return nil
+	}
+	if err := s.flush(); err != nil {
+		return fmt.Errorf("analytics: query: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) load() error {
@@ -250,8 +353,13 @@ func (s *Store) WriteVersionsBehind() {
 	s.behind.On = true
 }
 
-// Close closes the database. Apply and queries return ErrClosed afterwards.
+// Close writes what waits and closes the database. Apply and queries
+// return ErrClosed afterwards.
 func (s *Store) Close() error {
+	if s.stop != nil {
+		s.closeOnce.Do(func() { close(s.stop) })
+		<-s.done
+	}
 	s.applyMu.Lock() // before mu, as Apply takes them
 	defer s.applyMu.Unlock()
 	s.mu.Lock()
@@ -259,7 +367,11 @@ func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
-	err := s.writeVersions()
+	var err error
+	if !s.pend.empty() {
+		err = s.flush()
+	}
+	err = errors.Join(err, s.writeVersions())
 	// Flush the memtables first: without a write-ahead log (NoSync) they
 	// would be lost; with one, it would stay on disk (tens of MB) until
 	// the next Open replays it.
@@ -310,12 +422,16 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	}
 
 	// 1. Deduplicate. An event is applied when its version is newer than the
-	// last applied version of its stream, committed or earlier in this batch.
+	// last applied version of its stream, committed, waiting or earlier in
+	// this batch.
 	dedup := versioncache.NewDedup(s.checkpoint, s.lastVersion)
 	dedup.Gap = s.behind.Gap()
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
-	conv := convAgg{}
+	if s.pend.conv == nil {
+		s.pend.conv = convAgg{}
+	}
+	var convs []any
 	last := eventstore.Start // the batch's highest position
 	for i := range events {
 		ev := &events[i]
@@ -343,7 +459,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 				s.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)
 				continue
 			}
-			conv.addConversion(e)
+			convs = append(convs, e)
 		}
 	}
 	top := s.checkpoint // the checkpoint after the batch
@@ -365,57 +481,120 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		}
 	}
 
-	// 3. Aggregate per (link, day) and per (workspace, day), one goroutine
-	// each, and encode each delta; keys come out sorted (all link keys sort
-	// before all workspace keys), which makes Pebble's memtable inserts
-	// cheaper.
+	// 3. Add up per (link, day) and per (workspace, day), one goroutine
+	// each, to what waits.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.aggLink.run(parsed, tagLink)
+		s.aggLink.collect(parsed, tagLink)
 	}()
-	s.aggWS.run(parsed, tagWS)
+	s.aggWS.collect(parsed, tagWS)
+	wg.Wait()
+	for _, e := range convs {
+		s.pend.conv.addConversion(e)
+	}
+	now := time.Now()
+	if s.pend.next == nil {
+		s.pend.next, s.pend.since = next, now
+	} else {
+		for stream, v := range next {
+			s.pend.next[stream] = v
+		}
+	}
+	s.pend.clicks += len(parsed)
+	if s.pend.last.Less(last) {
+		s.pend.last = last
+	}
+	s.checkpoint = top
+
+	// 4. Written now, or (FlushEvery) once they waited long enough.
+	if s.opts.FlushEvery > 0 {
+		s.waiting.Store(true)
+		if now.Sub(s.pend.since) < s.opts.FlushEvery && s.pend.clicks < s.opts.FlushMax {
+			return nil
+		}
+	}
+	if err := s.flush(); err != nil {
+		if s.opts.FlushEvery == 0 {
+			// Nothing of the batch was applied: it comes again.
+			s.drop()
+		}
+		return err
+	}
+	return nil
+}
+
+// flush writes what waits in one atomic batch: checkpoint, stream versions
+// (or some of them later: versioncache.Behind), deltas, added in ascending
+// key order (Pebble inserts sorted keys into its memtable faster). The
+// encoded deltas of a failed flush stay for the next (merge operands add
+// up, so they go along with newer ones). Callers hold applyMu and mu.
+func (s *Store) flush() error {
+	// Encode each scope's deltas, one goroutine each; keys come out
+	// sorted (all link keys sort before all workspace keys).
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.aggLink.seal()
+	}()
+	s.aggWS.seal()
 	wg.Wait()
 	defer s.aggLink.reset()
 	defer s.aggWS.reset()
 
-	// 4. One atomic batch: checkpoint, stream versions (or some of them
-	// later: versioncache.Behind), deltas, added in ascending key order
-	// (Pebble inserts sorted keys into its memtable faster).
 	b := s.db.NewBatch()
 	defer b.Close()
 	now := time.Now()
-	plan := s.behind.Plan(next, s.checkpoint, last, now, false)
-	if err := plan.Add(b, versionKeys, top); err != nil {
-		return fmt.Errorf("analytics: apply: %w", err)
-	}
-	for _, agg := range []*batchAgg{s.aggLink, s.aggWS} {
-		for _, o := range agg.out {
-			if err := b.Merge(o.key, o.value, nil); err != nil {
-				return fmt.Errorf("analytics: apply: %w", err)
+	plan := s.behind.Plan(s.pend.next, s.durable, s.pend.last, now, false)
+	err := plan.Add(b, versionKeys, s.checkpoint)
+	conv := s.pend.conv.sorted()
+	for _, out := range [][]encoded{s.pend.carry, s.aggLink.out, s.aggWS.out, conv} {
+		for _, o := range out {
+			if err == nil {
+				err = b.Merge(o.key, o.value, nil)
 			}
 		}
 	}
-	for _, o := range conv.sorted() {
-		if err := b.Merge(o.key, o.value, nil); err != nil {
-			return fmt.Errorf("analytics: apply: %w", err)
-		}
+	if err == nil {
+		err = b.Commit(s.wopts)
 	}
-	if err := b.Commit(s.wopts); err != nil {
+	if err != nil {
+		// Keep the deltas, encoded: the arenas are reused.
+		for _, out := range [][]encoded{s.aggLink.out, s.aggWS.out, conv} {
+			for _, o := range out {
+				s.pend.carry = append(s.pend.carry, encoded{key: slices.Clone(o.key), value: slices.Clone(o.value)})
+			}
+		}
+		clear(s.pend.conv)
 		return fmt.Errorf("analytics: apply: commit: %w", err)
 	}
 
-	// 5. Only now that the batch is committed, remember it.
+	// Only now that the batch is committed, remember it.
 	s.behind.Committed(plan, s.versions, now)
-	s.checkpoint = top
+	s.durable = s.checkpoint
+	s.pend = pending{conv: s.pend.conv}
+	clear(s.pend.conv)
+	s.waiting.Store(false)
 	return nil
+}
+
+// drop forgets what waits, as if it had never been applied. Callers hold
+// applyMu.
+func (s *Store) drop() {
+	s.aggLink.reset()
+	s.aggWS.reset()
+	s.pend = pending{conv: s.pend.conv}
+	clear(s.pend.conv)
+	s.checkpoint = s.durable
+	s.waiting.Store(false)
 }
 
 // writeVersions writes the stream versions waiting (Close). Callers hold
 // applyMu and mu.
 func (s *Store) writeVersions() error {
-	if err := s.behind.WriteWaiting(s.db, s.wopts, versionKeys, s.checkpoint); err != nil {
+	if err := s.behind.WriteWaiting(s.db, s.wopts, versionKeys, s.durable); err != nil {
 		return fmt.Errorf("analytics: write versions: %w", err)
 	}
 	return nil
@@ -423,6 +602,9 @@ func (s *Store) writeVersions() error {
 
 // lastVersion is the last applied version of stream. Callers hold applyMu.
 func (s *Store) lastVersion(stream string) (uint64, bool, error) {
+	if v, ok := s.pend.next[stream]; ok {
+		return v, true, nil
+	}
 	return s.behind.Last(s.versions, stream, func(stream string) (uint64, bool, error) {
 		return getUint64(s.db, streamKey(nil, stream))
 	})
@@ -548,10 +730,11 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("analytics: reset: %w", err)
 	}
+	s.drop()
 	s.versions.Reset()
 	s.behind.Reset()
 	s.interners = nil
-	s.checkpoint = eventstore.Start
+	s.checkpoint, s.durable = eventstore.Start, eventstore.Start
 	return nil
 }
 
@@ -570,6 +753,9 @@ func (s *Store) WorkspaceDaily(ctx context.Context, workspaceID string, from, to
 func (s *Store) daily(ctx context.Context, tag byte, id string, from, to time.Time) ([]queries.DailyStats, error) {
 	out := []queries.DailyStats{}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.flushForRead(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -640,6 +826,9 @@ func (s *Store) daily(ctx context.Context, tag byte, id string, from, to time.Ti
 // LinkClicked implements queries.StatsReadModel.
 func (s *Store) LinkClicked(ctx context.Context, linkID string) (bool, error) {
 	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := s.flushForRead(); err != nil {
 		return false, err
 	}
 	s.mu.RLock()

@@ -30,8 +30,14 @@ func openStats(ctx context.Context, cfg Config, log *slog.Logger) (statsProjecti
 	// In process the feeder resumes after the checkpoint, which is written
 	// in the same batch as the data, so a batch lost with the process is
 	// simply fed again: no fsync per batch is needed. Kafka acknowledges
-	// what was applied, so there every batch is synced.
-	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), analytics.Options{NoSync: cfg.KafkaBrokers == "", Logger: log})
+	// what was applied, so there every batch is synced. For the same
+	// reason, in process the deltas may wait in memory a second, added up
+	// (Options.FlushEvery).
+	opts := analytics.Options{Logger: log}
+	if cfg.KafkaBrokers == "" {
+		opts.NoSync, opts.FlushEvery = true, time.Second
+	}
+	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), opts)
 }
 
 // writeVersionsBehind tells the projectors that write their stream
