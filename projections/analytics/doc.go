@@ -54,6 +54,21 @@
 // (internal/versioncache, Behind; TestVersionsWrittenBehind, which also
 // goes on with Kafka after the crash).
 //
+// # Written behind
+//
+// With Options.FlushEvery (linkd serve in process sets a second), the
+// deltas of many batches wait in memory, added up, and go to Pebble in one
+// batch with the checkpoint and the stream versions at most that often,
+// when FlushMax clicks wait, before any query reads (so reads still follow
+// clicks) and at Close: at a thousand links a second of clicks is a
+// thousand merge operands instead of one per link per batch. Checkpoint()
+// reports what was applied; the stored checkpoint only what was written,
+// so after a crash the feeder, resuming after it, applies the lost events
+// again (the NoSync contract, which FlushEvery requires). Dedup consults
+// the waiting versions first. A write that fails keeps its encoded deltas
+// for the next (TestDeltasWrittenBehind, and the contract suite run with
+// everything waiting until a query: TestStatsContractWrittenBehind).
+//
 // # Durability
 //
 // The deltas, the stream versions and the checkpoint are in one atomic
