@@ -42,7 +42,7 @@ const (
 	DefaultCacheSize       = 64 << 20
 	DefaultMemTableSize    = 64 << 20
 	DefaultStreamCacheSize = 1 << 16
-	DefaultFlushMax        = 1 << 16
+	DefaultFlushMax        = 1 << 18
 )
 
 // Options tune Open. The zero value is ready to use.
@@ -141,6 +141,7 @@ type Store struct {
 	behind              versioncache.Behind
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
+	scratch        map[string]uint64 // Dedup.Next while deltas wait
 	interners      []*interner // one per decoding goroutine
 
 	// undecodable counts the clicks skipped since Open; read without
@@ -426,6 +427,15 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	// this batch.
 	dedup := versioncache.NewDedup(s.checkpoint, s.lastVersion)
 	dedup.Gap = s.behind.Gap()
+	if s.pend.next != nil {
+		// Merged into what waits below: a map kept from batch to batch
+		// rather than one grown anew for each.
+		if s.scratch == nil {
+			s.scratch = make(map[string]uint64)
+		}
+		clear(s.scratch)
+		dedup.Next = s.scratch
+	}
 	next := dedup.Next
 	todo := make([]int, 0, len(events))
 	if s.pend.conv == nil {

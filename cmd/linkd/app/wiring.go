@@ -31,11 +31,11 @@ func openStats(ctx context.Context, cfg Config, log *slog.Logger) (statsProjecti
 	// in the same batch as the data, so a batch lost with the process is
 	// simply fed again: no fsync per batch is needed. Kafka acknowledges
 	// what was applied, so there every batch is synced. For the same
-	// reason, in process the deltas may wait in memory a second, added up
+	// reason, in process the deltas may wait in memory five seconds, added up
 	// (Options.FlushEvery).
 	opts := analytics.Options{Logger: log}
 	if cfg.KafkaBrokers == "" {
-		opts.NoSync, opts.FlushEvery = true, time.Second
+		opts.NoSync, opts.FlushEvery = true, 5*time.Second
 	}
 	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), opts)
 }
