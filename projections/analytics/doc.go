@@ -56,7 +56,7 @@
 //
 // # Written behind
 //
-// With Options.FlushEvery (linkd serve in process sets a second), the
+// With Options.FlushEvery (linkd serve in process sets five seconds), the
 // deltas of many batches wait in memory, added up, and go to Pebble in one
 // batch with the checkpoint and the stream versions at most that often,
 // when FlushMax clicks wait, before any query reads (so reads still follow
