@@ -142,7 +142,7 @@ type Store struct {
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
 	scratch        map[string]uint64 // Dedup.Next while deltas wait
-	interners      []*interner // one per decoding goroutine
+	interners      []*interner       // one per decoding goroutine
 
 	// undecodable counts the clicks skipped since Open; read without
 	// applyMu.
