@@ -1008,6 +1008,43 @@ func TestVersionCache(t *testing.T) {
 	}
 }
 
+// TestVersionCacheUpdate: update changes the node getNode found, and
+// nothing once the node holds another stream or the cache was reset.
+func TestVersionCacheUpdate(t *testing.T) {
+	c := newVersionCache(2)
+	c.put("a", 1, 10)
+	c.put("b", 2, 20)
+	node, v, ok := c.getNode("a")
+	if !ok || v != 1 {
+		t.Fatalf("getNode(a) = %d, %d, %v", node, v, ok)
+	}
+	if !c.update(node, "a", 5, 50) {
+		t.Fatal("update of a found node refused")
+	}
+	if got, _ := c.get("a"); got != 5 || c.nodes[node].end != 50 {
+		t.Fatalf("after update: version %d, end %d", got, c.nodes[node].end)
+	}
+	bNode, _, _ := c.getNode("b")
+	c.get("a")        // b is the least recently used
+	c.put("c", 3, 30) // takes b's node
+	if c.update(bNode, "b", 9, 90) {
+		t.Fatal("update of an evicted stream's node accepted")
+	}
+	if got, _ := c.get("c"); got != 3 {
+		t.Fatalf("c = %d after a refused update of its node", got)
+	}
+	if _, _, ok := c.getNode("b"); ok {
+		t.Fatal("b came back")
+	}
+	if _, _, ok := c.getNode("missing"); ok {
+		t.Fatal("getNode found a stream never put")
+	}
+	c.reset(100)
+	if c.update(node, "a", 7, 70) || c.len() != 0 {
+		t.Fatal("update after reset accepted")
+	}
+}
+
 // TestManyStreamsSmallCache: with more streams than the cache holds,
 // versions fall back to the index and stay exact.
 func TestManyStreamsSmallCache(t *testing.T) {

@@ -74,6 +74,7 @@ type appendReq struct {
 	// Set by the writer.
 	cur    uint64 // the stream's version before the append, if exists
 	exists bool
+	node   int32 // the stream's node in the version cache, or -1
 	res    eventstore.AppendResult
 	err    error
 	start  int64 // log offset of the first record
@@ -497,7 +498,9 @@ func (s *Store) writeReq(r *appendReq, now int64) {
 	w.buf = append(w.buf, r.buf...)
 	w.index.addVersion(r.stream, next-1, pos)
 	r.res = eventstore.AppendResult{NextExpectedVersion: next - 1, Position: position(pos)}
-	s.cachePut(r.stream, next-1, pos)
+	if !s.w.cache.update(r.node, r.stream, next-1, pos) {
+		s.cachePut(r.stream, next-1, pos)
+	}
 	if hot := &s.hot[r.hash%hotSlots]; hot.Load() != r.hash {
 		hot.Store(r.hash)
 	}
@@ -524,7 +527,9 @@ func wrongVersion(stream string, expected eventstore.ExpectedVersion, cur uint64
 // horizon, else from the index once it covers the horizon.
 func (s *Store) cachedVersion(r *appendReq) (uint64, bool, error) {
 	c := s.w.cache
-	if v, ok := c.get(r.stream); ok {
+	node, v, ok := c.getNode(r.stream)
+	r.node = node
+	if ok {
 		return v, true, nil
 	}
 	h := r.hint
