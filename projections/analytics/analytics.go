@@ -168,6 +168,13 @@ type pending struct {
 
 func (p *pending) empty() bool { return p.next == nil && len(p.carry) == 0 }
 
+// reset empties p, keeping conv's map.
+func (p *pending) reset() {
+	conv := p.conv
+	clear(conv)
+	*p = pending{conv: conv}
+}
+
 var (
 	_ projections.Projector     = (*Store)(nil)
 	_ projections.StreamTracker = (*Store)(nil)
@@ -272,16 +279,40 @@ func (s *Store) flushLoop() {
 		if !s.waiting.Load() {
 			continue
 		}
-		s.applyMu.Lock()
-		s.mu.RLock()
-		if s.db != nil && !s.pend.empty() && time.Since(s.pend.since) >= s.opts.FlushEvery {
+		if s.lockApply() != nil {
+			continue // closed: Close stops this loop next
+		}
+		if !s.pend.empty() && s.due(time.Now()) {
 			if err := s.flush(); err != nil {
 				s.log.Error("writing the statistics failed; will retry", "err", err)
 			}
 		}
-		s.mu.RUnlock()
-		s.applyMu.Unlock()
+		s.unlockApply()
 	}
+}
+
+// lockApply takes applyMu, then mu for reading (the order Close takes
+// them in too), for Apply and what reads or changes its state; ErrClosed
+// after Close, holding neither. unlockApply releases both.
+func (s *Store) lockApply() error {
+	s.applyMu.Lock()
+	s.mu.RLock()
+	if s.db == nil {
+		s.unlockApply()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) unlockApply() {
+	s.mu.RUnlock()
+	s.applyMu.Unlock()
+}
+
+// due reports whether what waits is to be written at now (FlushEvery):
+// it waited long enough, or FlushMax clicks wait. Callers hold applyMu.
+func (s *Store) due(now time.Time) bool {
+	return now.Sub(s.pend.since) >= s.opts.FlushEvery || s.pend.clicks >= s.opts.FlushMax
 }
 
 // flushForRead writes the waiting deltas before a query reads, so that it
@@ -290,13 +321,10 @@ func (s *Store) flushForRead() error {
 	if !s.waiting.Load() {
 		return nil
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
+	if err := s.lockApply(); err != nil {
+		return err
 	}
+	defer s.unlockApply()
 	if s.pend.empty() {
 		return nil
 	}
@@ -395,13 +423,10 @@ func (s *Store) Categories() []string { return []string{Category, conversion.Cus
 // events applied, stored with them, or, while stream versions lost in a
 // crash are learned again, the start of their gap (versioncache.Behind).
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return eventstore.Start, ErrClosed
+	if err := s.lockApply(); err != nil {
+		return eventstore.Start, err
 	}
+	defer s.unlockApply()
 	return s.behind.Resume(s.checkpoint), nil
 }
 
@@ -414,13 +439,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
+	if err := s.lockApply(); err != nil {
+		return err
 	}
+	defer s.unlockApply()
 
 	// 1. Deduplicate. An event is applied when its version is newer than the
 	// last applied version of its stream, committed, waiting or earlier in
@@ -521,7 +543,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	// 4. Written now, or (FlushEvery) once they waited long enough.
 	if s.opts.FlushEvery > 0 {
 		s.waiting.Store(true)
-		if now.Sub(s.pend.since) < s.opts.FlushEvery && s.pend.clicks < s.opts.FlushMax {
+		if !s.due(now) {
 			return nil
 		}
 	}
@@ -584,8 +606,7 @@ func (s *Store) flush() error {
 	// Only now that the batch is committed, remember it.
 	s.behind.Committed(plan, s.versions, now)
 	s.durable = s.checkpoint
-	s.pend = pending{conv: s.pend.conv}
-	clear(s.pend.conv)
+	s.pend.reset()
 	s.waiting.Store(false)
 	return nil
 }
@@ -595,8 +616,7 @@ func (s *Store) flush() error {
 func (s *Store) drop() {
 	s.aggLink.reset()
 	s.aggWS.reset()
-	s.pend = pending{conv: s.pend.conv}
-	clear(s.pend.conv)
+	s.pend.reset()
 	s.checkpoint = s.durable
 	s.waiting.Store(false)
 }
@@ -622,13 +642,10 @@ func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 
 // AppliedVersion implements projections.StreamTracker.
 func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return 0, false, ErrClosed
+	if err := s.lockApply(); err != nil {
+		return 0, false, err
 	}
+	defer s.unlockApply()
 	v, ok, err := s.lastVersion(stream)
 	if err != nil {
 		return 0, false, fmt.Errorf("analytics: %w", err)
@@ -714,13 +731,10 @@ func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []par
 
 // Reset empties the read model, its dedup state and its checkpoint.
 func (s *Store) Reset(ctx context.Context) error {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
+	if err := s.lockApply(); err != nil {
+		return err
 	}
+	defer s.unlockApply()
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := b.DeleteRange([]byte{tagStream}, []byte{tagEnd}, nil); err != nil {
