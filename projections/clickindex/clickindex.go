@@ -265,6 +265,24 @@ func (s *Store) WriteVersionsBehind() {
 	s.behind.On = true
 }
 
+// lockApply takes applyMu, then mu for reading (the order Close takes
+// them in too), for Apply and what reads or changes its state; ErrClosed
+// after Close, holding neither. unlockApply releases both.
+func (s *Store) lockApply() error {
+	s.applyMu.Lock()
+	s.mu.RLock()
+	if s.db == nil {
+		s.unlockApply()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) unlockApply() {
+	s.mu.RUnlock()
+	s.applyMu.Unlock()
+}
+
 // Close stops the background expiry and closes the database. Every method
 // returns ErrClosed afterwards.
 func (s *Store) Close() error {
@@ -302,13 +320,10 @@ func (s *Store) Categories() []string { return []string{Category} }
 // events applied, stored with them, or, while stream versions lost in a
 // crash are learned again, the start of their gap (versioncache.Behind).
 func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return eventstore.Start, ErrClosed
+	if err := s.lockApply(); err != nil {
+		return eventstore.Start, err
 	}
+	defer s.unlockApply()
 	return s.behind.Resume(s.checkpoint), nil
 }
 
@@ -323,13 +338,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
+	if err := s.lockApply(); err != nil {
+		return err
 	}
+	defer s.unlockApply()
 
 	// 1. Deduplicate. An event is applied when its version is newer than the
 	// last applied version of its stream, committed or earlier in this batch.
@@ -460,13 +472,10 @@ func (s *Store) lastVersion(stream string) (uint64, bool, error) {
 
 // AppliedVersion implements projections.StreamTracker.
 func (s *Store) AppliedVersion(ctx context.Context, stream string) (uint64, bool, error) {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return 0, false, ErrClosed
+	if err := s.lockApply(); err != nil {
+		return 0, false, err
 	}
+	defer s.unlockApply()
 	v, ok, err := s.lastVersion(stream)
 	if err != nil {
 		return 0, false, fmt.Errorf("clickindex: %w", err)
@@ -528,13 +537,10 @@ func (s *Store) get(key []byte, trackingID string) (Click, bool, error) {
 
 // Reset empties the index, its dedup state and its checkpoint.
 func (s *Store) Reset(ctx context.Context) error {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
+	if err := s.lockApply(); err != nil {
+		return err
 	}
+	defer s.unlockApply()
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := b.DeleteRange([]byte{tagStream}, []byte{tagEnd}, nil); err != nil {
