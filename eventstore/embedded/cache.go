@@ -39,12 +39,8 @@ func newVersionCache(capacity int) *versionCache {
 	return &versionCache{capacity: capacity, index: make(map[string]int32), head: -1, tail: -1}
 }
 
-func (c *versionCache) get(stream string) (uint64, bool) {
-	_, v, ok := c.getNode(stream)
-	return v, ok
-}
-
-// getNode is get that also returns the stream's node, for update.
+// getNode returns stream's version and its node, for update, and makes it
+// the most recently used.
 func (c *versionCache) getNode(stream string) (node int32, version uint64, ok bool) {
 	i, ok := c.index[stream]
 	if !ok {

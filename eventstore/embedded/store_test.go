@@ -44,6 +44,17 @@ func closeT(t testing.TB, s *Store) {
 	}
 }
 
+// subscribeT subscribes to every event from the start; the caller closes
+// the subscription.
+func subscribeT(ctx context.Context, t testing.TB, s *Store) eventstore.Subscription {
+	t.Helper()
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -985,25 +996,25 @@ func TestVersionCache(t *testing.T) {
 	c.put("a", 1, 10)
 	c.put("b", 2, 20)
 	c.put("c", 3, 30)
-	c.get("a") // b is now the least recently used
+	c.getNode("a") // b is now the least recently used
 	c.put("d", 4, 40)
-	if _, ok := c.get("b"); ok {
+	if _, _, ok := c.getNode("b"); ok {
 		t.Fatal("b was not evicted")
 	}
 	if c.horizon != 20 {
 		t.Fatalf("horizon = %d after evicting b, want 20", c.horizon)
 	}
 	for k, v := range map[string]uint64{"a": 1, "c": 3, "d": 4} {
-		if got, ok := c.get(k); !ok || got != v {
+		if _, got, ok := c.getNode(k); !ok || got != v {
 			t.Fatalf("get(%s) = %d, %v", k, got, ok)
 		}
 	}
 	c.put("c", 9, 50)
-	if got, _ := c.get("c"); got != 9 || c.len() != 3 {
+	if _, got, _ := c.getNode("c"); got != 9 || c.len() != 3 {
 		t.Fatalf("update: %d, len %d", got, c.len())
 	}
 	c.reset(60)
-	if _, ok := c.get("a"); ok || c.len() != 0 || c.horizon != 60 {
+	if _, _, ok := c.getNode("a"); ok || c.len() != 0 || c.horizon != 60 {
 		t.Fatal("reset kept entries")
 	}
 }
@@ -1021,16 +1032,16 @@ func TestVersionCacheUpdate(t *testing.T) {
 	if !c.update(node, "a", 5, 50) {
 		t.Fatal("update of a found node refused")
 	}
-	if got, _ := c.get("a"); got != 5 || c.nodes[node].end != 50 {
+	if _, got, _ := c.getNode("a"); got != 5 || c.nodes[node].end != 50 {
 		t.Fatalf("after update: version %d, end %d", got, c.nodes[node].end)
 	}
 	bNode, _, _ := c.getNode("b")
-	c.get("a")        // b is the least recently used
+	c.getNode("a")    // b is the least recently used
 	c.put("c", 3, 30) // takes b's node
 	if c.update(bNode, "b", 9, 90) {
 		t.Fatal("update of an evicted stream's node accepted")
 	}
-	if got, _ := c.get("c"); got != 3 {
+	if _, got, _ := c.getNode("c"); got != 3 {
 		t.Fatalf("c = %d after a refused update of its node", got)
 	}
 	if _, _, ok := c.getNode("b"); ok {
