@@ -16,10 +16,7 @@ func TestValueReachesLiveSubscribers(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
 	ctx := ctxT(t)
-	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeT(ctx, t, s)
 	defer sub.Close()
 	type v struct{ n int }
 	vals := []*v{{1}, {2}, {3}, {4}}
@@ -71,10 +68,7 @@ func TestRingKeepsFewValues(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
 	ctx := ctxT(t)
-	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeT(ctx, t, s)
 	defer sub.Close()
 	n := valueEvents + 100
 	for i := range n {
@@ -100,10 +94,7 @@ func TestDrainCommitted(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
 	ctx := ctxT(t)
-	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeT(ctx, t, s)
 	defer sub.Close()
 	if _, ok := sub.(eventstore.Drainer); !ok {
 		t.Fatal("the subscription is not a Drainer")
@@ -132,10 +123,7 @@ func TestDrainCommittedFromTheLog(t *testing.T) {
 	for range n {
 		mustAppend(t, s, "a-1", eventstore.Any(), testEvents(1, "x")...)
 	}
-	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeT(ctx, t, s)
 	defer sub.Close()
 	done, cancel := context.WithCancel(ctx)
 	cancel()

@@ -22,10 +22,7 @@ func TestAppendMulti(t *testing.T) {
 	s := openT(t, Options{Dir: t.TempDir()})
 	defer closeT(t, s)
 	ctx := ctxT(t)
-	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeT(ctx, t, s)
 	defer sub.Close()
 	mustAppend(t, s, "a-1", eventstore.NoStream(), testEvents(1, "zero")...)
 	res, err := s.AppendMulti(ctx, part("a-1", eventstore.Exact(0), testEvents(2, "one")...), part("b-1", eventstore.NoStream(), testEvents(1, "two")...))
