@@ -169,7 +169,8 @@ func (c *LinkCache) room() (int, uint64) {
 type cacheKey struct{ domainID, code string }
 
 // put caches l under key, forgetting an older key of the same link (the
-// caller holds mu).
+// caller holds mu). Its routes are worked out already (PrepareRoutes),
+// before taking mu.
 func (c *LinkCache) put(key cacheKey, l *queries.Link) {
 	if old, ok := c.byID[l.ID]; ok && old != key {
 		delete(c.links, old)
@@ -183,6 +184,9 @@ func (c *LinkCache) put(key cacheKey, l *queries.Link) {
 // size; none if an invalidation came in between (what was read may
 // predate it).
 func (c *LinkCache) fill(links []queries.Link, gen uint64) {
+	for i := range links {
+		links[i].PrepareRoutes()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
@@ -240,6 +244,7 @@ func (c *LinkCache) LinkByCode(ctx context.Context, domainID, code string) (*que
 	if err != nil || !found {
 		return nil, err
 	}
+	v.PrepareRoutes()
 	c.mu.Lock()
 	if c.gen == gen { // else what was read may predate a change: not kept
 		if len(c.links) >= c.size {

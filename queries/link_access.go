@@ -6,8 +6,6 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"github.com/linkd/linkd/domain/link"
 )
 
 // LinkAccess asks whether, and where, a short link may be followed: by a
@@ -72,6 +70,8 @@ type Access struct {
 	Target  string // Granted: where the visitor goes, with the link's UTM values
 	// RetryAfter is the throttle's window (PasswordThrottled).
 	RetryAfter time.Duration
+	// route is Target's prepared route (Link.PrepareRoutes), if any.
+	route *route
 }
 
 // WithTracking is the target carrying the click's tracking id (svc_tid),
@@ -80,7 +80,7 @@ func (a Access) WithTracking(trackingID string) string {
 	if trackingID == "" {
 		return a.Target
 	}
-	return link.AddParams(a.Target, [][2]string{{"svc_tid", trackingID}})
+	return withTracking(a.route, a.Target, trackingID)
 }
 
 // LinkAccessReadModel is what LinkAccess reads: hot, so the API serves it
@@ -176,7 +176,11 @@ func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, er
 			return a, nil
 		}
 	}
-	a.Outcome, a.Target = Granted, l.Target(q.Platform)
+	if a.route = l.route(q.Platform); a.route != nil {
+		a.Outcome, a.Target = Granted, a.route.target
+		return a, nil
+	}
+	a.Outcome, a.Target = Granted, l.target(q.Platform)
 	return a, nil
 }
 

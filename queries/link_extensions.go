@@ -37,6 +37,14 @@ type Pixel struct {
 // with the values of its UTM template (TemplateValues, resolved by the read
 // model) for every utm_* the link does not set itself.
 func (l *Link) Target(platform string) string {
+	if r := l.route(platform); r != nil {
+		return r.target
+	}
+	return l.target(platform)
+}
+
+// target works out Target.
+func (l *Link) target(platform string) string {
 	t := l.TemplateValues
 	if t == nil {
 		return l.Attributes.Target(platform)

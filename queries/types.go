@@ -28,6 +28,9 @@ type Link struct {
 	// (LinkAccess), nil otherwise and when the template or pixel is gone.
 	TemplateValues *utmtemplate.Values
 	Pixel          *Pixel
+	// routes are its targets worked out in advance (PrepareRoutes), nil
+	// until then.
+	routes *routes
 }
 
 // Workspace is the read model of a workspace.

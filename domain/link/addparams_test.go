@@ -75,6 +75,37 @@ func FuzzAddParams(f *testing.F) {
 	})
 }
 
+func TestSplitParam(t *testing.T) {
+	for _, target := range addParamsCases {
+		for _, v := range []string{"0190a3c2-7d1e-7abc-8def-0123456789ab", "", "x/y z&", "#?"} {
+			want := AddParams(target, [][2]string{{"svc_tid", v}})
+			pre, post, ok := SplitParam(target, "svc_tid")
+			if !ok {
+				if want != target {
+					t.Errorf("SplitParam(%q) refused, but AddParams gives %q", target, want)
+				}
+				continue
+			}
+			if got := pre + url.QueryEscape(v) + post; got != want {
+				t.Errorf("SplitParam(%q) with %q = %q, want %q", target, v, got, want)
+			}
+		}
+	}
+}
+
+func FuzzSplitParam(f *testing.F) {
+	for _, c := range addParamsCases {
+		f.Add(c, "svc_tid", "v")
+	}
+	f.Fuzz(func(t *testing.T, target, name, value string) {
+		want := AddParams(target, [][2]string{{name, value}})
+		pre, post, ok := SplitParam(target, name)
+		if got := pre + url.QueryEscape(value) + post; ok && got != want || !ok && want != target {
+			t.Errorf("SplitParam(%q, %q) = %q, %q, %v; AddParams with %q gives %q", target, name, pre, post, ok, value, want)
+		}
+	})
+}
+
 func BenchmarkAddParams(b *testing.B) {
 	params := [][2]string{{"svc_tid", "0190a3c2-7d1e-7abc-8def-0123456789ab"}}
 	for _, c := range []struct {

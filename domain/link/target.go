@@ -109,6 +109,23 @@ func AddParams(target string, params [][2]string) string {
 	return b.String()
 }
 
+// SplitParam splits target around the value of the query parameter name,
+// as AddParams would add it: for every value v, AddParams(target,
+// [][2]string{{name, v}}) is pre + url.QueryEscape(v) + post. ok is false
+// for a target AddParams leaves as it is (not http(s)). A link followed
+// many times splits its target once, and each redirect adds its tracking
+// id with one concatenation.
+func SplitParam(target, name string) (pre, post string, ok bool) {
+	if !hasPrefixFold(target, "http://") && !hasPrefixFold(target, "https://") {
+		return "", "", false
+	}
+	if i := strings.IndexByte(target, '#'); i >= 0 {
+		post = target[i:]
+	}
+	full := AddParams(target, [][2]string{{name, ""}}) // ends in name + "=" + post
+	return full[:len(full)-len(post)], post, true
+}
+
 // replaced reports whether params sets the query parameter name.
 func replaced(name string, params [][2]string) bool {
 	for _, p := range params {
