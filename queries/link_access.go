@@ -176,11 +176,7 @@ func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, er
 			return a, nil
 		}
 	}
-	if a.route = l.route(q.Platform); a.route != nil {
-		a.Outcome, a.Target = Granted, a.route.target
-		return a, nil
-	}
-	a.Outcome, a.Target = Granted, l.target(q.Platform)
+	a.Outcome, a.Target, a.route = Granted, l.Target(q.Platform), l.route(q.Platform)
 	return a, nil
 }
 
