@@ -1309,3 +1309,47 @@ func TestAppendAnswerIsTheTruth(t *testing.T) {
 		t.Fatalf("only %d of %d appends succeeded, want at least the %d never canceled", ok.Load(), writers*each, never)
 	}
 }
+
+// doneCounter is a context that counts the calls of its Done.
+type doneCounter struct {
+	context.Context
+	calls atomic.Int64
+}
+
+func (c *doneCounter) Done() <-chan struct{} {
+	c.calls.Add(1)
+	return c.Context.Done()
+}
+
+// An append the queue has room for never asks its context for a Done
+// channel (which a request's context makes when first asked: an
+// allocation per click); one the queue cannot take yet still ends with its
+// context.
+func TestAppendWaitsOnContextOnlyForTheQueue(t *testing.T) {
+	s := openT(t, Options{Dir: t.TempDir()})
+	defer closeT(t, s)
+	ctx := &doneCounter{Context: context.Background()}
+	for range 20 {
+		if _, err := s.Append(ctx, "room", eventstore.Any(), testEvents(1, "t")...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := ctx.calls.Load(); n != 0 {
+		t.Errorf("appends with room in the queue asked for Done %d times, want 0", n)
+	}
+	// The writer ranges over the queue it started with (and has taken the
+	// appends above since): a queue of its own that nobody takes from
+	// is a full one.
+	orig := s.queue
+	s.queue = make(chan *appendReq)
+	defer func() { s.queue = orig }()
+	tctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	full := &doneCounter{Context: tctx}
+	if _, err := s.Append(full, "full", eventstore.Any(), testEvents(1, "t")...); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append to a full queue: %v, want the context's deadline", err)
+	}
+	if full.calls.Load() == 0 {
+		t.Error("an append waiting for the queue did not watch its context")
+	}
+}

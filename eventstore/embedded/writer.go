@@ -316,11 +316,18 @@ func (s *Store) submit(ctx context.Context, req *appendReq) error {
 	for r := range req.parts {
 		s.hint(r)
 	}
+	// A queue with room takes req without a look at ctx: asking ctx for
+	// its Done channel makes one (a request's context has none until
+	// asked), an allocation and a select per click.
 	select {
 	case s.queue <- req:
-	case <-ctx.Done():
-		s.closeMu.RUnlock()
-		return ctx.Err()
+	default:
+		select {
+		case s.queue <- req:
+		case <-ctx.Done():
+			s.closeMu.RUnlock()
+			return ctx.Err()
+		}
 	}
 	s.closeMu.RUnlock()
 	<-req.done
