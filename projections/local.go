@@ -225,6 +225,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 			}
 			return err
 		}
+		clear(batch) // the last batch's events, applied: not kept alive here
 		batch, n = batch[:0], 0
 		take(ev)
 		if err := more(drained); err != nil {
@@ -282,8 +283,11 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		if len(batch) > 0 {
 			skipped = 0
 			// Publish returns once the consumer has acknowledged the
-			// batch: a new slice for each, in case a projector keeps one.
-			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, slices.Clone(batch))); err != nil {
+			// batch, or once ctx ends (then this feeder returns below):
+			// the next batch reuses the slice (Projector.Apply keeps none).
+			// A copy per batch and projector was 7% of the bytes a
+			// redirect allocated (docs/benchmarks.md, "Stop 25").
+			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, batch)); err != nil {
 				return stopped(ctx, err)
 			}
 			if ctx.Err() != nil {

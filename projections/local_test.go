@@ -328,3 +328,74 @@ func TestLocalRunnerCatchesUpInFullBatches(t *testing.T) {
 		t.Errorf("largest batch %d while catching up, want 8192 (after %v)", largest, took)
 	}
 }
+
+// sequenceRecorder is a projector that copies what it is given, as
+// Projector.Apply asks, and notes the array each batch came in.
+type sequenceRecorder struct {
+	mu      sync.Mutex
+	seen    []string // stream/version of every event, in order
+	arrays  map[*eventstore.RecordedEvent]int
+	batches int
+}
+
+func (s *sequenceRecorder) Name() string                { return "sequence" }
+func (s *sequenceRecorder) Categories() []string        { return []string{"clicks"} }
+func (s *sequenceRecorder) Reset(context.Context) error { return nil }
+func (s *sequenceRecorder) Checkpoint(context.Context) (eventstore.Position, error) {
+	return eventstore.Start, nil
+}
+
+func (s *sequenceRecorder) Apply(_ context.Context, events []eventstore.RecordedEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range events {
+		s.seen = append(s.seen, fmt.Sprintf("%s/%d", e.Stream, e.Version))
+	}
+	s.arrays[&events[:1][0]]++
+	s.batches++
+	return nil
+}
+
+// The runner fills one slice with batch after batch (a projector keeps no
+// batch past Apply), and every batch holds the log's events, in order:
+// none overwritten by the next before it was applied.
+func TestLocalRunnerReusesItsBatch(t *testing.T) {
+	store := openStore(t)
+	ctx := context.Background()
+	var want []string
+	for i := range 60 {
+		evs := make([]eventstore.EventData, 10)
+		for j := range evs {
+			evs[j] = eventstore.EventData{Type: "ClickRecorded", Data: []byte(`{}`)}
+			want = append(want, fmt.Sprintf("clicks-%02d/%d", i, j))
+		}
+		if _, err := store.Append(ctx, fmt.Sprintf("clicks-%02d", i), eventstore.NoStream(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &sequenceRecorder{arrays: map[*eventstore.RecordedEvent]int{}}
+	r := projections.NewLocalRunner(store, []projections.Projector{rec}, projections.LocalOptions{MaxBatch: 25, Logger: quiet})
+	stop := startRunner(t, r)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := len(rec.seen)
+		rec.mu.Unlock()
+		if n >= len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("applied %d of %d events", n, len(want))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if fmt.Sprint(rec.seen) != fmt.Sprint(want) {
+		t.Fatalf("applied %v,\nwant the log's %v", rec.seen, want)
+	}
+	if rec.batches < 24 || len(rec.arrays) != 1 {
+		t.Errorf("%d batches in %d arrays, want at least 24 in one", rec.batches, len(rec.arrays))
+	}
+}

@@ -29,7 +29,10 @@ type Projector interface {
 	// When Apply returns nil the batch is durable in the read model. A batch
 	// may hold events of other categories, which it skips but counts as
 	// applied: the in-process runner hands one over after a long run of
-	// them, so that the checkpoint moves past them.
+	// them, so that the checkpoint moves past them. The slice is the
+	// caller's again once Apply returns (the in-process runner fills it
+	// with the next batch): a projector keeps copies of what it needs
+	// later, never the slice or pointers into it.
 	Apply(ctx context.Context, events []eventstore.RecordedEvent) error
 	// Checkpoint is the global position of the last event applied (stored
 	// by Apply with the data). The in-process feeder resumes after it; on
