@@ -176,7 +176,8 @@ func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, er
 			return a, nil
 		}
 	}
-	a.Outcome, a.Target, a.route = Granted, l.Target(q.Platform), l.route(q.Platform)
+	a.Outcome = Granted
+	a.Target, a.route = l.targetRoute(q.Platform)
 	return a, nil
 }
 

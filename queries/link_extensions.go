@@ -37,10 +37,17 @@ type Pixel struct {
 // with the values of its UTM template (TemplateValues, resolved by the read
 // model) for every utm_* the link does not set itself.
 func (l *Link) Target(platform string) string {
+	t, _ := l.targetRoute(platform)
+	return t
+}
+
+// targetRoute is Target, with the prepared route it came from (nil when
+// the link has none: worked out now).
+func (l *Link) targetRoute(platform string) (string, *route) {
 	if r := l.route(platform); r != nil {
-		return r.target
+		return r.target, r
 	}
-	return l.target(platform)
+	return l.target(platform), nil
 }
 
 // target works out Target.
