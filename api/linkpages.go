@@ -128,16 +128,16 @@ func (rd *Redirector) serveAppPage(w http.ResponseWriter, a *queries.Access, inf
 	if err != nil || u.Scheme == "" || link.IsBrowserScheme(u.Scheme) {
 		return false
 	}
-	web := linkTarget(&queries.Access{Link: a.Link, Target: a.Link.Target(link.PlatformOther)})
-	if trackingID != "" {
-		web = link.AddParams(web, [][2]string{{"svc_tid", trackingID}})
-	}
+	// The web page: the link's target off any app, as a redirect would
+	// carry the click (Access.WithTracking).
+	web := queries.Access{Link: a.Link, Target: a.Link.Target(link.PlatformOther)}
+	web.Target = linkTarget(&web)
 	d := appData{App: a.Link.App, Open: template.URL(target)}
 	if d.App == "" {
 		d.App = "the app"
 	}
-	if isWebURL(web) {
-		d.Web = web
+	if u := web.WithTracking(trackingID); isWebURL(u) {
+		d.Web = u
 	}
 	csp := "default-src 'none'; style-src 'unsafe-inline'"
 	if isWebURL(a.Link.AppLogo) {
