@@ -17,19 +17,16 @@ import (
 // the order of routes.of; any other platform is served as the last.
 var platforms = [...]string{link.PlatformIOS, link.PlatformAndroid, link.PlatformWindows, link.PlatformMacOS, link.PlatformOther}
 
-// platformIndex is the index of platform in platforms.
+// platformIndex is the index of platform in platforms: the last for any
+// platform not before it.
 func platformIndex(platform string) int {
-	switch platform {
-	case link.PlatformIOS:
-		return 0
-	case link.PlatformAndroid:
-		return 1
-	case link.PlatformWindows:
-		return 2
-	case link.PlatformMacOS:
-		return 3
+	last := len(platforms) - 1
+	for i, p := range platforms[:last] {
+		if p == platform {
+			return i
+		}
 	}
-	return len(platforms) - 1
+	return last
 }
 
 // route is a link's target on some platforms, split around where the
