@@ -44,6 +44,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/pebbleheap"
 )
 
 // Store is the embedded event store. It implements eventstore.Store.
@@ -148,7 +149,7 @@ func Open(opts Options) (*Store, error) {
 		}
 	}()
 
-	s.db, err = pebble.Open(filepath.Join(opts.Dir, indexSub), pebbleOptions(s.log))
+	s.db, err = pebbleheap.Open(filepath.Join(opts.Dir, indexSub), pebbleOptions(s.log))
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open index: %w", err)
 	}
@@ -229,7 +230,7 @@ func (s *Store) checkIndexFormat() error {
 	}
 	s.log.Warn("embedded: the index is in an older format: rebuilding it from the log", "format", format, "new_format", indexFormat)
 	dir := filepath.Join(s.opts.Dir, indexSub)
-	if err := s.db.Close(); err != nil {
+	if err := pebbleheap.Close(s.db); err != nil {
 		s.db = nil
 		return fmt.Errorf("embedded: close index: %w", err)
 	}
@@ -237,7 +238,7 @@ func (s *Store) checkIndexFormat() error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("embedded: remove old index: %w", err)
 	}
-	if s.db, err = pebble.Open(dir, pebbleOptions(s.log)); err != nil {
+	if s.db, err = pebbleheap.Open(dir, pebbleOptions(s.log)); err != nil {
 		return fmt.Errorf("embedded: open index: %w", err)
 	}
 	return s.writeMarks([]mark{{keyReserved, keep[string(keyReserved)]}, {keyOpen, keep[string(keyOpen)]}, {keyFormat, indexFormat}})
@@ -605,7 +606,7 @@ func (s *Store) Close() error {
 func (s *Store) closeFiles() error {
 	var errs []error
 	if s.db != nil {
-		if err := s.db.Close(); err != nil {
+		if err := pebbleheap.Close(s.db); err != nil {
 			errs = append(errs, fmt.Errorf("embedded: close index: %w", err))
 		}
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/linkd/linkd/internal/pebbleheap"
 	"github.com/linkd/linkd/internal/pebblelog"
 )
 
@@ -40,7 +41,7 @@ func Open(dir string, cache int64, memtable uint64, name string) (*pebble.DB, er
 	}
 	c := pebble.NewCache(cache)
 	defer c.Unref() // the DB holds its own reference
-	return pebble.Open(dir, &pebble.Options{
+	return pebbleheap.Open(dir, &pebble.Options{
 		Cache:              c,
 		MemTableSize:       memtable,
 		FormatMajorVersion: pebble.FormatNewest,
@@ -67,7 +68,7 @@ func Commit(batches ...*pebble.Batch) error {
 // disk would be replayed into memory by the next Open (up to two
 // memtables' worth, before any request).
 func Close(db *pebble.DB) error {
-	return errors.Join(db.Flush(), db.Close())
+	return errors.Join(db.Flush(), pebbleheap.Close(db))
 }
 
 // Reset deletes every key of db, durably.

@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/internal/pebbleheap"
 	"github.com/linkd/linkd/internal/pebblelog"
 	"github.com/linkd/linkd/internal/versioncache"
 	"github.com/linkd/linkd/projections"
@@ -246,14 +247,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		return pebble.UniformDBCompressionSettings(sstable.BalancedCompression)
 	})
-	db, err := pebble.Open(dir, popts)
+	db, err := pebbleheap.Open(dir, popts)
 	s.cache.Unref() // the DB holds its own reference
 	if err != nil {
 		return nil, fmt.Errorf("analytics: open %s: %w", dir, err)
 	}
 	s.db = db
 	if err := s.load(); err != nil {
-		_ = db.Close()
+		_ = pebbleheap.Close(db)
 		return nil, err
 	}
 	s.durable = s.checkpoint
@@ -405,7 +406,7 @@ func (s *Store) Close() error {
 	// would be lost; with one, it would stay on disk (tens of MB) until
 	// the next Open replays it.
 	err = errors.Join(err, s.db.Flush())
-	err = errors.Join(err, s.db.Close())
+	err = errors.Join(err, pebbleheap.Close(s.db))
 	s.db = nil
 	if err != nil {
 		return fmt.Errorf("analytics: close: %w", err)

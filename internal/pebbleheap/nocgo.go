@@ -1,0 +1,6 @@
+//go:build !cgo
+
+package pebbleheap
+
+// onGoHeap: without cgo, Pebble allocates with make.
+const onGoHeap = true

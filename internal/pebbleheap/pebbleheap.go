@@ -1,0 +1,132 @@
+// Package pebbleheap keeps the garbage collector's target where it would
+// be if Pebble's memory were not on the Go heap.
+//
+// Built with cgo, Pebble allocates its memtables and block caches with C's
+// malloc, outside the Go heap. Built without (CGO_ENABLED=0: make build,
+// the container image) it allocates them with make, on the Go heap: long
+// lived buffers, hundreds of MB at linkd's defaults, that GOGC multiplies
+// as if they were live garbage-making data. At GOGC 200 the heap's target
+// became three times them: a linkd serve built without cgo grew past 1 GB
+// within a minute of redirects and kept growing, every new page a page
+// fault, and took 10 to 17% more CPU per redirect than the same code with
+// cgo (docs/benchmarks.md, "Stop 26").
+//
+// Open and Close open and close a Pebble database and count its block
+// cache (which holds its memtables as well) in Held. Govern then keeps a
+// soft memory limit of Held plus what GOGC allows for the rest of the
+// heap, so the collector paces the rest as it would with cgo.
+package pebbleheap
+
+import (
+	"context"
+	"math"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// defaultCacheSize is Pebble's block cache when Options sets none
+// (pebble's cacheDefaultSize).
+const defaultCacheSize = 8 << 20
+
+var (
+	held atomic.Int64
+	dbs  sync.Map // *pebble.DB → int64, its cache's capacity
+)
+
+// Open opens the Pebble database at dir (pebble.Open) and counts its
+// block cache's capacity in Held until Close.
+func Open(dir string, opts *pebble.Options) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	n := opts.CacheSize
+	if opts.Cache != nil {
+		n = opts.Cache.MaxSize()
+	} else if n == 0 {
+		n = defaultCacheSize
+	}
+	dbs.Store(db, n)
+	held.Add(n)
+	return db, nil
+}
+
+// Close closes db (db.Close) and stops counting it. db must come from
+// Open.
+func Close(db *pebble.DB) error {
+	if n, ok := dbs.LoadAndDelete(db); ok {
+		held.Add(-n.(int64))
+	}
+	return db.Close()
+}
+
+// Held is the block cache capacity of the databases open through Open: an
+// upper bound of what Pebble keeps in memory for them (Pebble reserves its
+// memtables in the cache), less its small per-file structures.
+func Held() int64 { return held.Load() }
+
+// OnGoHeap reports whether this build keeps Pebble's memory on the Go heap
+// (built without cgo).
+func OnGoHeap() bool { return onGoHeap }
+
+// minRest is the least of the rest of the heap (what is not Pebble's)
+// that Limit plans for, so that a heap Pebble's buffers have not filled
+// yet still gets room to grow.
+const minRest = 64 << 20
+
+// Limit is the soft memory limit for a live heap of live bytes, held of
+// which may be Pebble's, at GOGC percent: held, plus the target GOGC gives
+// the rest of the heap, plus a tenth for the runtime's own memory (stacks,
+// the collector's metadata, free pages not yet returned). It is always
+// above live, by at least the collector's own margin on the rest.
+func Limit(live, held int64, percent int) int64 {
+	rest := max(live-held, minRest)
+	target := float64(held) + float64(rest)*(1+float64(percent)/100)
+	target *= 1.1
+	if target >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(target)
+}
+
+// liveHeap reads the live heap's bytes as of the last collection.
+func liveHeap(s []metrics.Sample) int64 {
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// Govern sets the soft memory limit to Limit every period, from the live
+// heap and Held, until ctx ends; then it restores the limit it found. It
+// does nothing in a build with cgo (OnGoHeap false) or with percent below
+// zero (collection off). Call it only when GOMEMLIMIT is not set.
+func Govern(ctx context.Context, percent int, period time.Duration) {
+	govern(ctx, onGoHeap, percent, period)
+}
+
+// govern is Govern, on or off.
+func govern(ctx context.Context, on bool, percent int, period time.Duration) {
+	if !on || percent < 0 {
+		return
+	}
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		debug.SetMemoryLimit(Limit(liveHeap(s), Held(), percent))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

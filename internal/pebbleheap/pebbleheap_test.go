@@ -1,0 +1,129 @@
+package pebbleheap
+
+import (
+	"context"
+	"math"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+func TestLimitLeavesTheRestItsTarget(t *testing.T) {
+	const mb = 1 << 20
+	cases := []struct {
+		name       string
+		live, held int64
+		percent    int
+		want       int64
+	}{
+		// The rest of the heap is live-held: GOGC 200 gives it three times.
+		{"full caches", 700 * mb, 600 * mb, 200, withSlack(600*mb+3*100*mb)},
+		{"GOGC 100", 700 * mb, 600 * mb, 100, withSlack(600*mb+2*100*mb)},
+		// Caches not full yet: the rest counts as at least minRest.
+		{"caches filling", 100 * mb, 600 * mb, 200, withSlack(600*mb+3*minRest)},
+		{"no Pebble", 10 * mb, 0, 200, withSlack(3*minRest)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Limit(c.live, c.held, c.percent)
+			if got != c.want {
+				t.Errorf("Limit(%d MB, %d MB, %d) = %d MB, want %d MB", c.live/mb, c.held/mb, c.percent, got/mb, c.want/mb)
+			}
+			if got <= c.live {
+				t.Errorf("Limit %d MB is not above the live heap %d MB", got/mb, c.live/mb)
+			}
+		})
+	}
+	if got := Limit(math.MaxInt64/2, 0, 1000); got != math.MaxInt64 {
+		t.Errorf("Limit of a huge heap = %d, want MaxInt64", got)
+	}
+}
+
+func TestOpenAndCloseCountTheCache(t *testing.T) {
+	base := Held()
+	a, err := Open(t.TempDir(), &pebble.Options{CacheSize: 3 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := pebble.NewCache(5 << 20)
+	b, err := Open(t.TempDir(), &pebble.Options{Cache: cache})
+	cache.Unref()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(t.TempDir(), &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Held()-base, int64(3<<20+5<<20+defaultCacheSize); got != want {
+		t.Errorf("Held after three opens grew by %d, want %d", got, want)
+	}
+	for _, db := range []*pebble.DB{a, b, c} {
+		if err := Close(db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := Held(); got != base {
+		t.Errorf("Held after closing them = %d, want %d", got, base)
+	}
+	if _, err := Open(t.TempDir()+"/missing/\x00", &pebble.Options{CacheSize: 1 << 20}); err == nil {
+		t.Fatal("Open of an impossible path succeeded")
+	}
+	if got := Held(); got != base {
+		t.Errorf("Held after a failed open = %d, want %d", got, base)
+	}
+}
+
+func TestGovernSetsTheLimitAndRestoresIt(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	db, err := Open(t.TempDir(), &pebble.Options{CacheSize: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(db)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { govern(ctx, true, 200, 10*time.Millisecond); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) == before {
+		if time.Now().After(deadline) {
+			t.Fatal("govern did not set a memory limit")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got := debug.SetMemoryLimit(-1)
+	if lo, hi := Limit(0, Held(), 200), Limit(1<<40, Held(), 200); got < lo || got > hi {
+		t.Errorf("limit %d outside [%d, %d]", got, lo, hi)
+	}
+	if got < Held() {
+		t.Errorf("limit %d below Pebble's caches %d", got, Held())
+	}
+	cancel()
+	<-done
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit after govern returned = %d, want the one before, %d", got, before)
+	}
+}
+
+func TestGovernOffChangesNothing(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	govern(ctx, false, 200, time.Millisecond) // returns at once
+	govern(ctx, true, -1, time.Millisecond)   // GOGC off: nothing to pace
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit = %d, want %d", got, before)
+	}
+}
+
+func TestOnGoHeapFollowsTheBuild(t *testing.T) {
+	// The test binary is built as the package is: cgo.go or nocgo.go.
+	if OnGoHeap() != onGoHeap {
+		t.Fatal("OnGoHeap disagrees with the build's constant")
+	}
+}
+
+// withSlack is n and the tenth Limit adds for the runtime's own memory.
+func withSlack(n int64) int64 { return int64(float64(n) * 1.1) }
