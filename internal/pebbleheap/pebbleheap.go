@@ -11,10 +11,10 @@
 // fault, and took 10 to 17% more CPU per redirect than the same code with
 // cgo (docs/benchmarks.md, "Stop 26").
 //
-// Open and Close open and close a Pebble database and count its block
-// cache (which holds its memtables as well) in Held. Govern then keeps a
-// soft memory limit of Held plus what GOGC allows for the rest of the
-// heap, so the collector paces the rest as it would with cgo.
+// Open and Close open and close a Pebble database and count what it holds
+// (cached blocks, memtables) in Held. Govern then keeps a soft memory
+// limit of Held plus what GOGC allows for the rest of the heap, so the
+// collector paces the rest as it would with cgo.
 package pebbleheap
 
 import (
@@ -23,52 +23,52 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// defaultCacheSize is Pebble's block cache when Options sets none
-// (pebble's cacheDefaultSize).
-const defaultCacheSize = 8 << 20
-
 var (
-	held atomic.Int64
-	dbs  sync.Map // *pebble.DB → int64, its cache's capacity
+	mu  sync.Mutex
+	dbs = map[*pebble.DB]struct{}{} // open through Open, not closed
 )
 
-// Open opens the Pebble database at dir (pebble.Open) and counts its
-// block cache's capacity in Held until Close.
+// Open opens the Pebble database at dir (pebble.Open) and counts what it
+// holds in Held until Close.
 func Open(dir string, opts *pebble.Options) (*pebble.DB, error) {
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	n := opts.CacheSize
-	if opts.Cache != nil {
-		n = opts.Cache.MaxSize()
-	} else if n == 0 {
-		n = defaultCacheSize
-	}
-	dbs.Store(db, n)
-	held.Add(n)
+	mu.Lock()
+	dbs[db] = struct{}{}
+	mu.Unlock()
 	return db, nil
 }
 
-// Close closes db (db.Close) and stops counting it. db must come from
+// Close stops counting db and closes it (db.Close). db must come from
 // Open.
 func Close(db *pebble.DB) error {
-	if n, ok := dbs.LoadAndDelete(db); ok {
-		held.Add(-n.(int64))
-	}
+	mu.Lock()
+	delete(dbs, db) // under mu: Held never asks a closed database
+	mu.Unlock()
 	return db.Close()
 }
 
-// Held is the block cache capacity of the databases open through Open: an
-// upper bound of what Pebble keeps in memory for them (Pebble reserves its
-// memtables in the cache), less its small per-file structures.
-func Held() int64 { return held.Load() }
+// Held is what the databases open through Open hold in memory: the
+// blocks in their caches and their memtables, in use or waiting to be
+// freed. Each database's Metrics takes its locks: Held is for once a
+// second, not for every request.
+func Held() int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	var n int64
+	for db := range dbs {
+		m := db.Metrics()
+		n += m.BlockCache.Size + int64(m.MemTable.Size+m.MemTable.ZombieSize)
+	}
+	return n
+}
 
 // OnGoHeap reports whether this build keeps Pebble's memory on the Go heap
 // (built without cgo).

@@ -2,6 +2,7 @@ package pebbleheap
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime/debug"
 	"testing"
@@ -19,11 +20,11 @@ func TestLimitLeavesTheRestItsTarget(t *testing.T) {
 		want       int64
 	}{
 		// The rest of the heap is live-held: GOGC 200 gives it three times.
-		{"full caches", 700 * mb, 600 * mb, 200, withSlack(600*mb+3*100*mb)},
-		{"GOGC 100", 700 * mb, 600 * mb, 100, withSlack(600*mb+2*100*mb)},
+		{"full caches", 700 * mb, 600 * mb, 200, withSlack(600*mb + 3*100*mb)},
+		{"GOGC 100", 700 * mb, 600 * mb, 100, withSlack(600*mb + 2*100*mb)},
 		// Caches not full yet: the rest counts as at least minRest.
-		{"caches filling", 100 * mb, 600 * mb, 200, withSlack(600*mb+3*minRest)},
-		{"no Pebble", 10 * mb, 0, 200, withSlack(3*minRest)},
+		{"caches filling", 100 * mb, 600 * mb, 200, withSlack(600*mb + 3*minRest)},
+		{"no Pebble", 10 * mb, 0, 200, withSlack(3 * minRest)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,26 +42,48 @@ func TestLimitLeavesTheRestItsTarget(t *testing.T) {
 	}
 }
 
-func TestOpenAndCloseCountTheCache(t *testing.T) {
+func TestHeldCountsOpenDatabases(t *testing.T) {
 	base := Held()
-	a, err := Open(t.TempDir(), &pebble.Options{CacheSize: 3 << 20})
+	a, err := Open(t.TempDir(), &pebble.Options{CacheSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := pebble.NewCache(5 << 20)
+	// A database holds its first memtable from Open.
+	withA := Held()
+	if withA <= base {
+		t.Fatalf("Held after Open = %d, want more than %d", withA, base)
+	}
+	cache := pebble.NewCache(4 << 20)
 	b, err := Open(t.TempDir(), &pebble.Options{Cache: cache})
 	cache.Unref()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(t.TempDir(), &pebble.Options{})
+	// Blocks read back land in the cache.
+	batch := b.NewBatch()
+	for i := range 20000 {
+		_ = batch.Set(fmt.Appendf(nil, "key-%06d", i), make([]byte, 100), nil)
+	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	it, err := b.NewIter(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := Held()-base, int64(3<<20+5<<20+defaultCacheSize); got != want {
-		t.Errorf("Held after three opens grew by %d, want %d", got, want)
+	for it.First(); it.Valid(); it.Next() {
 	}
-	for _, db := range []*pebble.DB{a, b, c} {
+	_ = it.Close()
+	if m := b.Metrics(); m.BlockCache.Size == 0 {
+		t.Fatal("no block cached after reading the table")
+	}
+	if got := Held(); got <= withA {
+		t.Errorf("Held with both = %d, want more than %d", got, withA)
+	}
+	for _, db := range []*pebble.DB{a, b} {
 		if err := Close(db); err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +91,7 @@ func TestOpenAndCloseCountTheCache(t *testing.T) {
 	if got := Held(); got != base {
 		t.Errorf("Held after closing them = %d, want %d", got, base)
 	}
-	if _, err := Open(t.TempDir()+"/missing/\x00", &pebble.Options{CacheSize: 1 << 20}); err == nil {
+	if _, err := Open(t.TempDir()+"/missing/\x00", &pebble.Options{}); err == nil {
 		t.Fatal("Open of an impossible path succeeded")
 	}
 	if got := Held(); got != base {
@@ -78,7 +101,7 @@ func TestOpenAndCloseCountTheCache(t *testing.T) {
 
 func TestGovernSetsTheLimitAndRestoresIt(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
-	db, err := Open(t.TempDir(), &pebble.Options{CacheSize: 256 << 20})
+	db, err := Open(t.TempDir(), &pebble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +120,8 @@ func TestGovernSetsTheLimitAndRestoresIt(t *testing.T) {
 	if lo, hi := Limit(0, Held(), 200), Limit(1<<40, Held(), 200); got < lo || got > hi {
 		t.Errorf("limit %d outside [%d, %d]", got, lo, hi)
 	}
-	if got < Held() {
-		t.Errorf("limit %d below Pebble's caches %d", got, Held())
+	if held := Held(); got < held {
+		t.Errorf("limit %d below what Pebble holds, %d", got, held)
 	}
 	cancel()
 	<-done
