@@ -17,6 +17,11 @@
 # and prints the cumulative µs of CPU per redirect of the top functions of
 # both: steps of a few percent, which the per-round CPU hides on a noisy
 # machine, show there (docs/benchmarks.md, "Stop 23").
+#
+# BUILD_A / BUILD_B and ENV_A / ENV_B are environment assignments for one
+# side's go build and linkd serve: BUILD_B=CGO_ENABLED=0 compares a build
+# without cgo (make build, the container image) with one with it,
+# ENV_B=GOMEMLIMIT=600MiB a setting (docs/benchmarks.md, "Stop 26").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REV_A=$1
@@ -25,6 +30,7 @@ ROUNDS=${3:-6}
 SECS=${4:-5}
 LINKS=${LINKS:-1000}
 PROFILE=${PROFILE:-}
+BUILD_A=${BUILD_A:-} BUILD_B=${BUILD_B:-} ENV_A=${ENV_A:-} ENV_B=${ENV_B:-}
 source bench/lib.sh
 tmp=$(mktemp -d)
 pids=()
@@ -40,7 +46,8 @@ trap cleanup EXIT
 for side in a b; do
   rev=$REV_A; [ $side = b ] && rev=$REV_B
   git worktree add -q --detach "$tmp/$side-src" "$rev"
-  (cd "$tmp/$side-src" && go build -o "$tmp/linkd-$side" ./cmd/linkd)
+  build=$BUILD_A; [ $side = b ] && build=$BUILD_B
+  (cd "$tmp/$side-src" && env $build go build -o "$tmp/linkd-$side" ./cmd/linkd)
 done
 go build -o "$tmp/bare" ./bench/bare
 
@@ -63,7 +70,8 @@ for side in a b; do
   cp -a "$tmp/data" "$tmp/data-$side"
   port=18311; [ $side = b ] && port=18312
   dbg=""; [ -n "$PROFILE" ] && dbg=127.0.0.1:$((port + 100))
-  LINKD_DEBUG_ADDR=$dbg LINKD_DATA_DIR="$tmp/data-$side" LINKD_ADDR=127.0.0.1:$port LINKD_LOG_LEVEL=warn "$tmp/linkd-$side" serve >"$tmp/$side.log" 2>&1 &
+  extra=$ENV_A; [ $side = b ] && extra=$ENV_B
+  env $extra LINKD_DEBUG_ADDR=$dbg LINKD_DATA_DIR="$tmp/data-$side" LINKD_ADDR=127.0.0.1:$port LINKD_LOG_LEVEL=warn "$tmp/linkd-$side" serve >"$tmp/$side.log" 2>&1 &
   pids+=($!)
 done
 "$tmp/bare" -addr 127.0.0.1:18313 &
