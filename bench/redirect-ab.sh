@@ -20,7 +20,7 @@
 #
 # BUILD_A / BUILD_B and ENV_A / ENV_B are environment assignments for one
 # side's go build and linkd serve: BUILD_B=CGO_ENABLED=0 compares a build
-# without cgo (make build, the container image) with one with it,
+# without cgo (the container image) with one with it,
 # ENV_B=GOMEMLIMIT=600MiB a setting (docs/benchmarks.md, "Stop 26").
 set -euo pipefail
 cd "$(dirname "$0")/.."

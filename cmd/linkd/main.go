@@ -55,11 +55,11 @@ func setGC(percent int) {
 // governHeap keeps the collector's target off Pebble's buffers in a build
 // without cgo, where they are on the Go heap (pebbleheap.Govern), unless
 // GOMEMLIMIT is set; percent is the GOGC that setGC applied, or GOGC's.
-// Without it, linkd serve built with CGO_ENABLED=0 (make build, the
-// container image) grew to 1 GB in its first minute of redirects and went
-// on growing; with it, the heap's target stayed under twice the live heap
-// (450-470 MB against 260 MB live, 48 s in), at the same CPU per redirect
-// in the first 40 s (docs/benchmarks.md, "Stop 26").
+// Without it, linkd serve built with CGO_ENABLED=0 (the container image)
+// grew to 1 GB in its first minute of redirects and went on growing; with
+// it, the heap's target stayed under twice the live heap (450-470 MB
+// against 260 MB live, 48 s in), at the same CPU per redirect in the first
+// 40 s (docs/benchmarks.md, "Stop 26").
 func governHeap(ctx context.Context, percent int) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return

@@ -2,14 +2,14 @@
 // be if Pebble's memory were not on the Go heap.
 //
 // Built with cgo, Pebble allocates its memtables and block caches with C's
-// malloc, outside the Go heap. Built without (CGO_ENABLED=0: make build,
-// the container image) it allocates them with make, on the Go heap: long
-// lived buffers, hundreds of MB at linkd's defaults, that GOGC multiplies
-// as if they were the rest of the heap. At GOGC 200 the heap's target was
-// three times them: a linkd serve built without cgo, under redirects,
-// grew to 1 GB within a minute and kept growing (every new page a page
-// fault), and took 10 to 17% more CPU per redirect than the same code
-// with cgo (docs/benchmarks.md, "Stop 26").
+// malloc, outside the Go heap. Built without (CGO_ENABLED=0: a static
+// binary, the container image) it allocates them with make, on the Go
+// heap: long lived buffers, hundreds of MB at linkd's defaults, that GOGC
+// multiplies as if they were the rest of the heap. At GOGC 200 the heap's
+// target was three times them: a linkd serve built without cgo, under
+// redirects, grew to 1 GB within a minute and kept growing (every new page
+// a page fault), and took 10 to 17% more CPU per redirect than the same
+// code with cgo (docs/benchmarks.md, "Stop 26").
 //
 // Open and Close open and close a Pebble database and count what it holds
 // (cached blocks, memtables) in Held. Govern then keeps a soft memory
