@@ -165,7 +165,7 @@ func Open(path string) (*Store, error) {
 	}
 	hits, err := openHits(hitsDir(path))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("radar: hits: %w", err), conv.Close(), r.Close(), w.Close())
+		return nil, errors.Join(fmt.Errorf("radar: hits: %w", err), sidedb.Close(conv), r.Close(), w.Close())
 	}
 	s := &Store{w: w, r: r, conv: conv, hits: hits, roll: newRollups(), visitors: newVisitorCache()}
 	if err := s.migrate(context.Background()); err != nil {
