@@ -24,7 +24,7 @@ func generateCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			governHeap(ctx, batchGCPercent)
+			governHeap(ctx)
 			return app.Generate(ctx, cfg, app.NewLogger(cfg, os.Stderr), o, os.Stdout)
 		},
 	}

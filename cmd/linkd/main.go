@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -53,26 +52,13 @@ func setGC(percent int) {
 }
 
 // governHeap keeps the collector's target off Pebble's buffers in a build
-// without cgo, where they are on the Go heap (pebbleheap.Govern), unless
-// GOMEMLIMIT is set; percent is the GOGC that setGC applied, or GOGC's.
-// Without it, linkd serve built with CGO_ENABLED=0 (the container image)
-// grew to 1 GB in its first minute of redirects and went on growing; with
-// it, the heap's target stayed under twice the live heap (450-470 MB
-// against 260 MB live, 48 s in), at the same CPU per redirect in the first
-// 40 s (docs/benchmarks.md, "Stop 26").
-func governHeap(ctx context.Context, percent int) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if v := os.Getenv("GOGC"); v != "" {
-		p, err := strconv.Atoi(v)
-		if err != nil {
-			return // "off", or what the runtime ignores
-		}
-		percent = p
-	}
-	go pebbleheap.Govern(ctx, percent, time.Second)
-}
+// without cgo, where they are on the Go heap (pebbleheap.Govern: nothing
+// with cgo or with GOMEMLIMIT set). Without it, linkd serve built with
+// CGO_ENABLED=0 (the container image) grew to 1 GB in its first minute of
+// redirects and went on growing; with it, the heap's target stayed under
+// twice the live heap (450-470 MB against 260 MB live, 48 s in), at the
+// same CPU per redirect in the first 40 s (docs/benchmarks.md, "Stop 26").
+func governHeap(ctx context.Context) { go pebbleheap.Govern(ctx, time.Second) }
 
 // spareProcs is how many processors (Ps) linkd serve runs beyond the
 // CPUs it may use, unless GOMAXPROCS is set. Its background work (the
@@ -155,7 +141,7 @@ func serveCmd() *cobra.Command {
 			setProcs()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			governHeap(ctx, serveGCPercent)
+			governHeap(ctx)
 			a, err := app.Open(ctx, cfg, log, os.Stdout)
 			if err != nil {
 				return err

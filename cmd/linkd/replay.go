@@ -33,7 +33,7 @@ is set). Without --projection, all of them.`,
 			log := app.NewLogger(cfg, os.Stderr)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			governHeap(ctx, batchGCPercent)
+			governHeap(ctx)
 			var bar *progressbar.ProgressBar
 			var current string
 			progress := func(name string, reached, head eventstore.Position, events uint64) {

@@ -95,35 +95,43 @@ func Limit(live, held int64, percent int) int64 {
 	return int64(target)
 }
 
-// liveHeap reads the live heap's bytes as of the last collection.
-func liveHeap(s []metrics.Sample) int64 {
+// readGC reads the live heap's bytes as of the last collection and the
+// collector's GOGC (-1: off), as the runtime has them.
+func readGC(s []metrics.Sample) (live int64, percent int) {
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64())
+	// Both are KindUint64; GOGC off is -1 as a uint64.
+	return int64(s[0].Value.Uint64()), int(int64(s[1].Value.Uint64()))
 }
 
 // Govern sets the soft memory limit to Limit every period, from the live
-// heap and Held, until ctx ends; then it restores the limit it found. It
-// does nothing in a build with cgo (OnGoHeap false) or with percent below
-// zero (collection off). Call it only when GOMEMLIMIT is not set.
-func Govern(ctx context.Context, percent int, period time.Duration) {
-	govern(ctx, onGoHeap, percent, period)
+// heap, Held and the collector's GOGC, until ctx ends; then it restores
+// the limit it found. It does nothing in a build with cgo (OnGoHeap
+// false), nor when a memory limit is already set (GOMEMLIMIT, or
+// debug.SetMemoryLimit: the operator's choice), and leaves the limit
+// unset while GOGC is off.
+func Govern(ctx context.Context, period time.Duration) {
+	govern(ctx, onGoHeap, period)
 }
 
 // govern is Govern, on or off.
-func govern(ctx context.Context, on bool, percent int, period time.Duration) {
-	if !on || percent < 0 {
+func govern(ctx context.Context, on bool, period time.Duration) {
+	if !on {
 		return
 	}
 	before := debug.SetMemoryLimit(-1)
+	if before != math.MaxInt64 {
+		return
+	}
 	defer debug.SetMemoryLimit(before)
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		debug.SetMemoryLimit(Limit(liveHeap(s), Held(), percent))
+		limit := before
+		if live, percent := readGC(s); percent >= 0 {
+			limit = Limit(live, Held(), percent)
+		}
+		debug.SetMemoryLimit(limit)
 		select {
 		case <-ctx.Done():
 			return

@@ -99,8 +99,18 @@ func TestHeldCountsOpenDatabases(t *testing.T) {
 	}
 }
 
+// setGOGC sets the collector's GOGC for the test, restoring it after.
+func setGOGC(t *testing.T, percent int) {
+	old := debug.SetGCPercent(percent)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+}
+
 func TestGovernSetsTheLimitAndRestoresIt(t *testing.T) {
+	setGOGC(t, 200)
 	before := debug.SetMemoryLimit(-1)
+	if before != math.MaxInt64 {
+		t.Fatalf("a memory limit is set (%d): run without GOMEMLIMIT", before)
+	}
 	db, err := Open(t.TempDir(), &pebble.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +118,7 @@ func TestGovernSetsTheLimitAndRestoresIt(t *testing.T) {
 	defer Close(db)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { govern(ctx, true, 200, 10*time.Millisecond); close(done) }()
+	go func() { govern(ctx, true, 10*time.Millisecond); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
 	for debug.SetMemoryLimit(-1) == before {
 		if time.Now().After(deadline) {
@@ -134,11 +144,30 @@ func TestGovernOffChangesNothing(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	govern(ctx, false, 200, time.Millisecond) // returns at once
-	govern(ctx, true, -1, time.Millisecond)   // GOGC off: nothing to pace
+	govern(ctx, false, time.Millisecond) // a build with cgo: returns at once
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit = %d, want %d", got, before)
 	}
+	t.Run("GOGC off", func(t *testing.T) {
+		setGOGC(t, -1)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		govern(ctx, true, time.Millisecond) // nothing to pace: no limit
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Errorf("limit = %d, want %d", got, before)
+		}
+	})
+	t.Run("limit already set", func(t *testing.T) {
+		const mine = 3 << 30
+		debug.SetMemoryLimit(mine)
+		defer debug.SetMemoryLimit(before)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		govern(ctx, true, time.Millisecond) // the operator's: left alone
+		if got := debug.SetMemoryLimit(-1); got != mine {
+			t.Errorf("limit = %d, want the one set, %d", got, int64(mine))
+		}
+	})
 }
 
 func TestOnGoHeapFollowsTheBuild(t *testing.T) {
