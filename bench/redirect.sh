@@ -11,6 +11,8 @@
 # LINKS=1 is the single-code run of earlier measurements: one link without
 # tracking, UA= sets its User-Agent (default a desktop Chrome; UA= empty
 # sends none, as wrk does by default: such requests are counted too).
+# WARMUP=0 skips the two seconds of load each server gets before the
+# first round: the first round then measures a fresh linkd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
@@ -102,7 +104,11 @@ settle() {
     { [ -z "$p" ] || [ "$p" = 0 ]; } && return
   done
 }
-echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$BARE >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$LINKD >/dev/null
+# WARMUP=0 measures a fresh linkd's first seconds too, as a load that
+# starts right after the links are created meets it.
+if [ "${WARMUP:-1}" != 0 ]; then
+  echo "warm-up"; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$BARE >/dev/null; wrk -t2 -c16 -d2s "${UAH[@]}" -s "$tmp/load.lua" http://$LINKD >/dev/null
+fi
 BEFORE=$(counted)
 # ROUNDS=N alternates the two servers N times (this machine's speed drifts
 # by tens of percent within minutes) and reports each round and the median
