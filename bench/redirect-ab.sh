@@ -56,9 +56,7 @@ echo "creating $LINKS links with $REV_A..."
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=127.0.0.1:18310 LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn "$tmp/linkd-a" serve >/dev/null 2>&1 &
 MK=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18310/healthz >/dev/null && break; sleep 0.1; done
-seq 0 $((LINKS - 1)) | xargs -P 4 -I{} curl -sf -o /dev/null -X POST http://127.0.0.1:18310/v1/links -H "Authorization: Bearer $KEY" \
-  -H 'Content-Type: application/json' \
-  -d '{"original_url":"https://example.com/landing/{}","custom_code":"b{}","utm_source":"bench","enable_conversion_tracking":true}'
+create_links 127.0.0.1:18310 "$KEY" "$LINKS"
 kill $MK; wait $MK || true
 
 # The click limit stays on as in bench/redirect.sh unless the rounds could

@@ -56,10 +56,7 @@ if [ "$LINKS" -le 1 ]; then
     -d '{"original_url":"https://example.com/landing","custom_code":"b0","utm_source":"bench","enable_conversion_tracking":false}' >/dev/null
 else
   echo "creating $LINKS links..."
-  # Four at a time, as API clients do; every one must be created.
-  seq 0 $((LINKS - 1)) | xargs -P 4 -I{} curl -sf -o /dev/null -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' \
-    -d '{"original_url":"https://example.com/landing/{}","custom_code":"b{}","utm_source":"bench","enable_conversion_tracking":true}'
+  create_links $LINKD $KEY "$LINKS"
 fi
 counted() { curl -sf http://$LINKD/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
 
