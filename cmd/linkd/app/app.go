@@ -182,7 +182,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 	})
-	a.limit = clicklimit.New(cfg.ClickLimit)
+	a.limit = clicklimit.New(cfg.ClickLimit, cfg.ClickLimitNet)
 	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https", ClickLimit: a.limit}, q.LinkAccess, recorder, en, clk, log)
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
@@ -200,7 +200,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		var changed []string
 		for _, c := range changes {
 			switch c.Kind {
-			case "apikey", "reset":
+			case "apikey", "reset", "workspace", "project":
+				// A key bound to a project is valid only while the project
+				// exists and its user is a member of the project's
+				// workspace: a change to either may end a cached key.
 				keys = true
 			case "link":
 				changed = append(changed, c.ID)
