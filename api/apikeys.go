@@ -7,6 +7,7 @@ import (
 
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/apikey"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -93,12 +94,14 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request, p principal
 }
 
 func (s *Server) validateAPIKey(w http.ResponseWriter, r *http.Request, p principal) error {
+	access, perms := apikey.Grants(p.key.Kind, p.key.Access, p.key.Permissions)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"valid":       true,
 		"user_id":     p.key.UserID,
 		"key_id":      p.key.ID,
-		"permissions": p.key.Permissions,
-		"access":      p.key.Access,
+		"kind":        p.key.Kind,
+		"permissions": perms,
+		"access":      access,
 	})
 	return nil
 }

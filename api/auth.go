@@ -94,7 +94,7 @@ func permitted(k queries.APIKey, resource, method string) bool {
 		return true // validate: any active key may ask about itself
 	}
 	if k.Kind == apikey.KindPublishable {
-		return false // publishable keys are for client-side collection only
+		return false // publishable keys are for client-side collection only (apikey.Grants)
 	}
 	read := method == http.MethodGet || method == http.MethodHead
 	switch k.Access {

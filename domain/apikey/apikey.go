@@ -206,3 +206,18 @@ func (k *Key) Deactivate(by string, now time.Time) error {
 	k.Changes.Record(e)
 	return nil
 }
+
+// Grants is what a key may do through the /v1 interface: its access level
+// and permissions, except for a publishable key, which is for client-side
+// collection only and is granted nothing there (limited, every resource
+// none).
+func Grants(kind, access string, perms Permissions) (string, Permissions) {
+	if kind != KindPublishable {
+		return access, perms
+	}
+	none := Permissions{}
+	for _, r := range Resources {
+		none[r] = PermNone
+	}
+	return AccessLimited, none
+}
