@@ -297,7 +297,13 @@ func (s *Server) bound(next http.Handler) http.Handler {
 			if !s.limitUnrouted(w, r) {
 				return
 			}
-			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
+			// In the interface's own shape: {error} under /api/ (conversion
+			// events, Radar), {detail} elsewhere.
+			field := "detail"
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				field = "error"
+			}
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{field: "Request body too large"})
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody { // NoBody: nothing to bound (a GET)

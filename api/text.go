@@ -18,7 +18,7 @@ func checkText(body []byte) error {
 	if !utf8.Valid(body) {
 		return domain.Invalid("Request body is not valid UTF-8")
 	}
-	if hasLoneSurrogate(body) {
+	if domain.HasLoneSurrogate(body) {
 		return domain.Invalid("Request body is not valid UTF-8: a \\u escape is half of a surrogate pair")
 	}
 	if bytes.IndexByte(body, '\\') < 0 && !hasControl(body) {
@@ -79,57 +79,4 @@ func findControl(v any, path string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// hasLoneSurrogate finds a \uD800-\uDFFF escape that is not a high
-// surrogate followed by a low one.
-func hasLoneSurrogate(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // an escaped character, perhaps a backslash
-			continue
-		}
-		c, ok := hex4(b, i+2)
-		if !ok {
-			continue
-		}
-		switch {
-		case c >= 0xd800 && c <= 0xdbff:
-			if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-				if lo, ok := hex4(b, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
-					i += 11
-					continue
-				}
-			}
-			return true
-		case c >= 0xdc00 && c <= 0xdfff:
-			return true
-		}
-		i += 5
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

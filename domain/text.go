@@ -58,3 +58,64 @@ func ValidateName(what, name string, max int) error {
 	}
 	return nil
 }
+
+// HasLoneSurrogate finds, in a JSON text, a \uD800-\uDFFF escape that is
+// not a high surrogate followed by a low one: a JSON decoder quietly makes
+// it U+FFFD.
+func HasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		c, ok := hexEscape(b, i+2)
+		if !ok {
+			continue
+		}
+		switch {
+		case c >= 0xd800 && c <= 0xdbff:
+			if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if lo, ok := hexEscape(b, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					i += 11
+					continue
+				}
+			}
+			return true
+		case c >= 0xdc00 && c <= 0xdfff:
+			return true
+		}
+		i += 5
+	}
+	return false
+}
+
+func hexEscape(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// ValidJSONText reports whether a JSON body holds only text that decodes
+// unchanged: valid UTF-8 and no lone surrogate escape (either would be
+// decoded as U+FFFD, so two different inputs would become one value).
+func ValidJSONText(b []byte) bool {
+	return utf8.Valid(b) && !HasLoneSurrogate(b)
+}

@@ -95,6 +95,9 @@ func ParseSale(body []byte) (Payload, error) { return parse(body, true) }
 // of MsgInvalidPayload.
 func parse(body []byte, sale bool) (Payload, error) {
 	var p Payload
+	if !domain.ValidJSONText(body) {
+		return p, &PayloadError{Message: MsgInvalidPayload, Details: []Issue{InvalidTextIssue()}}
+	}
 	top, err := domain.DecodeObject(body)
 	if err != nil {
 		msg := "Malformed JSON"
@@ -156,6 +159,14 @@ func parse(body []byte, sale bool) (Payload, error) {
 	default:
 		return Payload{}, &PayloadError{Message: MsgInvalidPayload, Details: c.issues}
 	}
+}
+
+// InvalidTextIssue is the detail of a body whose text would not decode
+// unchanged: bytes that are not UTF-8, or a lone surrogate escape
+// (\ud800), which a decoder would both turn into U+FFFD, so that two
+// customers whose externalId differ there would become one.
+func InvalidTextIssue() Issue {
+	return Issue{Path: []string{}, Message: "Text must be valid UTF-8 without lone surrogates"}
 }
 
 // present reports whether a field was given with a value other than null.

@@ -55,6 +55,9 @@ type Payload struct {
 // (conversion.PayloadError, "Invalid payload" with details).
 func ParsePayload(body []byte) (Payload, error) {
 	var p Payload
+	if !domain.ValidJSONText(body) {
+		return p, invalid(conversion.InvalidTextIssue())
+	}
 	top, err := domain.DecodeObject(body)
 	if err != nil { // trailing data included
 		return p, invalid(conversion.Issue{Path: []string{}, Message: "Expected a JSON object"})
