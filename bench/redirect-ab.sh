@@ -64,6 +64,9 @@ kill $MK; wait $MK || true
 if [ -z "${LINKD_CLICK_LIMIT+x}" ] && [ $((ROUNDS * SECS * 60000 / (4 * LINKS))) -ge 900 ]; then
   export LINKD_CLICK_LIMIT=0
 fi
+if [ -z "${LINKD_CLICK_LIMIT_NETWORK+x}" ] && [ $((ROUNDS * SECS * 60000 / LINKS)) -ge 9000 ]; then
+  export LINKD_CLICK_LIMIT_NETWORK=0
+fi
 for side in a b; do
   cp -a "$tmp/data" "$tmp/data-$side"
   port=18311; [ $side = b ] && port=18312

@@ -15,6 +15,13 @@
 // count-min sketch): a click costs one cache miss, not four. Under the
 // redirect load of many links the sketch's lines do not stay in a core's
 // caches, and its four misses per click were 2% of the server's CPU.
+//
+// A second limit counts the clicks of a whole client network on a link,
+// whatever its user agents: one address sending a new user agent with each
+// request is a new visitor each time, and without it could make every
+// click count. It is far above the per-visitor limit (default 10,000), so
+// a NAT of many people stays counted, and its key lies in the same sketch
+// (one more cache line per click).
 package clicklimit
 
 import (
@@ -31,10 +38,12 @@ const (
 	lines   = 1 << 17 // 2^17 lines x 64 bytes = 8 MiB per hour
 )
 
-// Limiter counts clicks per (visitor, link) in the current clock hour.
+// Limiter counts clicks per (visitor, link) and per (network, link) in the
+// current clock hour.
 type Limiter struct {
-	limit uint32
-	seed  maphash.Seed
+	limit    uint32 // per visitor and link; 0: none
+	netLimit uint32 // per network and link; 0: none
+	seed     maphash.Seed
 
 	mu     sync.Mutex // serialises the start of a new hour
 	cur    atomic.Pointer[sketch]
@@ -47,42 +56,62 @@ type sketch struct {
 	c    []uint32
 }
 
-// New returns a limiter of limit counted clicks per visitor, link and hour;
-// nil for a limit of 0 (no limit).
-func New(limit int) *Limiter {
-	if limit <= 0 {
+// New returns a limiter of limit counted clicks per visitor, link and hour
+// and of network counted clicks per client network, link and hour; a limit
+// of 0 is none, and nil is returned when both are 0.
+func New(limit, network int) *Limiter {
+	if limit <= 0 && network <= 0 {
 		return nil
 	}
-	return &Limiter{limit: uint32(min(limit, 1<<31)), seed: maphash.MakeSeed()}
+	clamp := func(n int) uint32 { return uint32(min(max(n, 0), 1<<31)) }
+	return &Limiter{limit: clamp(limit), netLimit: clamp(network), seed: maphash.MakeSeed()}
 }
 
-// Key identifies a visitor on a link: its counters' indexes in the sketch.
-type Key [rows]uint32
+// Key identifies a visitor on a link, and its network on the link: their
+// counters' indexes in the sketch.
+type Key struct {
+	visitor, network [rows]uint32
+}
 
 // KeyOf is the key of a visitor (client network and user agent) on a link.
 func (l *Limiter) KeyOf(network netip.Addr, userAgent, linkID string) Key {
-	var h maphash.Hash
-	h.SetSeed(l.seed)
 	b := network.As16()
-	h.Write(b[:])
-	h.WriteString(userAgent)
-	h.WriteByte(0)
-	h.WriteString(linkID)
-	x := h.Sum64()
-	// A line, then 4 distinct counters of its 16: first + i*step mod 16
-	// with step odd.
-	line := uint32(x%lines) * perLine
-	first, step := uint32(x>>32)%perLine, uint32(x>>40)%(perLine/2)*2+1
 	var k Key
-	for i := range k {
-		k[i] = line + (first+uint32(i)*step)%perLine
+	if l.limit > 0 {
+		var h maphash.Hash
+		h.SetSeed(l.seed)
+		h.Write(b[:])
+		h.WriteString(userAgent)
+		h.WriteByte(0)
+		h.WriteString(linkID)
+		k.visitor = counters(h.Sum64())
+	}
+	if l.netLimit > 0 {
+		var h maphash.Hash
+		h.SetSeed(l.seed)
+		h.WriteByte(1) // not a visitor's key: no user agent
+		h.Write(b[:])
+		h.WriteString(linkID)
+		k.network = counters(h.Sum64())
 	}
 	return k
 }
 
-// counters returns the sketch of now's hour, starting a new one when the
-// hour changed.
-func (l *Limiter) counters(now time.Time) []uint32 {
+// counters places a key's hash: a line, then 4 distinct counters of its
+// 16: first + i*step mod 16 with step odd.
+func counters(x uint64) [rows]uint32 {
+	line := uint32(x%lines) * perLine
+	first, step := uint32(x>>32)%perLine, uint32(x>>40)%(perLine/2)*2+1
+	var c [rows]uint32
+	for i := range c {
+		c[i] = line + (first+uint32(i)*step)%perLine
+	}
+	return c
+}
+
+// sketch returns the counters of now's hour, starting a new sketch when
+// the hour changed.
+func (l *Limiter) sketch(now time.Time) []uint32 {
 	hour := now.Unix() / 3600
 	if s := l.cur.Load(); s != nil && s.hour == hour {
 		return s.c
@@ -98,18 +127,30 @@ func (l *Limiter) counters(now time.Time) []uint32 {
 }
 
 // Over reports whether the visitor has made limit clicks on the link count
-// this hour: the next is not to be counted.
+// this hour, or its network netLimit clicks: the next is not to be counted.
 func (l *Limiter) Over(k Key, now time.Time) bool {
 	if l == nil {
 		return false
 	}
-	c := l.counters(now)
+	c := l.sketch(now)
+	if full(c, &k.visitor, l.limit) || full(c, &k.network, l.netLimit) {
+		l.denied.Add(1)
+		return true
+	}
+	return false
+}
+
+// full reports whether every counter of a key has reached limit (never,
+// for a limit of 0).
+func full(c []uint32, k *[rows]uint32, limit uint32) bool {
+	if limit == 0 {
+		return false
+	}
 	for _, i := range k {
-		if atomic.LoadUint32(&c[i]) < l.limit {
+		if atomic.LoadUint32(&c[i]) < limit {
 			return false
 		}
 	}
-	l.denied.Add(1)
 	return true
 }
 
@@ -132,9 +173,16 @@ func (l *Limiter) Add(k Key, now time.Time) {
 	if l == nil {
 		return
 	}
-	c := l.counters(now)
-	for _, i := range k {
-		atomic.AddUint32(&c[i], 1)
+	c := l.sketch(now)
+	if l.limit > 0 {
+		for _, i := range k.visitor {
+			atomic.AddUint32(&c[i], 1)
+		}
+	}
+	if l.netLimit > 0 {
+		for _, i := range k.network {
+			atomic.AddUint32(&c[i], 1)
+		}
 	}
 }
 

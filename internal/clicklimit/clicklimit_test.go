@@ -9,7 +9,7 @@ import (
 )
 
 func TestLimitPerVisitorLinkAndHour(t *testing.T) {
-	l := New(3)
+	l := New(3, 0)
 	now := time.Date(2026, 11, 24, 12, 10, 0, 0, time.UTC)
 	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-1")
 	counted := 0
@@ -34,15 +34,60 @@ func TestLimitPerVisitorLinkAndHour(t *testing.T) {
 	if l.Over(a, now.Add(50*time.Minute)) {
 		t.Errorf("still over the limit in the next hour")
 	}
-	if New(0) != nil || New(0).Over(a, now) {
+	if New(0, 0) != nil || New(0, 0).Over(a, now) {
 		t.Errorf("a zero limit limits")
+	}
+}
+
+// One address sending a new user agent with every click is a new visitor
+// each time; the network's own limit still stops its clicks counting past
+// netLimit on a link, and leaves its other links and other networks alone.
+func TestNetworkLimitHoldsAgainstRotatingUserAgents(t *testing.T) {
+	l := New(1000, 50)
+	now := time.Date(2026, 11, 24, 12, 10, 0, 0, time.UTC)
+	ip := netip.MustParseAddr("203.0.113.7")
+	counted := 0
+	for i := 0; i < 200; i++ {
+		if !l.Take(l.KeyOf(ip, fmt.Sprintf("Mozilla/5.0 rotating/%d", i), "link-1"), now) {
+			counted++
+		}
+	}
+	if counted != 50 {
+		t.Fatalf("counted %d clicks with rotating user agents; want the network limit, 50", counted)
+	}
+	for name, k := range map[string]Key{
+		"another link":    l.KeyOf(ip, "Mozilla/5.0 rotating/999", "link-2"),
+		"another network": l.KeyOf(netip.MustParseAddr("203.0.113.8"), "Mozilla/5.0 rotating/999", "link-1"),
+	} {
+		if l.Over(k, now) {
+			t.Errorf("%s is over the limit", name)
+		}
+	}
+	// The same network in an IPv6 /64 is one network: callers pass the
+	// network, so one /64 prefix is one key whatever the address.
+	if l.Over(l.KeyOf(ip, "new", "link-1"), now.Add(time.Hour)) {
+		t.Errorf("still over the network limit in the next hour")
+	}
+	// With the network limit off, rotation is unbounded (the per-visitor
+	// limit alone).
+	off := New(1000, 0)
+	for i := 0; i < 200; i++ {
+		if off.Take(off.KeyOf(ip, fmt.Sprintf("ua/%d", i), "link-1"), now) {
+			t.Fatalf("click %d refused with the network limit off", i)
+		}
+	}
+	// And the network limit alone works without the per-visitor one.
+	only := New(0, 2)
+	k := only.KeyOf(ip, "ua", "link-1")
+	if only.Take(k, now) || only.Take(k, now) || !only.Take(k, now) {
+		t.Errorf("network limit 2 alone: want two clicks counted, then refused")
 	}
 }
 
 // Many other visitors on many links do not push one visitor over the
 // limit (collisions overestimate, but little).
 func TestManyVisitorsStayUnderTheirOwnLimit(t *testing.T) {
-	l := New(1000)
+	l := New(1000, 0)
 	now := time.Now()
 	for i := 0; i < 2_000_000; i++ {
 		ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
@@ -67,7 +112,7 @@ func TestManyVisitorsStayUnderTheirOwnLimit(t *testing.T) {
 }
 
 func BenchmarkOverAndAdd(b *testing.B) {
-	l := New(1000)
+	l := New(1000, 0)
 	now := time.Now()
 	ip := netip.MustParseAddr("2001:db8::1")
 	b.ReportAllocs()
@@ -85,7 +130,7 @@ func BenchmarkOverAndAdd(b *testing.B) {
 // work in a server evicts the sketch's lines from the caches. "floor" is
 // that work without the limiter: the limiter's cost is the difference.
 func BenchmarkOverAndAddManyLinks(b *testing.B) {
-	l := New(1000)
+	l := New(1000, 0)
 	now := time.Now()
 	ip := netip.MustParseAddr("203.0.113.7")
 	uas := []string{"desktop Chrome", "iPhone Safari", "Android Chrome", "Instagram"}
@@ -116,7 +161,7 @@ func BenchmarkOverAndAddManyLinks(b *testing.B) {
 // TestTake: Take counts a visitor's clicks until the limit, then refuses
 // them without counting, as Over then Add did; other keys are untouched.
 func TestTake(t *testing.T) {
-	l := New(3)
+	l := New(3, 0)
 	now := time.Date(2026, 11, 27, 18, 40, 0, 0, time.UTC)
 	a := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-1")
 	b := l.KeyOf(netip.MustParseAddr("203.0.113.7"), "ua", "link-2")

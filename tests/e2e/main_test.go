@@ -88,7 +88,7 @@ func env(dataDir, addr string, extra ...string) []string {
 		// The load of these tests comes from one address: it is a flood
 		// for the click limit (tested in tests/redirect), and every access
 		// must count here.
-		"LINKD_CLICK_LIMIT=0")
+		"LINKD_CLICK_LIMIT=0", "LINKD_CLICK_LIMIT_NETWORK=0")
 	return append(e, extra...)
 }
 

@@ -295,6 +295,28 @@ func TestClickLimitPerVisitor(t *testing.T) {
 	s.wantClicks(t, str(a, "id"), 8)
 }
 
+// Rotating user agents does not lift the limit: one client network's
+// counted clicks on one link stop at LINKD_CLICK_LIMIT_NETWORK in an hour
+// whatever its user agents; beyond it accesses are redirected and not
+// counted. Other networks and other links keep counting.
+func TestClickLimitPerNetworkWithRotatingUserAgents(t *testing.T) {
+	t.Parallel()
+	clk := apptest.NewClock()
+	s := start(t, trustLocal, apptest.WithClock(clk), func(c *app.Config) { c.ClickLimit = 1000; c.ClickLimitNet = 20 })
+	a := s.newLink(t, map[string]any{"original_url": "https://a.example", "custom_code": "net-a"})
+	b := s.newLink(t, map[string]any{"original_url": "https://b.example", "custom_code": "net-b"})
+	for i := 0; i < 60; i++ {
+		ua := browserUA + " rotating/" + strconv.Itoa(i)
+		if r := s.Do("GET", "/net-a", "", nil, "User-Agent", ua, "X-Forwarded-For", "203.0.113.50"); r.Status != http.StatusFound {
+			t.Fatalf("access %d: %d, want 302 (redirected even when not counted)", i, r.Status)
+		}
+	}
+	s.Do("GET", "/net-a", "", nil, "User-Agent", browserUA, "X-Forwarded-For", ipGB)
+	s.Do("GET", "/net-b", "", nil, "User-Agent", browserUA+" rotating/0", "X-Forwarded-For", "203.0.113.50")
+	s.wantClicks(t, str(a, "id"), 21) // the network's 20, one from another network
+	s.wantClicks(t, str(b, "id"), 1)
+}
+
 func grepLines(s, sub string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {

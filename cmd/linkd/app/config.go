@@ -42,6 +42,7 @@ type Config struct {
 	KafkaPartitions int           // LINKD_KAFKA_PARTITIONS (default 12)
 	DebugAddr       string        // LINKD_DEBUG_ADDR: serves /debug/pprof when set (keep it private)
 	ClickLimit      int           // LINKD_CLICK_LIMIT: counted clicks per visitor, link and hour (default 1000; 0 off)
+	ClickLimitNet   int           // LINKD_CLICK_LIMIT_NETWORK: counted clicks per client network, link and hour (default 10000; 0 off)
 
 	// Clock is the application's one clock: commands, queries and the API
 	// read the time from it. Nil is the system clock; tests set a
@@ -55,7 +56,7 @@ func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro",
 		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
-		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000,
+		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
 	}
 }
 
@@ -105,6 +106,13 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 			errs = append(errs, fmt.Errorf("LINKD_CLICK_LIMIT %q: want a whole number, 0 for no limit", v))
 		}
 		c.ClickLimit = n
+	}
+	if v, ok := lookup(getenv, "LINKD_CLICK_LIMIT_NETWORK"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("LINKD_CLICK_LIMIT_NETWORK %q: want a whole number, 0 for no limit", v))
+		}
+		c.ClickLimitNet = n
 	}
 	if v, ok := lookup(getenv, "LINKD_KAFKA_PARTITIONS"); ok {
 		n, err := strconv.Atoi(v)
