@@ -136,15 +136,6 @@ func (r *KafkaRunner) Watermark(name string) *Watermark {
 	return nil
 }
 
-// Watermarks returns every projection's watermark by name.
-func (r *KafkaRunner) Watermarks() map[string]*Watermark {
-	m := make(map[string]*Watermark, len(r.entries))
-	for _, e := range r.entries {
-		m[e.p.Name()] = e.wm
-	}
-	return m
-}
-
 // KafkaStats count what one projection applied in this process.
 type KafkaStats struct {
 	// Events counts events handed to Apply in successful batches

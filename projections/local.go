@@ -105,15 +105,6 @@ func (r *LocalRunner) Watermark(name string) *Watermark {
 	return nil
 }
 
-// Watermarks returns every projection's watermark by name.
-func (r *LocalRunner) Watermarks() map[string]*Watermark {
-	m := make(map[string]*Watermark, len(r.entries))
-	for _, e := range r.entries {
-		m[e.p.Name()] = e.wm
-	}
-	return m
-}
-
 // LocalTopic is the in-process topic of a projection.
 func LocalTopic(name string) string { return "projection." + name }
 
