@@ -58,7 +58,7 @@ type KafkaOptions struct {
 //
 // Since a batch holds at most one message per partition, a projector
 // applies at most (partitions it owns) × (events per message) / (Apply
-// latency) events per second: see docs/benchmarks-kafka.md.
+// latency) events per second (ADR 0016).
 //
 // Reads follow writes through Watermark only when this instance applies
 // every event the relay of the same process registers, that is when it is

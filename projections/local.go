@@ -277,7 +277,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 			// batch, or once ctx ends (then this feeder returns below):
 			// the next batch reuses the slice (Projector.Apply keeps none).
 			// A copy per batch and projector was 7% of the bytes a
-			// redirect allocated (docs/benchmarks.md, "Stop 25").
+			// redirect allocated.
 			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, batch)); err != nil {
 				return stopped(ctx, err)
 			}
