@@ -68,6 +68,7 @@
 // the waiting versions first. A write that fails keeps its encoded deltas
 // for the next (TestDeltasWrittenBehind, and the contract suite run with
 // everything waiting until a query: TestStatsContractWrittenBehind).
+// ADR 0007 has the measurement.
 //
 // # Durability
 //
