@@ -13,7 +13,7 @@ run:
 
 # Built as go build builds it: with cgo where a C compiler is found, which
 # keeps Pebble's memtables and caches off the Go heap (without cgo the same
-# redirects took 10-17% more CPU: docs/benchmarks.md, "Stop 26"). For a
+# redirects took 10-17% more CPU: docs/adr/0004-pebble-memory-without-cgo.md). For a
 # static binary: CGO_ENABLED=0 make build (the container image is one).
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/linkd

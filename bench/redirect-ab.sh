@@ -16,12 +16,12 @@
 # (LINKD_DEBUG_ADDR), merges each side's into DIR/a.pprof and DIR/b.pprof,
 # and prints the cumulative µs of CPU per redirect of the top functions of
 # both: steps of a few percent, which the per-round CPU hides on a noisy
-# machine, show there (docs/benchmarks.md, "Stop 23").
+# machine, show there (docs/performance.md, "How to measure").
 #
 # BUILD_A / BUILD_B and ENV_A / ENV_B are environment assignments for one
 # side's go build and linkd serve: BUILD_B=CGO_ENABLED=0 compares a build
 # without cgo (the container image) with one with it,
-# ENV_B=GOMEMLIMIT=600MiB a setting (docs/benchmarks.md, "Stop 26").
+# ENV_B=GOMEMLIMIT=600MiB a setting (docs/adr/0004-pebble-memory-without-cgo.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REV_A=$1

@@ -58,7 +58,7 @@ type KafkaOptions struct {
 //
 // Since a batch holds at most one message per partition, a projector
 // applies at most (partitions it owns) × (events per message) / (Apply
-// latency) events per second: see docs/benchmarks-kafka.md.
+// latency) events per second (ADR 0016).
 //
 // Reads follow writes through Watermark only when this instance applies
 // every event the relay of the same process registers, that is when it is
@@ -134,15 +134,6 @@ func (r *KafkaRunner) Watermark(name string) *Watermark {
 		}
 	}
 	return nil
-}
-
-// Watermarks returns every projection's watermark by name.
-func (r *KafkaRunner) Watermarks() map[string]*Watermark {
-	m := make(map[string]*Watermark, len(r.entries))
-	for _, e := range r.entries {
-		m[e.p.Name()] = e.wm
-	}
-	return m
 }
 
 // KafkaStats count what one projection applied in this process.

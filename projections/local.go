@@ -105,15 +105,6 @@ func (r *LocalRunner) Watermark(name string) *Watermark {
 	return nil
 }
 
-// Watermarks returns every projection's watermark by name.
-func (r *LocalRunner) Watermarks() map[string]*Watermark {
-	m := make(map[string]*Watermark, len(r.entries))
-	for _, e := range r.entries {
-		m[e.p.Name()] = e.wm
-	}
-	return m
-}
-
 // LocalTopic is the in-process topic of a projection.
 func LocalTopic(name string) string { return "projection." + name }
 
@@ -286,7 +277,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 			// batch, or once ctx ends (then this feeder returns below):
 			// the next batch reuses the slice (Projector.Apply keeps none).
 			// A copy per batch and projector was 7% of the bytes a
-			// redirect allocated (docs/benchmarks.md, "Stop 25").
+			// redirect allocated.
 			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, batch)); err != nil {
 				return stopped(ctx, err)
 			}

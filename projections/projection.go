@@ -89,7 +89,7 @@ type CategoryLingerer interface {
 // Other events (sales: a customer each) gain little from long batches and
 // lost in latency the same way. A reader waiting for such a projection
 // cuts its wait short (Watermark.Wanted), so the linger delays no read
-// (docs/benchmarks.md, "Redirects under many links").
+// (ADR 0005).
 type LongBatches struct{}
 
 // MaxBatch implements Batcher.

@@ -6,16 +6,20 @@
 #
 #   lib=$(scripts/chdb-lib.sh) && LINKD_TEST_CHDB=$lib go test ./projections/clickhouse/
 #
-# The library comes from the npm registry (@chdb/lib-linux-x64-gnu, 178 MB
-# packed, 566 MB unpacked), checked against the registry's SHA-1 of this
-# version, into $LINKD_CHDB_DIR (default ~/.cache/linkd/chdb-<version>).
-# Exits 1, with the reason on standard error, when it cannot be had (another
-# platform, no network): callers skip the tests that need it.
+# The library is the npm package @chdb/lib-linux-x64-gnu (178 MB packed,
+# 566 MB unpacked), fetched with `npm pack`, so the machine's npm settings
+# (registry, proxy, certificates in .npmrc or npm_config_*) apply; npm checks
+# the package's integrity and this script its SHA-1 for this version. Only
+# libchdb.so is kept, in $LINKD_CHDB_DIR (default
+# ~/.cache/linkd/chdb-<version>); npm's own cache is a temporary directory,
+# so the 178 MB are not kept twice. Exits 1, with the reason on standard
+# error, when it cannot be had (another platform, no npm, no network):
+# callers skip the tests that need it.
 set -euo pipefail
 
 version=26.7.3-stable.1
 sha1=d2905fafd0e0ac0e231cccadd1f0f6d010977297
-url=https://registry.npmjs.org/@chdb/lib-linux-x64-gnu/-/lib-linux-x64-gnu-$version.tgz
+pkg=@chdb/lib-linux-x64-gnu
 dir=${LINKD_CHDB_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/linkd/chdb-$version}
 lib=$dir/libchdb.so
 
@@ -29,18 +33,20 @@ if [[ $(uname -s) != Linux || $(uname -m) != x86_64 ]]; then
 	log "libchdb.so is packaged here for linux x86_64 only"
 	exit 1
 fi
+if ! command -v npm >/dev/null 2>&1; then
+	log "npm is not installed: it fetches $pkg"
+	exit 1
+fi
 mkdir -p "$dir"
 tmp=$(mktemp -d "$dir/download.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-log "downloading $url"
-if command -v curl >/dev/null 2>&1; then
-	curl -sSf --retry 2 --connect-timeout 20 --max-time 300 -o "$tmp/chdb.tgz" "$url" || { log "download failed"; exit 1; }
-elif command -v wget >/dev/null 2>&1; then
-	wget -q --tries=2 --timeout=60 -O "$tmp/chdb.tgz" "$url" || { log "download failed"; exit 1; }
-else
-	log "neither curl nor wget is installed"
+log "fetching $pkg@$version with npm pack (178 MB)"
+if ! tgz=$(cd "$tmp" && npm pack --loglevel=error --logs-max=0 --cache "$tmp/npm-cache" "$pkg@$version" 2>"$tmp/npm.log"); then
+	log "npm pack failed: $(head -n 2 "$tmp/npm.log" | tr "\n" " ")"
 	exit 1
 fi
+tgz=$(printf '%s\n' "$tgz" | tail -n 1)
+mv "$tmp/$tgz" "$tmp/chdb.tgz"
 got=$(sha1sum "$tmp/chdb.tgz" | cut -d' ' -f1)
 if [[ $got != "$sha1" ]]; then
 	log "checksum mismatch: got $got, want $sha1"

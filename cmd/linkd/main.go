@@ -33,12 +33,12 @@ import (
 // 200: at 400 its heap swung to five times the live heap, several hundred
 // MB of memory that a freshly started server touches for the first time
 // under load, a page fault each (tens of thousands a second in the first
-// seconds, against a few thousand later). Against 400, alternated on
-// 2026-11-27, 200 took 71-88 against 94-102 CPU µs per redirect in the
-// first four seconds of load and 63-67 against 66-73 in the seconds
-// after, with 1,000 links, and 126-160 against 233-238 and 56-68 against
-// 66-91 with 10,000 (100 did no better than 200; one 40 s run at 10,000
-// links had 400 ahead after its first 20 s: docs/benchmarks.md, "Stop 21").
+// seconds, against a few thousand later). Against 400, alternated, 200
+// took 71-88 against 94-102 CPU µs per redirect in the first four seconds
+// of load and 63-67 against 66-73 in the seconds after, with 1,000 links,
+// and 126-160 against 233-238 and 56-68 against 66-91 with 10,000 (100
+// did no better than 200; one 40 s run at 10,000 links had 400 ahead
+// after its first 20 s). ADR 0003.
 const (
 	serveGCPercent = 200
 	batchGCPercent = 400
@@ -57,7 +57,7 @@ func setGC(percent int) {
 // CGO_ENABLED=0 (the container image) grew to 1 GB in its first minute of
 // redirects and went on growing; with it, the heap's target stayed under
 // twice the live heap (450-470 MB against 260 MB live, 48 s in), at the
-// same CPU per redirect in the first 40 s (docs/benchmarks.md, "Stop 26").
+// same CPU per redirect in the first 40 s. ADR 0004.
 func governHeap(ctx context.Context) { go pebbleheap.Govern(ctx, time.Second) }
 
 // spareProcs is how many processors (Ps) linkd serve runs beyond the
@@ -68,7 +68,7 @@ func governHeap(ctx context.Context) { go pebbleheap.Govern(ctx, time.Second) }
 // With spare Ps the kernel interleaves the threads at a finer grain: on 2
 // CPUs, the p99 of Radar collect at 64 connections fell from 15-21 ms to
 // 11 ms and that of sales from 38-47 ms to 26-27 ms, at the same rate
-// (docs/benchmarks.md, 2026-11-25).
+// (ADR 0002).
 const spareProcs = 2
 
 // setProcs applies spareProcs unless GOMAXPROCS is set.

@@ -17,7 +17,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 )
 
-// Benchmarks: see docs/benchmarks-eventstore.md for the commands and figures.
+// Benchmarks: docs/performance.md has the commands and the latest figures.
 
 // appender is what BenchmarkAppend64Writers drives: the store or the
 // Pebble-only baseline.

@@ -84,7 +84,7 @@ func (s *Store) behind() bool { return s.plainSealed() > pacedBacklog }
 // and compresses them once the load passes (or the backlog reaches
 // deferBytes: then one segment at a time, at full speed, as the log
 // grows). Compression was 7-8% of linkd's CPU under the redirect load
-// (docs/benchmarks.md, "Stop 20", step 1), all of it work
+// (ADR 0015), all of it work
 // that can wait: a plain segment is as durable as a compressed one and
 // reads faster; it only takes more disk for a while.
 const (

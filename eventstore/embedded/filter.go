@@ -26,7 +26,7 @@ import (
 // gets more false positives, 0.2% at 19 million streams, 10% at 50 million,
 // rather than no filter (every eventId of a shop's sales is a stream: a
 // store of 19 million streams without one spent 14% of a sale's CPU on
-// index reads for new streams, measured 2026-11-25). A nil filter holds
+// index reads for new streams). A nil filter holds
 // every stream (tests).
 type streamFilter struct {
 	bits []atomic.Uint64

@@ -15,7 +15,7 @@ const (
 	// limits, while at least one subscription is open. 16 MiB is most of a
 	// second of clicks at 20,000 a second, several times what the
 	// projectors lag behind under that load (none read from disk with
-	// 10,000 links clicked, 2026-11-27); the 32 MiB and 65,536 events it was
+	// 10,000 links clicked); the 32 MiB and 65,536 events it was
 	// kept about 45 MB alive, which the garbage collector's target
 	// multiplies: a freshly started linkd touched that much more new memory,
 	// the first seconds of a load 10-15% slower per redirect.

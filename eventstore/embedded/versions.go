@@ -8,7 +8,7 @@ import (
 // index, so that asking again for a stream nobody wrote meanwhile costs no
 // index read: a conversion asks for its workspace's version on every
 // request, to check the members it has cached (2% of a sale's CPU went to
-// that read, measured 2026-11-25).
+// that read).
 //
 // An entry is the stream's version as of committed position at. Every
 // publish first stores, in the slot of each stream it makes visible, the

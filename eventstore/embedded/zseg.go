@@ -62,7 +62,7 @@ var (
 	// zEncoder compresses at klauspost's fastest level: on a 256 MiB
 	// segment of clicks 5.33 against 5.43 for the default level, in 84% of
 	// its time (a 64 MiB one of sales: 4.28 both, 74%); under a load of
-	// sales the compactor was 7% of the server's CPU (measured 2026-11-24).
+	// sales the compactor was 7% of the server's CPU.
 	zEncoder = sync.OnceValue(func() *zstd.Encoder {
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
@@ -255,7 +255,7 @@ func (c *blockCache) put(k blockKey, b []byte) {
 // A sealed segment is work nothing waits for, but compressed in one go it
 // takes one CPU for a fifth of a second or more: on a small machine every
 // request of that moment waits behind it, and that moment is the latency
-// tail (docs/benchmarks.md, "Paced segment compression"). Rest is measured
+// tail (ADR 0015). Rest is measured
 // from the wall time a block took, so a block slowed down by a busy machine
 // is followed by a longer rest.
 //

@@ -26,7 +26,7 @@ func clickLike(r *rand.Rand, i int) eventstore.EventData {
 // (ReadStream of a one-event stream: an index lookup, then one read at the
 // record's offset) and the whole log in order (ReadAll pages), from plain
 // segments and from compressed ones, built from the same events in the
-// same run. See docs/benchmarks.md (Storage per click).
+// same run. docs/performance.md has the bytes per click these lead to.
 func BenchmarkReadByPosition(b *testing.B) {
 	const events = 40_000 // about 28 MB of click events
 	r := rand.New(rand.NewPCG(7, 8))

@@ -14,7 +14,8 @@
 // A key's 4 counters lie in one 64-byte line of the sketch (a blocked
 // count-min sketch): a click costs one cache miss, not four. Under the
 // redirect load of many links the sketch's lines do not stay in a core's
-// caches, and its four misses per click were 2% of the server's CPU.
+// caches, and its four misses per click were 2% of the server's CPU
+// (ADR 0009).
 //
 // A second limit counts the clicks of a whole client network on a link,
 // whatever its user agents: one address sending a new user agent with each

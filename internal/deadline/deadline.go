@@ -4,7 +4,7 @@
 // Go's HTTP server sets a connection's deadlines four or five times per
 // request (ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, and
 // clearing them), and each call moves a runtime timer: 1.9-3.4% of linkd's
-// CPU under the redirect load (docs/benchmarks.md, "Stop 20", step 2), for
+// CPU under the redirect load (ADR 0014), for
 // timeouts of 10 to 120 seconds that almost never fire. Listener's
 // connections only note the deadline they are given (a mutex and two
 // words); one goroutine per listener visits every connection each tick and
@@ -25,7 +25,7 @@
 // goroutine run: a read system call that finds nothing, the poller armed,
 // then woken by the interruption, for every request (holding it, and
 // ending it at once for quick requests, saved 5-11% of the CPU of a
-// redirect: docs/benchmarks.md, "Stop 22"). With
+// redirect: ADR 0014). With
 // HoldBackgroundReads a one-byte read first waits on the connection, and
 // reaches the socket only if it is still wanted at the next tick: the
 // interruption (a passed read deadline), Close, or the tick releases it.

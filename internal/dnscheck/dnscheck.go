@@ -336,3 +336,15 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// CanonicalHost returns the host of a "host" or "host:port" (also
+// "[v6]:port") in lower case without a trailing dot: the form CNAME targets
+// are compared in.
+func CanonicalHost(hostport string) string {
+	h := strings.TrimSpace(hostport)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
+	return strings.ToLower(h)
+}

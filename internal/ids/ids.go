@@ -5,7 +5,7 @@
 // random pool's and its clock's, which keeps ids strictly increasing
 // within the process), and a redirect makes two: between two CPUs those
 // locks' cache lines travel with every call (0.6 µs of a redirect,
-// measured 2026-11-27). Here each id takes its 62 random bits from a
+// measured). Here each id takes its 62 random bits from a
 // ChaCha8 generator, cryptographically strong and seeded from crypto/rand,
 // kept per processor by a sync.Pool, its time from the caller, who has it
 // already, and a sequence within the millisecond from one atomic counter.

@@ -9,7 +9,7 @@
 // target was three times them: a linkd serve built without cgo, under
 // redirects, grew to 1 GB within a minute and kept growing (every new page
 // a page fault), and took 10 to 17% more CPU per redirect than the same
-// code with cgo (docs/benchmarks.md, "Stop 26").
+// code with cgo (ADR 0004).
 //
 // Open and Close open and close a Pebble database and count what it holds
 // (cached blocks, memtables) in Held. Govern then keeps a soft memory

@@ -50,7 +50,7 @@ type Options struct {
 	// Workers publish concurrently, each the events of its share of the
 	// streams, in order (default 128). A Kafka publish is one round trip and
 	// concurrent publishes share produce requests, so throughput grows with
-	// workers; see docs/benchmarks-kafka.md.
+	// workers (ADR 0016).
 	Workers int
 	// MaxBatch bounds the events read from the log before they are handed
 	// to the workers (default 256). The checkpoint advances batch by batch.

@@ -107,19 +107,6 @@ func (b *Batch) Exec(q string, args ...any) error {
 	return err
 }
 
-// ExecN runs q, prepared, and tells how many rows it changed.
-func (b *Batch) ExecN(q string, args ...any) (int64, error) {
-	st, err := b.Stmt(q)
-	if err != nil {
-		return 0, err
-	}
-	res, err := st.ExecContext(b.Ctx, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
 // QueryRow runs q, prepared.
 func (b *Batch) QueryRow(q string, args ...any) *sql.Row {
 	st, err := b.Stmt(q)

@@ -17,7 +17,7 @@ import (
 	"github.com/linkd/linkd/internal/testsupport/cpu"
 )
 
-// Benchmarks (docs/benchmarks-analytics.md has the figures):
+// Benchmarks (docs/performance.md has the figures):
 //
 //	go test -run '^$' -bench . -benchtime 200x ./projections/analytics/
 //	LINKD_BENCH_10M=1 go test -run '^$' -bench 'Query/10M' -benchtime 2000x -timeout 60m ./projections/analytics/

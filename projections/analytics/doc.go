@@ -35,7 +35,7 @@
 // of 3,000 point reads, decodes and re-encodes (a busy workspace-day carries
 // a 16 KiB visitor sketch), and the merging happens off the Apply path, many
 // deltas at a time. A read merges at most the operands not yet compacted
-// (benchmarks-analytics.md has the query latencies).
+// (docs/performance.md has the query latencies).
 //
 // # Idempotence
 //
@@ -68,6 +68,7 @@
 // the waiting versions first. A write that fails keeps its encoded deltas
 // for the next (TestDeltasWrittenBehind, and the contract suite run with
 // everything waiting until a query: TestStatsContractWrittenBehind).
+// ADR 0007 has the measurement.
 //
 // # Durability
 //

@@ -1,6 +1,6 @@
 package clickhouse
 
-// Benchmarks (docs/benchmarks-clickhouse.md has the commands and results):
+// Benchmarks (docs/performance.md has the commands and results):
 //
 //	BenchmarkProject        ClickRecorded events through Apply, batches of 8192
 //	BenchmarkRawInsert      the same rows into a bare MergeTree: the baseline

@@ -246,7 +246,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	if chOpts.Compression == nil {
 		// LZ4 unless the DSN says otherwise, and unless ClickHouse is on
 		// this host, where compressing costs CPU on both sides and saves
-		// nothing (about 15% of the projection's speed, docs/benchmarks.md).
+		// nothing (about 15% of the projection's speed, ADR 0011).
 		method := clickhouse.CompressionLZ4
 		if allLoopback(chOpts.Addr) {
 			method = clickhouse.CompressionNone
@@ -345,7 +345,7 @@ func (p *Projection) Name() string { return ProjectionName }
 // MaxBatch asks the in-process runner for deliveries of up to 32,768
 // events (projections.Batcher): each Apply writes a part of clicks, and on
 // 18.16 a part of 4,096 rows costs the server about three times the CPU per
-// click of one of 32,768 (docs/benchmarks-clickhouse.md).
+// click of one of 32,768 (ADR 0011).
 func (p *Projection) MaxBatch() int { return 32768 }
 
 // Categories are the click streams and the link streams.

@@ -18,7 +18,7 @@ import (
 // is measured) of LINKD_BENCH_RADAR_EVENTS events (opt-in; e.g. 10000000)
 // by a tenth as many visitors, all of one project, over 30 days, and times
 // the overview and breakdowns of the 30-day range and of a 7-day one.
-// docs/benchmarks-clickhouse.md has the command and the results.
+// docs/performance.md has the command and the results.
 //
 // The data: visitor v has 10 hits on average (events n with n % V = v),
 // cut into 1 to 3 visits two days apart; every fourth hit is a custom event

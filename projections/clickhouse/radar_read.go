@@ -187,8 +187,7 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 // which are cheap to merge while they are small; beyond, uniqHLL12 states
 // of radar_daily_hll and radar_daily_sources (within about 1.6%), as the
 // embedded projection's sketches (docs/decisions.md, "Radar's numbers").
-// A 30-day uniq merge of a million visitors cost about a second
-// (docs/benchmarks-clickhouse.md); and a query of radar_daily reads whole
+// A 30-day uniq merge of a million visitors cost about a second; and a query of radar_daily reads whole
 // granules of 256 rows (of about three days), uniq states of every
 // dimension: with 35,000 visitors in 7 days, the exact breakdowns cost
 // three times the estimated ones (32 against 10 ms of server CPU).

@@ -32,7 +32,7 @@ import (
 // anything else the server did while a replay or a catch-up ran (sumMap,
 // about 0.45 µs of server CPU per key of a link's day: 3.3 of the 8 s of
 // server CPU of a replay of a million clicks over 30 days), and saved a
-// 30-day query nothing measurable (docs/benchmarks-clickhouse.md).
+// 30-day query nothing measurable.
 //
 // Completeness: days are made final in order, a month at a time (one
 // INSERT, one part each), so every day up to the latest day with a valid

@@ -57,7 +57,7 @@ type Options struct {
 	// 64 MiB; Pebble keeps up to two while flushing). Larger memtables
 	// mean fewer flushes and less compaction work: catching up a million
 	// clicks took 11% less CPU with 64 MiB here and in the statistics
-	// than with 16 and 32 MiB (docs/benchmarks.md, "The next stop").
+	// than with 16 and 32 MiB.
 	MemTableSize uint64
 	// StreamCacheSize bounds the click streams whose last applied version
 	// is kept in memory (default 65536; up to twice as many are held).
@@ -196,7 +196,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// Balanced profile: zstd 1 for data blocks, MinLZ for the others)
 	// rather than 3: catching up a million clicks took 7% less CPU, for 11
 	// more bytes per click on disk in the two stores (268 against 257 in
-	// all; docs/benchmarks.md, "The next stop", step 7).
+	// all; ADR 0015).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		return pebble.UniformDBCompressionSettings(sstable.BalancedCompression)
 	})

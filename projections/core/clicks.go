@@ -18,7 +18,7 @@ import (
 // links clicked at random still cost 2-4% of linkd's CPU in upserts (each
 // link's row every second); every five seconds a fifth of it, for at most
 // five seconds of clicks fed to core again after a crash (core applies
-// more than 500,000 events a second, skipping those it has).
+// more than 500,000 events a second, skipping those it has). ADR 0006.
 //
 // Crash safety: the checkpoint in the database is only moved by a batch
 // after which nothing is pending. Until the pending counts are written it

@@ -44,7 +44,7 @@ func conversionsDir(path string) string {
 // openConversions opens the conversions' database. Its keys come in no
 // order, so every flush overlaps the whole of the level below, which a
 // compaction then rewrites: memtables of 16 MiB rather than 4 flush and
-// compact a quarter as often (5% of a sale's CPU, measured 2026-11-25).
+// compact a quarter as often (5% of a sale's CPU).
 // Pebble reserves its memtables in the block cache, hence 48 MiB.
 func openConversions(dir string) (*pebble.DB, error) {
 	return sidedb.Open(dir, 48<<20, 16<<20, "radar")
