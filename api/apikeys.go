@@ -63,7 +63,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request, p principa
 	if b.Name == nil {
 		return domain.Invalid("Key name is required")
 	}
-	k, secret, res, err := commands.CreateAPIKeyHandler{Deps: s.cmd, Hasher: s.hasher, ServicePrefix: s.cfg.KeyPrefix}.Handle(r.Context(), commands.CreateAPIKey{
+	made, res, err := s.cmd.CreateAPIKey.Handle(r.Context(), commands.CreateAPIKey{
 		Actor: p.actor(), UserID: str(b.UserID), Name: *b.Name, Kind: str(b.Kind), Access: str(b.Access),
 		Permissions: b.Permissions, ProjectID: str(b.ProjectID), AllowedHostnames: b.AllowedHostnames,
 	})
@@ -71,11 +71,12 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request, p principa
 		return err
 	}
 	s.waitCore(r.Context(), res)
+	k := made.Key
 	view := queries.APIKey{
 		ID: k.KeyID, UserID: k.UserID, Name: k.Name, Hash: k.Hash, Prefix: k.Prefix, Kind: k.Kind, Access: k.Access,
 		Permissions: k.Permissions, ProjectID: k.ProjectID, AllowedHostnames: k.AllowedHostnames, IsActive: true, CreatedAt: k.At,
 	}
-	writeJSON(w, http.StatusCreated, renderKey(view, secret))
+	writeJSON(w, http.StatusCreated, renderKey(view, made.Secret))
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (s *Server) deactivateAPIKey(w http.ResponseWriter, r *http.Request, p prin
 	if p.key.Access != "full" {
 		return domain.ErrInsufficientPermissions()
 	}
-	res, err := commands.DeactivateAPIKeyHandler{Deps: s.cmd}.Handle(r.Context(), commands.DeactivateAPIKey{Actor: p.actor(), KeyID: mux.Vars(r)["key_id"]})
+	res, err := s.cmd.DeactivateAPIKey.Handle(r.Context(), commands.DeactivateAPIKey{Actor: p.actor(), KeyID: mux.Vars(r)["key_id"]})
 	if err != nil {
 		return err
 	}

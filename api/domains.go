@@ -51,7 +51,7 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request, p principa
 	if !ok || name == "" {
 		return domain.Invalid("Domain is required")
 	}
-	d, res, err := commands.CreateDomainHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateDomain{
+	d, res, err := s.cmd.CreateDomain.Handle(r.Context(), commands.CreateDomain{
 		Actor: p.actor(), WorkspaceID: b.WorkspaceID.V, Domain: name, Description: b.Description.V,
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	_, res, err := commands.UpdateDomainHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateDomain{
+	_, res, err := s.cmd.UpdateDomain.Handle(r.Context(), commands.UpdateDomain{
 		Actor: p.actor(), DomainID: id, Description: nullAsEmpty(b.Description),
 	})
 	if err != nil {
@@ -123,7 +123,7 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteDomainHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
+	res, err := s.cmd.DeleteDomain.Handle(r.Context(), commands.DeleteDomain{Actor: p.actor(), DomainID: id})
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,8 @@ func (s *Server) verifyDomain(w http.ResponseWriter, r *http.Request, p principa
 	if _, err := s.domainAccess(r, p, id); err != nil {
 		return err
 	}
-	_, check, res, err := commands.VerifyDomainHandler{Deps: s.cmd, DNS: s.dns, ExpectedHost: queries.HostOnly(s.cfg.DefaultDomain)}.Handle(r.Context(), commands.VerifyDomain{Actor: p.actor(), DomainID: id})
+	verified, res, err := s.cmd.VerifyDomain.Handle(r.Context(), commands.VerifyDomain{Actor: p.actor(), DomainID: id})
+	check := verified.Check
 	if err != nil {
 		return err
 	}

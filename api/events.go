@@ -11,7 +11,6 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/apikey"
-	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/queries"
 )
@@ -79,25 +78,11 @@ func (s *Server) trackEvent(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	c, err := s.q.ClickByTrackingID.Handle(ctx, queries.ClickByTrackingID{TrackingID: p.TrackingID})
-	if domain.KindOf(err) == domain.KindNotFound {
-		// Reads follow writes: a lead sent right after its redirect finds
-		// the click once the index has applied everything appended so far.
-		// Only a miss waits, so a known click costs no wait.
-		s.barrier(ctx, s.clicksWM)
-		c, err = s.q.ClickByTrackingID.Handle(ctx, queries.ClickByTrackingID{TrackingID: p.TrackingID})
-	}
-	if err != nil {
-		return err
-	}
-	cl := conversion.Click{ClickID: c.ClickID, LinkID: c.LinkID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, ClickedAt: c.ClickedAt,
-		Country: c.Country, DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS, Referrer: c.Referrer}
 	actor := commands.Actor{UserID: key.UserID, KeyID: key.ID}
-	expires := c.ClickedAt.Add(click.TrackingTTL)
 	if sale {
-		_, _, err = commands.TrackSaleHandler{Deps: s.cmd}.Handle(ctx, commands.TrackSale{Actor: actor, Click: cl, ClickExpiresAt: expires, Payload: p})
+		_, _, err = s.cmd.TrackSale.Handle(ctx, commands.TrackSale{Actor: actor, Payload: p})
 	} else {
-		_, _, err = commands.TrackLeadHandler{Deps: s.cmd}.Handle(ctx, commands.TrackLead{Actor: actor, Click: cl, ClickExpiresAt: expires, Payload: p})
+		_, _, err = s.cmd.TrackLead.Handle(ctx, commands.TrackLead{Actor: actor, Payload: p})
 	}
 	return err
 }

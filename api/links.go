@@ -109,7 +109,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	l, res, err := commands.CreateLinkHandler{Deps: s.cmd}.Handle(r.Context(), c)
+	l, res, err := s.cmd.CreateLink.Handle(r.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	l, res, err := commands.UpdateLinkHandler{Deps: s.cmd}.Handle(r.Context(), c)
+	l, res, err := s.cmd.UpdateLink.Handle(r.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 }
 
 func (s *Server) deleteLink(w http.ResponseWriter, r *http.Request, p principal) error {
-	res, err := commands.DeleteLinkHandler{Deps: s.cmd}.Handle(r.Context(), commands.DeleteLink{Actor: p.actor(), LinkID: mux.Vars(r)["link_id"]})
+	res, err := s.cmd.DeleteLink.Handle(r.Context(), commands.DeleteLink{Actor: p.actor(), LinkID: mux.Vars(r)["link_id"]})
 	if err != nil {
 		return err
 	}

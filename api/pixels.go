@@ -36,7 +36,7 @@ func (s *Server) createPixel(w http.ResponseWriter, r *http.Request, p principal
 	if err := decodeBody(r, &b); err != nil {
 		return err
 	}
-	px, res, err := commands.CreatePixelHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreatePixel{
+	px, res, err := s.cmd.CreatePixel.Handle(r.Context(), commands.CreatePixel{
 		Actor: p.actor(), WorkspaceID: b.WorkspaceID.V, Name: b.Name.V, Type: b.Type.V, PixelID: b.PixelID.V,
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *Server) updatePixel(w http.ResponseWriter, r *http.Request, p principal
 	if _, err := s.pixelAccess(r, p, id); err != nil {
 		return err
 	}
-	_, res, err := commands.UpdatePixelHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdatePixel{
+	_, res, err := s.cmd.UpdatePixel.Handle(r.Context(), commands.UpdatePixel{
 		Actor: p.actor(), ID: id, Name: b.Name, Type: b.Type, PixelID: b.PixelID,
 	})
 	if err != nil {
@@ -110,7 +110,7 @@ func (s *Server) deletePixel(w http.ResponseWriter, r *http.Request, p principal
 	if _, err := s.pixelAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeletePixelHandler{Deps: s.cmd}.Handle(r.Context(), commands.DeletePixel{Actor: p.actor(), ID: id})
+	res, err := s.cmd.DeletePixel.Handle(r.Context(), commands.DeletePixel{Actor: p.actor(), ID: id})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, p princip
 	}
 	name, _ := b.Name.Value()
 	color, _ := b.Color.Value()
-	pr, res, err := commands.CreateProjectHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateProject{
+	pr, res, err := s.cmd.CreateProject.Handle(r.Context(), commands.CreateProject{
 		Actor: p.actor(), WorkspaceID: b.WorkspaceID.V, Name: name, Description: b.Description.V, Color: color,
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, p princip
 	if _, err := s.projectAccess(r, p, id); err != nil {
 		return err
 	}
-	_, res, err := commands.UpdateProjectHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateProject{
+	_, res, err := s.cmd.UpdateProject.Handle(r.Context(), commands.UpdateProject{
 		Actor: p.actor(), ProjectID: id, Name: b.Name, Description: nullAsEmpty(b.Description), Color: b.Color,
 	})
 	if err != nil {
@@ -114,7 +114,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, p princip
 	if _, err := s.projectAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteProjectHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteProject{Actor: p.actor(), ProjectID: id})
+	res, err := s.cmd.DeleteProject.Handle(r.Context(), commands.DeleteProject{Actor: p.actor(), ProjectID: id})
 	if err != nil {
 		return err
 	}

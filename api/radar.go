@@ -105,7 +105,7 @@ func (s *Server) collect(ctx context.Context, w http.ResponseWriter, r *http.Req
 			ev = &radar.PageviewRecorded{Hit: hit}
 		}
 	}
-	_, err = commands.RecordRadarHandler{Deps: s.cmd}.Handle(ctx, commands.RecordRadar{Event: ev})
+	_, err = s.cmd.RecordRadar.Handle(ctx, commands.RecordRadar{Event: ev})
 	return err
 }
 

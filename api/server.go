@@ -68,9 +68,8 @@ type Config struct {
 // Server serves the interface.
 type Server struct {
 	cfg      Config
-	cmd      *commands.Deps
+	cmd      *commands.Commands
 	q        queries.Queries
-	contents commands.Contents
 	links    *LinkCache
 	head     Head
 	core     *projections.Watermark
@@ -80,7 +79,6 @@ type Server struct {
 	tracker  http.Handler
 	hasher   Hasher
 	cipher   queries.Decrypter
-	dns      commands.DNSChecker
 	limiter  Limiter
 	log      *slog.Logger
 	clock    interface{ Now() time.Time }
@@ -98,11 +96,10 @@ type Server struct {
 
 // Deps are the parts a Server is built from.
 type Deps struct {
-	Commands *commands.Deps
+	// Commands is the write side (commands.New); the API builds no
+	// handler of its own.
+	Commands *commands.Commands
 	Queries  queries.Queries
-	// Contents lists what a workspace or domain holds, for the commands
-	// that delete them with their contents.
-	Contents commands.Contents
 	// LinkCache is the read model of short links (Queries.LinkAccess); the
 	// API drops a deleted domain's entries from it at once.
 	LinkCache *LinkCache
@@ -120,7 +117,6 @@ type Deps struct {
 	Hasher         Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
-	DNS        commands.DNSChecker
 	Limiter    Limiter
 	Redirector *Redirector
 	Logger     *slog.Logger
@@ -152,9 +148,9 @@ func New(cfg Config, d Deps) *Server {
 		d.Clock = clock.System{}
 	}
 	return &Server{
-		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
+		cfg: cfg, cmd: d.Commands, q: d.Queries, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
-		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
+		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
 
@@ -384,13 +380,7 @@ func (s *Server) barrier(ctx context.Context, wm *projections.Watermark) {
 	if wm == nil || s.head == nil {
 		return
 	}
-	head, err := s.head.Head(ctx)
-	if err != nil {
-		s.log.Warn("reading the head of the log failed", "err", err)
-		return
+	if err := projections.CatchUp(ctx, s.head, s.cfg.WaitTimeout, wm); err != nil && ctx.Err() == nil {
+		s.log.Warn("projection did not catch up in time", "err", err)
 	}
-	if wm.Reached(head) {
-		return
-	}
-	s.wait(ctx, wm, head)
 }

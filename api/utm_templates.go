@@ -50,7 +50,7 @@ func (s *Server) createUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	}
 	var values utmtemplate.Values
 	values.Apply(b.patch())
-	t, res, err := commands.CreateUTMTemplateHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateUTMTemplate{
+	t, res, err := s.cmd.CreateUTMTemplate.Handle(r.Context(), commands.CreateUTMTemplate{
 		Actor: p.actor(), WorkspaceID: b.WorkspaceID.V, Name: b.Name.V, Values: values,
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) updateUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	if _, err := s.utmTemplateAccess(r, p, id); err != nil {
 		return err
 	}
-	_, res, err := commands.UpdateUTMTemplateHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateUTMTemplate{
+	_, res, err := s.cmd.UpdateUTMTemplate.Handle(r.Context(), commands.UpdateUTMTemplate{
 		Actor: p.actor(), TemplateID: id, Name: b.Name, Values: b.patch(),
 	})
 	if err != nil {
@@ -124,7 +124,7 @@ func (s *Server) deleteUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	if _, err := s.utmTemplateAccess(r, p, id); err != nil {
 		return err
 	}
-	res, err := commands.DeleteUTMTemplateHandler{Deps: s.cmd}.Handle(r.Context(), commands.DeleteUTMTemplate{Actor: p.actor(), TemplateID: id})
+	res, err := s.cmd.DeleteUTMTemplate.Handle(r.Context(), commands.DeleteUTMTemplate{Actor: p.actor(), TemplateID: id})
 	if err != nil {
 		return err
 	}

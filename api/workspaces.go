@@ -41,7 +41,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, p princ
 		return err
 	}
 	name, _ := b.Name.Value()
-	ws, res, err := commands.CreateWorkspaceHandler{Deps: s.cmd}.Handle(r.Context(), commands.CreateWorkspace{
+	ws, res, err := s.cmd.CreateWorkspace.Handle(r.Context(), commands.CreateWorkspace{
 		Actor: p.actor(), Name: name, Description: b.Description.V,
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request, p princ
 	if err := decodeBody(r, &b); err != nil {
 		return err
 	}
-	ws, res, err := commands.UpdateWorkspaceHandler{Deps: s.cmd}.Handle(r.Context(), commands.UpdateWorkspace{
+	ws, res, err := s.cmd.UpdateWorkspace.Handle(r.Context(), commands.UpdateWorkspace{
 		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"], Name: b.Name, Description: nullAsEmpty(b.Description),
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request, p princ
 }
 
 func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, p principal) error {
-	res, err := commands.DeleteWorkspaceHandler{Deps: s.cmd, Contents: s.contents}.Handle(r.Context(), commands.DeleteWorkspace{
+	res, err := s.cmd.DeleteWorkspace.Handle(r.Context(), commands.DeleteWorkspace{
 		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"],
 	})
 	if err != nil {
@@ -124,7 +124,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, p principal) 
 		return domain.Invalid("user_id is required")
 	}
 	role := q.Get("role") // empty: member for a new member, unchanged for an existing one
-	res, err := commands.MembersHandler{Deps: s.cmd}.Add(r.Context(), commands.AddMember{
+	res, err := s.cmd.AddMember.Handle(r.Context(), commands.AddMember{
 		Actor: p.actor(), WorkspaceID: mux.Vars(r)["workspace_id"], UserID: userID, Email: q.Get("email"), Role: role,
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request, p prin
 		return domain.Invalid("role is required")
 	}
 	vars := mux.Vars(r)
-	res, err := commands.MembersHandler{Deps: s.cmd}.ChangeRole(r.Context(), commands.ChangeMemberRole{
+	res, err := s.cmd.ChangeMemberRole.Handle(r.Context(), commands.ChangeMemberRole{
 		Actor: p.actor(), WorkspaceID: vars["workspace_id"], UserID: vars["user_id"], Role: role,
 	})
 	if err != nil {
@@ -154,7 +154,7 @@ func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request, p prin
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, p principal) error {
 	vars := mux.Vars(r)
-	res, err := commands.MembersHandler{Deps: s.cmd}.Remove(r.Context(), commands.RemoveMember{
+	res, err := s.cmd.RemoveMember.Handle(r.Context(), commands.RemoveMember{
 		Actor: p.actor(), WorkspaceID: vars["workspace_id"], UserID: vars["user_id"],
 	})
 	if err != nil {

@@ -12,8 +12,19 @@ import (
 	"github.com/linkd/linkd/eventstore"
 )
 
-// What TrackLead and TrackSale share: the click check, the eventId
-// reservation, and the append to the customer's stream.
+// What TrackLead and TrackSale share: the click's resolution and check,
+// the eventId reservation, and the append to the customer's stream.
+
+// Clicks resolves the click a conversion's trackingId names: the port
+// through which leads and sales are attributed (in linkd, the click index,
+// waiting for it to catch up with the log before it answers that a click
+// is unknown, so that a lead sent right after its redirect finds it).
+type Clicks interface {
+	// ClickByTrackingID returns the click and when its tracking id stops
+	// being valid (zero for never); a 404 conversion.MsgClickNotFound for
+	// an unknown one.
+	ClickByTrackingID(ctx context.Context, trackingID string) (conversion.Click, time.Time, error)
+}
 
 // Tracked tells what a TrackLead or TrackSale did.
 type Tracked struct {
@@ -73,11 +84,18 @@ func checkClick(ctx context.Context, d *Deps, a Actor, click conversion.Click, e
 // check the version, so however many calls race, the conversion is
 // recorded once. A repeat that names another customer than the first call
 // records nothing.
-func trackConversion(ctx context.Context, d *Deps, a Actor, click conversion.Click, expiresAt time.Time, p conversion.Payload,
+func trackConversion(ctx context.Context, d *Deps, clicks Clicks, a Actor, p conversion.Payload,
 	record func(*conversion.Customer, conversion.Conversion) error) (Tracked, Result, error) {
 	now := d.now()
 	if p.ExternalID == "" {
 		return Tracked{}, Result{}, &conversion.PayloadError{Message: conversion.MsgMissingExternalID}
+	}
+	if clicks == nil {
+		return Tracked{}, Result{}, errors.New("commands: conversions need a click resolver (Clicks)")
+	}
+	click, expiresAt, err := clicks.ClickByTrackingID(ctx, p.TrackingID)
+	if err != nil {
+		return Tracked{}, Result{}, err
 	}
 	if err := checkClick(ctx, d, a, click, expiresAt, now); err != nil {
 		return Tracked{}, Result{}, err

@@ -39,11 +39,11 @@ func TestHistoriesSeeOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		h := commands.TrackSaleHandler{Deps: other}
+		h := commands.TrackSaleHandler{Deps: other, Clicks: theClick{click: e.click("clk-1")}}
 		if i%2 == 1 {
 			h.Deps = e.deps
 		}
-		tr, _, err := h.Handle(ctx, commands.TrackSale{Actor: alice, Click: e.click("clk-1"),
+		tr, _, err := h.Handle(ctx, commands.TrackSale{Actor: alice,
 			Payload: sale(t, fmt.Sprintf(`{"trackingId": "clk-1", "customer": {"externalId": "u-1"}, "amount": 2, "currency": "usd", "eventId": "o-%d"}`, i))})
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +120,7 @@ func TestCustomerCacheReadsNothing(t *testing.T) {
 		Customers: commands.NewCustomerCache(64), DefaultPlan: "pro", Now: e.deps.Now}
 	track := func(i int) commands.Tracked {
 		t.Helper()
-		tr, _, err := commands.TrackSaleHandler{Deps: deps}.Handle(context.Background(), commands.TrackSale{Actor: alice, Click: e.click("clk-1"),
+		tr, _, err := commands.TrackSaleHandler{Deps: deps, Clicks: theClick{click: e.click("clk-1")}}.Handle(context.Background(), commands.TrackSale{Actor: alice,
 			Payload: sale(t, fmt.Sprintf(`{"trackingId": "clk-1", "customer": {"externalId": "u-1"}, "amount": 2, "currency": "usd", "eventId": "o-%d"}`, i))})
 		if err != nil {
 			t.Fatal(err)

@@ -99,15 +99,26 @@ func sale(t *testing.T, body string) conversion.Payload {
 	return p
 }
 
+// theClick resolves every tracking id to one click, valid until expires
+// (zero: for ever), as the click index would.
+type theClick struct {
+	click   conversion.Click
+	expires time.Time
+}
+
+func (c theClick) ClickByTrackingID(context.Context, string) (conversion.Click, time.Time, error) {
+	return c.click, c.expires, nil
+}
+
 func (e *env) trackLead(t *testing.T, a commands.Actor, click conversion.Click, p conversion.Payload) (commands.Tracked, error) {
 	t.Helper()
-	tr, _, err := commands.TrackLeadHandler{Deps: e.deps}.Handle(context.Background(), commands.TrackLead{Actor: a, Click: click, Payload: p})
+	tr, _, err := commands.TrackLeadHandler{Deps: e.deps, Clicks: theClick{click: click}}.Handle(context.Background(), commands.TrackLead{Actor: a, Payload: p})
 	return tr, err
 }
 
 func (e *env) trackSale(t *testing.T, a commands.Actor, click conversion.Click, p conversion.Payload) (commands.Tracked, error) {
 	t.Helper()
-	tr, _, err := commands.TrackSaleHandler{Deps: e.deps}.Handle(context.Background(), commands.TrackSale{Actor: a, Click: click, Payload: p})
+	tr, _, err := commands.TrackSaleHandler{Deps: e.deps, Clicks: theClick{click: click}}.Handle(context.Background(), commands.TrackSale{Actor: a, Payload: p})
 	return tr, err
 }
 
@@ -254,17 +265,26 @@ func TestTrackSale(t *testing.T) {
 	}
 }
 
+type noClicks struct{}
+
+func (noClicks) ClickByTrackingID(context.Context, string) (conversion.Click, time.Time, error) {
+	return conversion.Click{}, time.Time{}, domain.NotFound(conversion.MsgClickNotFound)
+}
+
 func TestTrackErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	p := lead(t, `{"trackingId": "clk-1", "customer": {"externalId": "user-42"}, "eventId": "evt-1"}`)
-	expired := commands.TrackLead{Actor: alice, Click: e.click("clk-1"), ClickExpiresAt: t0, Payload: p}
-	_, _, err := commands.TrackLeadHandler{Deps: e.deps}.Handle(context.Background(), expired)
+	cmd := commands.TrackLead{Actor: alice, Payload: p}
+	_, _, err := commands.TrackLeadHandler{Deps: e.deps, Clicks: theClick{e.click("clk-1"), t0}}.Handle(context.Background(), cmd)
 	checkErr(t, err, domain.KindNotFound, conversion.MsgClickNotFound)
-	expired.ClickExpiresAt = t0.Add(time.Second) // still valid
-	if _, _, err := (commands.TrackLeadHandler{Deps: e.deps}).Handle(context.Background(), expired); err != nil {
+	// still valid a second later
+	if _, _, err := (commands.TrackLeadHandler{Deps: e.deps, Clicks: theClick{e.click("clk-1"), t0.Add(time.Second)}}).Handle(context.Background(), cmd); err != nil {
 		t.Fatal(err)
 	}
+	// The resolver's refusal is the command's answer.
+	_, _, err = commands.TrackLeadHandler{Deps: e.deps, Clicks: noClicks{}}.Handle(context.Background(), cmd)
+	checkErr(t, err, domain.KindNotFound, conversion.MsgClickNotFound)
 
 	_, err = e.trackLead(t, bob, e.click("clk-1"), lead(t, `{"trackingId": "clk-1", "customer": {"externalId": "user-43"}}`))
 	checkErr(t, err, domain.KindForbidden, conversion.MsgClickNotYours)

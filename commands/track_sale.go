@@ -2,24 +2,22 @@ package commands
 
 import (
 	"context"
-	"time"
 
 	"github.com/linkd/linkd/domain/conversion"
 )
 
-// TrackSale records a sale for a click. The click is resolved from the
-// body's trackingId by the caller (the click-id lookup); Payload is the
-// body as conversion.ParseSale returns it, with the amount in minor units.
+// TrackSale records a sale for the click of the body's trackingId; Payload
+// is the body as conversion.ParseSale returns it, with the amount in minor
+// units.
 type TrackSale struct {
-	Actor Actor
-	Click conversion.Click
-	// ClickExpiresAt is when the click's tracking id stops being valid;
-	// zero for never.
-	ClickExpiresAt time.Time
-	Payload        conversion.Payload
+	Actor   Actor
+	Payload conversion.Payload
 }
 
-type TrackSaleHandler struct{ *Deps }
+type TrackSaleHandler struct {
+	*Deps
+	Clicks Clicks
+}
 
 // Handle upserts the customer and records the sale, once per eventId, and
 // marks it First when it is the customer's first sale (decided in the same
@@ -33,7 +31,7 @@ func (h TrackSaleHandler) Handle(ctx context.Context, c TrackSale) (Tracked, Res
 	if err := conversion.ValidateSaleAmount(p.AmountMinor, p.Currency); err != nil {
 		return Tracked{}, Result{}, err
 	}
-	return trackConversion(ctx, h.Deps, c.Actor, c.Click, c.ClickExpiresAt, p,
+	return trackConversion(ctx, h.Deps, h.Clicks, c.Actor, p,
 		func(cust *conversion.Customer, cv conversion.Conversion) error {
 			return cust.TrackSale(cv, p.AmountMinor, p.Currency)
 		})

@@ -2,7 +2,10 @@ package projections
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/linkd/linkd/eventstore"
 )
@@ -136,4 +139,47 @@ func (w *Watermark) Wait(ctx context.Context, p eventstore.Position) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// Head reads the end of the log: the position a read that must follow
+// every write answered so far waits for.
+type Head interface {
+	Head(ctx context.Context) (eventstore.Position, error)
+}
+
+// ErrBehind is CatchUp's error when a watermark did not reach the head in
+// time: the caller serves what the projection has, and may say so.
+var ErrBehind = errors.New("projections: a projection did not catch up with the log in time")
+
+// CatchUp is the one wait behind "reads follow writes": it reads the head
+// of the log as it is now and waits, at most timeout in all, until every
+// watermark (nil ones are skipped) has reached it. It returns nil when they
+// have, ErrBehind when the timeout passed first, ctx's error when ctx
+// ended, and the head's read error.
+func CatchUp(ctx context.Context, head Head, timeout time.Duration, marks ...*Watermark) error {
+	if head == nil {
+		return nil
+	}
+	at, err := head.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("projections: head of the log: %w", err)
+	}
+	var wctx context.Context
+	for _, wm := range marks {
+		if wm == nil || wm.Reached(at) {
+			continue
+		}
+		if wctx == nil {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		if err := wm.Wait(wctx, at); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return ErrBehind
+		}
+	}
+	return nil
 }

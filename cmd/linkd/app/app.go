@@ -184,14 +184,20 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	})
 	a.limit = clicklimit.New(cfg.ClickLimit, cfg.ClickLimitNet)
 	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https", ClickLimit: a.limit}, q.LinkAccess, recorder, en, clk, log)
+	cmds := commands.New(commands.Config{
+		Deps: deps, Hasher: a.secret.Hasher(), KeyPrefix: cfg.KeyPrefix, Contents: a.core,
+		DNS: newDNSChecker(cfg.DNSServer), ExpectedHost: queries.HostOnly(cfg.ShortDomain()),
+		Clicks: conversionClicks{query: q.ClickByTrackingID, head: a.store, index: a.runner.Watermark(clickindex.Name), wait: 5 * time.Second},
+		Logger: log, Observer: a.metrics,
+	})
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
 	}, api.Deps{
-		Commands: deps, Queries: q, Contents: a.core, LinkCache: links, Head: a.store,
+		Commands: cmds, Queries: q, LinkCache: links, Head: a.store,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
 		RadarWatermark:      a.runner.Watermark(radarstore.Name),
-		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
+		Hasher:              a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
 	a.links = links

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"github.com/linkd/linkd/projections/clickindex"
-	radarstore "github.com/linkd/linkd/projections/radar"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,7 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections/clickindex"
+	radarstore "github.com/linkd/linkd/projections/radar"
 )
 
 // metrics are linkd's Prometheus metrics, in a registry of their own.
@@ -28,6 +29,7 @@ type metrics struct {
 	reqDur     *prometheus.HistogramVec
 	relayPos   prometheus.Gauge
 	relayPub   prometheus.Counter
+	cmdDur     *prometheus.HistogramVec
 }
 
 func newMetrics() *metrics {
@@ -56,8 +58,12 @@ func newMetrics() *metrics {
 		relayPub: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "linkd_relay_published_total", Help: "Events the relay published to Kafka.",
 		}),
+		cmdDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "linkd_command_seconds", Help: "Latency of commands by name and outcome (ok, refused: the caller's error, failed: the store's or a bug).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"command", "outcome"}),
 	}
-	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub,
+	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub, m.cmdDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -242,4 +248,18 @@ func (m *metrics) counter(category string) prometheus.Counter {
 	c := m.appended.WithLabelValues(category)
 	m.categories.Store(category, c)
 	return c
+}
+
+// ObserveCommand implements commands.Observer: every decorated command's
+// latency, by name and outcome.
+func (m *metrics) ObserveCommand(name string, took time.Duration, err error) {
+	outcome := "ok"
+	switch {
+	case err == nil:
+	case domain.KindOf(err) != 0:
+		outcome = "refused"
+	default:
+		outcome = "failed"
+	}
+	m.cmdDur.WithLabelValues(name, outcome).Observe(took.Seconds())
 }

@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickhouse"
 	radarstore "github.com/linkd/linkd/projections/radar"
@@ -33,11 +31,9 @@ func openClickHouseRadar(ctx context.Context, stats statsProjection) (*clickhous
 type radarReports struct {
 	ch     *clickhouse.RadarProjection
 	people *radarstore.Store
-	head   interface {
-		Head(ctx context.Context) (eventstore.Position, error)
-	}
-	marks []*projections.Watermark
-	log   *slog.Logger
+	head   projections.Head
+	marks  []*projections.Watermark
+	log    *slog.Logger
 }
 
 var _ queries.RadarReadModel = radarReports{}
@@ -46,26 +42,13 @@ var _ queries.RadarReadModel = radarReports{}
 const radarWait = 10 * time.Second
 
 func (r radarReports) wait(ctx context.Context) error {
-	head, err := r.head.Head(ctx)
-	if err != nil {
-		return fmt.Errorf("radar: head of the log: %w", err)
+	err := projections.CatchUp(ctx, r.head, radarWait, r.marks...)
+	if errors.Is(err, projections.ErrBehind) {
+		// Answer with what ClickHouse has rather than not at all.
+		r.log.Warn("radar: ClickHouse has not applied the latest events; the report may miss them")
+		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, radarWait)
-	defer cancel()
-	for _, wm := range r.marks {
-		if wm == nil || wm.Reached(head) {
-			continue
-		}
-		if err := wm.Wait(wctx, head); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				// Answer with what ClickHouse has rather than not at all.
-				r.log.Warn("radar: ClickHouse has not applied the latest events; the report may miss them", "position", head.String())
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 func (r radarReports) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/api"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/customdomain"
 	"github.com/linkd/linkd/internal/dnscheck"
 	"github.com/linkd/linkd/internal/ratelimit"
@@ -117,4 +120,31 @@ func (r clickIndexReader) TrackedClick(ctx context.Context, id string) (queries.
 		ClickedAt: c.Timestamp, Country: c.Country, DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS,
 		Referrer: c.Referrer, QR: c.QR,
 	}, true, nil
+}
+
+// conversionClicks resolves the clicks that leads and sales name
+// (commands.Clicks): the ClickByTrackingID query over the click index. A
+// miss waits until the index has applied the log as it stands and asks
+// again, so that a lead sent right after its redirect finds its click
+// (reads follow writes); a known click costs no wait.
+type conversionClicks struct {
+	query queries.ClickByTrackingIDHandler
+	head  projections.Head
+	index *projections.Watermark
+	wait  time.Duration
+}
+
+func (c conversionClicks) ClickByTrackingID(ctx context.Context, trackingID string) (conversion.Click, time.Time, error) {
+	q := queries.ClickByTrackingID{TrackingID: trackingID}
+	tc, err := c.query.Handle(ctx, q)
+	if domain.KindOf(err) == domain.KindNotFound && c.index != nil {
+		_ = projections.CatchUp(ctx, c.head, c.wait, c.index) // behind in time: answer what the index has
+		tc, err = c.query.Handle(ctx, q)
+	}
+	if err != nil {
+		return conversion.Click{}, time.Time{}, err
+	}
+	return conversion.Click{ClickID: tc.ClickID, LinkID: tc.LinkID, WorkspaceID: tc.WorkspaceID, ProjectID: tc.ProjectID,
+		ClickedAt: tc.ClickedAt, Country: tc.Country, DeviceType: tc.DeviceType, Browser: tc.Browser, OS: tc.OS,
+		Referrer: tc.Referrer}, tc.ClickedAt.Add(click.TrackingTTL), nil
 }
