@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
-	"github.com/linkd/linkd/internal/pebbleheap"
+	"github.com/linkd/linkd/internal/storage/pebbleheap"
 )
 
 // The garbage collector's targets unless GOGC is set. The live heap is

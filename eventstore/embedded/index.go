@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
-	"github.com/linkd/linkd/internal/pebblelog"
+	"github.com/linkd/linkd/internal/storage/pebblelog"
 )
 
 // The index is a Pebble database beside the log. It can always be rebuilt

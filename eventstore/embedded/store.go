@@ -44,7 +44,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/pebbleheap"
+	"github.com/linkd/linkd/internal/storage/pebbleheap"
 )
 
 // Store is the embedded event store. It implements eventstore.Store.

@@ -22,9 +22,9 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
-	"github.com/linkd/linkd/internal/pebbleheap"
-	"github.com/linkd/linkd/internal/pebblelog"
-	"github.com/linkd/linkd/internal/versioncache"
+	"github.com/linkd/linkd/internal/storage/pebbleheap"
+	"github.com/linkd/linkd/internal/storage/pebblelog"
+	"github.com/linkd/linkd/internal/storage/versioncache"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )

@@ -51,7 +51,7 @@
 // loses the waiting ones; a durable gap (0x01 "versions-gap") says which
 // positions' versions may be missing, the feeder goes back to its start,
 // and its events are skipped as applied while their versions are learned
-// (internal/versioncache, Behind; TestVersionsWrittenBehind, which also
+// (internal/storage/versioncache, Behind; TestVersionsWrittenBehind, which also
 // goes on with Kafka after the crash).
 //
 // # Written behind

@@ -17,9 +17,9 @@ import (
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/pebbleheap"
-	"github.com/linkd/linkd/internal/pebblelog"
-	"github.com/linkd/linkd/internal/versioncache"
+	"github.com/linkd/linkd/internal/storage/pebbleheap"
+	"github.com/linkd/linkd/internal/storage/pebblelog"
+	"github.com/linkd/linkd/internal/storage/versioncache"
 	"github.com/linkd/linkd/projections"
 )
 

@@ -32,7 +32,7 @@
 //
 // Fed in log order (the in-process runner: WriteVersionsBehind), the stream
 // versions are written about once a second and at Close rather than with
-// every batch, as in projections/analytics (internal/versioncache, Behind).
+// every batch, as in projections/analytics (internal/storage/versioncache, Behind).
 //
 // # Expiry
 //

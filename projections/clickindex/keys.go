@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/versioncache"
+	"github.com/linkd/linkd/internal/storage/versioncache"
 )
 
 // Storage layout: one Pebble database, keys by a leading tag byte.

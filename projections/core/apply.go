@@ -22,8 +22,8 @@ import (
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
 )
 
 // Apply implements projections.Projector.

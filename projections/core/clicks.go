@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
 )
 
 // Click counts written behind. With many links clicked at random, every

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sidedb/sidedbtest"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sidedb/sidedbtest"
 )
 
 // customerEventsV5 is schema version 5's table of the customers' journeys,

@@ -23,8 +23,8 @@ import (
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
 	"github.com/linkd/linkd/projections"
 )
 

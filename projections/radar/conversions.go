@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/sidedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
 )
 
 // Conversions (the leads and sales of every click, from the customer

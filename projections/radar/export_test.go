@@ -7,8 +7,8 @@ import (
 	"encoding/binary"
 
 	"github.com/linkd/linkd/domain/radar"
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sidedb/sidedbtest"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sidedb/sidedbtest"
 )
 
 // hitsTableV4 is the SQLite table of hits of schema versions 1 to 4.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/sidedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
 )
 
 // Hits (every page view and custom event) are kept in a Pebble database

@@ -38,8 +38,8 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/hll"
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
 )
 
 // Name is the projection's name.

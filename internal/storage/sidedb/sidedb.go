@@ -27,8 +27,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/pebbleheap"
-	"github.com/linkd/linkd/internal/pebblelog"
+	"github.com/linkd/linkd/internal/storage/pebbleheap"
+	"github.com/linkd/linkd/internal/storage/pebblelog"
 )
 
 // Open opens (creating it) a Pebble database at dir, with a block cache

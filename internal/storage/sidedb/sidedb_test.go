@@ -8,8 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/linkd/linkd/internal/sidedb"
-	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/internal/storage/sidedb"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
 )
 
 func count(t *testing.T, db *pebble.DB) int {
