@@ -20,6 +20,7 @@ import (
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 )
@@ -121,6 +122,8 @@ func samples() map[string]domain.Event {
 		&pixel.Created{ID: "px-1", WorkspaceID: "ws-1", Name: "Retargeting", Type: "meta", PixelID: "1234567890123456", CreatedBy: "alice", At: at},
 		&pixel.Updated{ID: "px-1", WorkspaceID: "ws-1", Name: domain.Some("Analytics"), Type: domain.Some("google"), PixelID: domain.Some("G-ABC123"), At: at},
 		&pixel.Deleted{ID: "px-1", WorkspaceID: "ws-1", At: at},
+		&user.Created{UserID: "alice", Email: "alice@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
+		&user.PasswordSet{UserID: "alice", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

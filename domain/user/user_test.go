@@ -1,0 +1,74 @@
+package user_test
+
+import (
+	"testing"
+
+	"github.com/linkd/linkd/domain"
+	. "github.com/linkd/linkd/domain/domaintest"
+	"github.com/linkd/linkd/domain/user"
+)
+
+func TestCreate(t *testing.T) {
+	for _, c := range []struct {
+		name, id, email, hash string
+		kind                  domain.Kind
+	}{
+		{"created", "alice", " alice@example.com ", "h", 0},
+		{"no id", "", "alice@example.com", "h", domain.KindInvalid},
+		{"id with a slash", "a/b", "alice@example.com", "h", domain.KindInvalid},
+		{"no at sign", "alice", "alice.example.com", "h", domain.KindInvalid},
+		{"nothing after the at sign", "alice", "alice@", "h", domain.KindInvalid},
+		{"markup in the email", "alice", "<b>@example.com", "h", domain.KindInvalid},
+		{"no hash", "alice", "alice@example.com", "", domain.KindInvalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := &user.User{}
+			err := u.Create(c.id, c.email, c.hash, T0)
+			if domain.KindOf(err) != c.kind {
+				t.Fatalf("error %v, want kind %d", err, c.kind)
+			}
+			if err != nil {
+				if len(u.Pending()) != 0 {
+					t.Fatalf("events recorded on error: %v", u.Pending())
+				}
+				return
+			}
+			got := u.Pending()
+			want := &user.Created{UserID: "alice", Email: "alice@example.com", PasswordHash: "h", At: T0}
+			if len(got) != 1 || *got[0].(*user.Created) != *want {
+				t.Fatalf("events %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestCreateTwice(t *testing.T) {
+	u, err := user.Load([]domain.Event{&user.Created{UserID: "alice", Email: "a@example.com", PasswordHash: "h", At: T0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Create("alice", "a@example.com", "h", T0); domain.KindOf(err) != domain.KindConflict {
+		t.Fatalf("got %v, want a conflict", err)
+	}
+}
+
+func TestSetPassword(t *testing.T) {
+	u, _ := user.Load([]domain.Event{&user.Created{UserID: "alice", Email: "a@example.com", PasswordHash: "h", At: T0}})
+	if err := u.SetPassword("h2", T0); err != nil {
+		t.Fatal(err)
+	}
+	if u.PasswordHash != "h2" || len(u.Pending()) != 1 {
+		t.Fatalf("hash %q, pending %v", u.PasswordHash, u.Pending())
+	}
+	if err := (&user.User{}).SetPassword("h", T0); domain.KindOf(err) != domain.KindNotFound {
+		t.Fatalf("unknown user: got %v", err)
+	}
+}
+
+func TestCheckPassword(t *testing.T) {
+	for pw, ok := range map[string]bool{"short": false, "long enough": true, "ééééééé": false, "éééééééé": true} {
+		if err := user.CheckPassword(pw); (err == nil) != ok {
+			t.Errorf("CheckPassword(%q) = %v", pw, err)
+		}
+	}
+}
