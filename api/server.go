@@ -19,6 +19,7 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/password"
 	"github.com/linkd/linkd/internal/radarjs"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
@@ -84,6 +85,8 @@ type Server struct {
 	limiter  Limiter
 	log      *slog.Logger
 	clock    interface{ Now() time.Time }
+	pw       commands.PasswordHasher
+	dash     *dashboard
 
 	redirect *Redirector
 
@@ -126,6 +129,8 @@ type Deps struct {
 	Logger     *slog.Logger
 	// Clock is the one clock of the application (cmd/linkd/app).
 	Clock interface{ Now() time.Time }
+	// Passwords hashes and checks users' passwords (default argon2id).
+	Passwords commands.PasswordHasher
 }
 
 // New builds a Server.
@@ -151,11 +156,16 @@ func New(cfg Config, d Deps) *Server {
 	if d.Clock == nil {
 		d.Clock = clock.System{}
 	}
-	return &Server{
+	if d.Passwords == nil {
+		d.Passwords = password.Argon2id{}
+	}
+	s := &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
-		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
+		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock, pw: d.Passwords,
 	}
+	s.dash = newDashboard(s)
+	return s
 }
 
 // InvalidateKeys forgets cached API keys (after any key changes).
@@ -217,6 +227,7 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/api-keys", resAPIKeys, s.listAPIKeys)
 	route("GET", "/api-keys/validate", resAny, s.validateAPIKey)
 	route("DELETE", "/api-keys/{key_id}", resAPIKeys, s.deactivateAPIKey)
+	route("POST", "/users", resAPIKeys, s.createUser)
 
 	route("POST", "/workspaces", resWorkspaces, s.createWorkspace)
 	route("GET", "/workspaces", resWorkspaces, s.listWorkspaces)

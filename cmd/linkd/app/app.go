@@ -28,6 +28,7 @@ import (
 	"github.com/linkd/linkd/internal/deadline"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/internal/httperr"
+	"github.com/linkd/linkd/internal/password"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickhouse"
@@ -192,7 +193,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
 		RadarWatermark:      a.runner.Watermark(radarstore.Name),
 		Hasher:              a.secret.Hasher(), Cipher: cipher, DNS: newDNSChecker(cfg.DNSServer), Limiter: newLimiter(),
-		Redirector: rd, Logger: log, Clock: clk,
+		Redirector: rd, Logger: log, Clock: clk, Passwords: password.Argon2id{},
 	})
 	a.links = links
 	a.core.OnChange(func(changes []core.Change) {
@@ -335,7 +336,23 @@ func (a *App) ensureOperatorKey(ctx context.Context) error {
 	if key != "" {
 		fmt.Fprintf(a.out, "linkd operator API key (shown once, keep it): %s\n", key)
 	}
+	pw, res, err := commands.EnsureAdminUserHandler{Deps: deps, Passwords: password.Argon2id{}}.Handle(ctx, commands.EnsureAdminUser{
+		Email: a.cfg.AdminEmail, Password: a.cfg.AdminPassword,
+	})
+	if err != nil {
+		return fmt.Errorf("operator user: %w", err)
+	}
+	if pw != "" {
+		fmt.Fprintf(a.out, "linkd dashboard sign-in (shown once, keep it): %s / %s at /dashboard/login\n", cmpOr(a.cfg.AdminEmail, "admin@localhost"), pw)
+	}
 	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // Serve listens on the configured address until ctx ends, then drains:
