@@ -281,6 +281,9 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/stats/workspaces/{workspace_id}", resAnalytics, s.workspaceDailyStats)
 	route("GET", "/stats/workspaces/{workspace_id}/summary", resAnalytics, s.workspaceSummary)
 
+	// The dashboard (dashboard.go), before the short links it shadows.
+	s.dash.routes(r, r)
+
 	// Short links: everything else on GET/HEAD/POST at the top level.
 	if s.redirect != nil {
 		// bound serves both before the router sees them.

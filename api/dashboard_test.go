@@ -1,0 +1,151 @@
+package api_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
+)
+
+// dashClient is a person's browser without a browser: cookies kept,
+// redirects not followed.
+type dashClient struct {
+	t   *testing.T
+	s   *apptest.Server
+	c   *http.Client
+	tok string // the session's CSRF token, from the last page
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+func newDashClient(t *testing.T, s *apptest.Server) *dashClient {
+	jar, _ := cookiejar.New(nil)
+	return &dashClient{t: t, s: s, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (d *dashClient) get(path string) (int, string, http.Header) {
+	d.t.Helper()
+	resp, err := d.c.Get(d.s.URL + path)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if m := csrfRe.FindSubmatch(b); m != nil {
+		d.tok = string(m[1])
+	}
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (d *dashClient) post(path string, form url.Values, origin string) (int, string, http.Header) {
+	d.t.Helper()
+	req, _ := http.NewRequest("POST", d.s.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := d.c.Do(req)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (d *dashClient) signIn(email, password string) {
+	d.t.Helper()
+	d.get("/dashboard/login")
+	st, body, h := d.post("/dashboard/login", url.Values{"email": {email}, "password": {password}, "csrf_token": {d.tok}}, d.s.URL)
+	if st != http.StatusSeeOther || h.Get("Location") != "/dashboard/links" {
+		d.t.Fatalf("sign-in: %d %s %s", st, h.Get("Location"), body)
+	}
+	d.get("/dashboard/links")
+}
+
+func TestDashboardPages(t *testing.T) {
+	s := apptest.Start(t)
+	d := newDashClient(t, s)
+
+	// Without a session every page goes to the sign-in page.
+	if st, _, h := d.get("/dashboard/links"); st != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/dashboard/login") {
+		t.Fatalf("no session: %d %s", st, h.Get("Location"))
+	}
+	st, body, h := d.get("/dashboard/login")
+	if st != 200 || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") || strings.Contains(body, "<script>") {
+		t.Fatalf("login page: %d %q", st, h.Get("Content-Security-Policy"))
+	}
+	if st, _, _ := d.post("/dashboard/login", url.Values{"email": {apptest.AdminEmail}, "password": {"wrong password"}, "csrf_token": {d.tok}}, s.URL); st != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", st)
+	}
+	d.signIn(apptest.AdminEmail, apptest.AdminPassword)
+
+	// A link made in the builder, with markup in its name.
+	st, body, h = d.post("/dashboard/links/new", url.Values{"csrf_token": {d.tok}, "original_url": {"https://example.com/a"},
+		"name": {`<script>alert(1)</script>`}, "custom_code": {"spring"}, "utm_source": {"news"}, "excluded_countries": {"DE, FR"},
+		"metadata.title": {"Spring"}, "qr_code_options.color": {"#112233"}}, s.URL)
+	if st != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/dashboard/links/") {
+		t.Fatalf("create link: %d %s", st, body)
+	}
+	linkPage := h.Get("Location")
+	st, body, _ = d.get(linkPage)
+	if st != 200 || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") || strings.Contains(body, "<script>alert") {
+		t.Fatalf("link page: %d, name not escaped:\n%s", st, body)
+	}
+	// A click shows on the link's chart.
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(s.URL + "/spring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, body, _ = d.get(linkPage); !strings.Contains(body, `data-figure="clicks">1<`) {
+		t.Errorf("the click is not on the link's page")
+	}
+
+	for _, p := range []string{"/dashboard/links", "/dashboard/links?search=spring", "/dashboard/links/new", "/dashboard/keys", "/dashboard/projects",
+		"/dashboard/domains", "/dashboard/customers", "/dashboard/workspaces", "/dashboard/radar", "/dashboard/utm-templates",
+		"/dashboard/pixels", "/dashboard/webhooks", "/dashboard/qr-preview?text=http%3A%2F%2Fx%2Fy"} {
+		if st, body, _ := d.get(p); st != 200 {
+			t.Errorf("%s: %d %s", p, st, body)
+		}
+	}
+	if _, body, _ = d.get("/dashboard/links?search=spring"); !strings.Contains(body, "/spring") {
+		t.Errorf("search does not find the link")
+	}
+
+	// CSRF: without the token, or from another site, 403 and nothing made.
+	if st, _, _ := d.post("/dashboard/keys", url.Values{"name": {"no token"}}, s.URL); st != http.StatusForbidden {
+		t.Errorf("no token: %d", st)
+	}
+	if st, _, _ := d.post("/dashboard/keys", url.Values{"name": {"other site"}, "csrf_token": {d.tok}}, "https://evil.example"); st != http.StatusForbidden {
+		t.Errorf("other origin: %d", st)
+	}
+	if _, body, _ = d.get("/dashboard/keys"); strings.Contains(body, "no token") || strings.Contains(body, "other site") {
+		t.Errorf("a refused form made a key")
+	}
+	// A key is shown once.
+	st, body, _ = d.post("/dashboard/keys", url.Values{"name": {"ci"}, "csrf_token": {d.tok}}, s.URL)
+	full := regexp.MustCompile(`id="new-key">(svc_sk_[^<]+)<`).FindStringSubmatch(body)
+	if st != http.StatusCreated || full == nil {
+		t.Fatalf("create key: %d", st)
+	}
+	if _, body, _ = d.get("/dashboard/keys"); strings.Contains(body, full[1]) {
+		t.Errorf("the key is shown again")
+	}
+	if r := s.Do("GET", "/v1/api-keys/validate", full[1], nil); r.Status != 200 {
+		t.Errorf("the key made in the dashboard does not work: %d", r.Status)
+	}
+
+	// Sign-out ends the session on the server.
+	if st, _, _ := d.post("/dashboard/logout", url.Values{"csrf_token": {d.tok}}, s.URL); st != http.StatusSeeOther {
+		t.Fatalf("logout: %d", st)
+	}
+	if st, _, _ := d.get("/dashboard/keys"); st != http.StatusSeeOther {
+		t.Errorf("after sign-out: %d", st)
+	}
+}
