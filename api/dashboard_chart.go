@@ -99,7 +99,14 @@ func dailyChart(rows []any, today time.Time, n int, dateField string, ss []serie
 		fmt.Fprintf(&b, `<text class="axis" x="%g" y="%.1f" text-anchor="end">%s</text>`, left-6, y(v)+4, formatNumber(v))
 	}
 	for _, i := range []int{0, n / 2, n - 1} {
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), h-6, days[i][5:])
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case n - 1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), h-6, anchor, days[i][5:])
 	}
 	for si := range ss {
 		var pts []string
