@@ -6,8 +6,11 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
@@ -83,6 +86,20 @@ func TestDashboardPages(t *testing.T) {
 	if st, _, _ := d.post("/dashboard/login", url.Values{"email": {apptest.AdminEmail}, "password": {"wrong password"}, "csrf_token": {d.tok}}, s.URL); st != http.StatusUnauthorized {
 		t.Fatalf("wrong password: %d", st)
 	}
+	// Sign-in is throttled like link passwords: five wrong tries a minute.
+	for i := 1; i <= 6; i++ {
+		want := http.StatusUnauthorized
+		if i == 6 {
+			want = http.StatusTooManyRequests
+		}
+		if st, _, _ := d.post("/dashboard/login", url.Values{"email": {"guess@example.com"}, "password": {"guess number " + strconv.Itoa(i)}, "csrf_token": {d.tok}}, s.URL); st != want {
+			t.Fatalf("guess %d: %d, want %d", i, st, want)
+		}
+	}
+	// A sign-in form without its token changes nothing.
+	if st, _, _ := d.post("/dashboard/login", url.Values{"email": {apptest.AdminEmail}, "password": {apptest.AdminPassword}}, s.URL); st != http.StatusForbidden {
+		t.Fatalf("sign-in without a token: %d", st)
+	}
 	d.signIn(apptest.AdminEmail, apptest.AdminPassword)
 
 	// A link made in the builder, with markup in its name.
@@ -139,6 +156,25 @@ func TestDashboardPages(t *testing.T) {
 	}
 	if r := s.Do("GET", "/v1/api-keys/validate", full[1], nil); r.Status != 200 {
 		t.Errorf("the key made in the dashboard does not work: %d", r.Status)
+	}
+
+	// Pages render fast: p95 of 40 renders each.
+	project, _ := s.MustCreate("/v1/projects", apptest.OperatorKey, map[string]any{"name": "Site"})["id"].(string)
+	for _, p := range []string{"/dashboard/links", linkPage, "/dashboard/keys", "/dashboard/radar/" + project} {
+		var took []time.Duration
+		for range 40 {
+			began := time.Now()
+			if st, _, _ := d.get(p); st != 200 {
+				t.Fatalf("%s: %d", p, st)
+			}
+			took = append(took, time.Since(began))
+		}
+		slices.Sort(took)
+		p95 := took[len(took)*95/100-1]
+		t.Logf("%s: p50 %v, p95 %v", p, took[len(took)/2], p95)
+		if p95 > 100*time.Millisecond {
+			t.Errorf("%s: p95 %v, over 100 ms", p, p95)
+		}
 	}
 
 	// Sign-out ends the session on the server.
