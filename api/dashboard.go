@@ -181,6 +181,7 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	page("/dashboard/workspaces/{workspace_id}/members", d.addMember, post)
 	page("/dashboard/radar", d.radarIndex, get)
 	page("/dashboard/radar/{project_id}", d.radarPage, get)
+	page("/dashboard/radar/{project_id}/people/{visitor_id}", d.radarVisitor, get)
 	page("/dashboard/utm-templates", d.utmPage, get)
 	page("/dashboard/utm-templates", d.createUTM, post)
 	page("/dashboard/pixels", d.pixelsPage, get)

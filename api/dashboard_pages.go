@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -381,11 +382,23 @@ func (d *dashboard) renderKeys(w http.ResponseWriter, r *http.Request, c *dashCt
 		d.failed(w, r, c, res)
 		return
 	}
-	d.render(w, r, c, status, "keys", "API keys", map[string]any{"Keys": res.list(), "Created": created, "Error": msg})
+	data := d.options(r.Context(), c, "projects")
+	data["Keys"], data["Created"], data["Error"] = res.list(), created, msg
+	d.render(w, r, c, status, "keys", "API keys", data)
 }
 
 func (d *dashboard) createKey(w http.ResponseWriter, r *http.Request, c *dashCtx) {
-	res := d.call(r.Context(), c, "POST", "/v1/api-keys", map[string]any{"name": r.PostFormValue("name")})
+	body := map[string]any{"name": r.PostFormValue("name")}
+	if r.PostFormValue("kind") == "publishable" {
+		body["kind"] = "publishable"
+	}
+	if v := strings.TrimSpace(r.PostFormValue("project_id")); v != "" {
+		body["project_id"] = v
+	}
+	if v := strings.TrimSpace(r.PostFormValue("allowed_hostnames")); v != "" {
+		body["allowed_hostnames"] = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' })
+	}
+	res := d.call(r.Context(), c, "POST", "/v1/api-keys", body)
 	if !res.ok() {
 		d.renderKeys(w, r, c, res.Status, nil, res.detail())
 		return
@@ -643,52 +656,82 @@ func (d *dashboard) radarIndex(w http.ResponseWriter, r *http.Request, c *dashCt
 	d.render(w, r, c, http.StatusOK, "radarindex", "Radar", map[string]any{"Items": items})
 }
 
+// radarKey returns the session's principal as a key bound to the
+// project of the path, once the user has read the project (a member of
+// its workspace); else it has answered the page.
+func (d *dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx) (queries.APIKey, map[string]any, bool) {
+	pid := mux.Vars(r)["project_id"]
+	proj, ok := d.getObject(w, r, c, "/v1/projects/"+url.PathEscape(pid))
+	if !ok {
+		return queries.APIKey{}, nil, false
+	}
+	k := c.p.key
+	k.ProjectID = pid
+	d.s.barrier(r.Context(), d.s.radarWM)
+	return k, proj, true
+}
+
+// radarAsk calls one of the interface's Radar reads as key k over
+// [from, to] with the extra query string, and decodes its answer.
+func radarAsk(ctx context.Context, k queries.APIKey, f func(context.Context, queries.APIKey, *http.Request) (any, error), from, to time.Time, extra string) (map[string]any, error) {
+	u := "/x?start=" + url.QueryEscape(from.Format(time.RFC3339)) + "&end=" + url.QueryEscape(to.Format(time.RFC3339)) + extra
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := f(ctx, k, req)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(out)
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	_ = dec.Decode(&m)
+	return m, nil
+}
+
+func (d *dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time) {
+	days = 30
+	if r.URL.Query().Get("period") == "7d" {
+		days = 7
+	}
+	end = d.s.clock.Now().UTC()
+	start = time.Date(end.Year(), end.Month(), end.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -(days - 1))
+	return days, start, end
+}
+
+func (d *dashboard) radarFailed(w http.ResponseWriter, r *http.Request, c *dashCtx, err error) {
+	status, msg := http.StatusInternalServerError, err.Error()
+	var ee *eventError
+	if errors.As(err, &ee) {
+		status, msg = ee.status, ee.message
+	}
+	d.render(w, r, c, status, "error", http.StatusText(status), map[string]any{"Message": msg})
+}
+
 // radarPage is a project's Radar. The user may read it when they may read
 // the project (a member of its workspace); the reads are the interface's
 // Radar reads, as a key bound to the project.
 func (d *dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
-	pid := mux.Vars(r)["project_id"]
-	proj, ok := d.getObject(w, r, c, "/v1/projects/"+url.PathEscape(pid))
+	k, proj, ok := d.radarKey(w, r, c)
 	if !ok {
 		return
 	}
-	days := 30
-	if r.URL.Query().Get("period") == "7d" {
-		days = 7
-	}
-	k := c.p.key
-	k.ProjectID = pid
-	now := d.s.clock.Now().UTC()
-	end := now
-	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -(days - 1))
-	ask := func(f func(context.Context, queries.APIKey, *http.Request) (any, error), from, to time.Time, extra string) (map[string]any, error) {
-		u := "/x?start=" + url.QueryEscape(from.Format(time.RFC3339)) + "&end=" + url.QueryEscape(to.Format(time.RFC3339)) + extra
-		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, u, nil)
-		out, err := f(r.Context(), k, req)
-		if err != nil {
-			return nil, err
-		}
-		b, _ := json.Marshal(out)
-		var m map[string]any
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		_ = dec.Decode(&m)
-		return m, nil
-	}
-	d.s.barrier(r.Context(), d.s.radarWM)
-	overview, err := ask(d.s.radarOverview, start, end, "")
+	days, start, end := d.radarPeriod(r)
+	ctx := r.Context()
+	overview, err := radarAsk(ctx, k, d.s.radarOverview, start, end, "")
 	if err != nil {
-		d.render(w, r, c, http.StatusInternalServerError, "error", "Radar", map[string]any{"Message": err.Error()})
+		d.radarFailed(w, r, c, err)
 		return
 	}
-	breakdowns, _ := ask(d.s.radarBreakdowns, start, end, "&limit=10")
-	people, _ := ask(d.s.radarPeople, start, end, "&limit=20")
+	breakdowns, _ := radarAsk(ctx, k, d.s.radarBreakdowns, start, end, "&limit=10")
+	people, _ := radarAsk(ctx, k, d.s.radarPeople, start, end, "&limit=20")
 	// The chart: one overview per day.
 	var points []any
 	for i := 0; i < days; i++ {
 		from := start.AddDate(0, 0, i)
-		to := from.Add(24*time.Hour - time.Millisecond)
-		o, err := ask(d.s.radarOverview, from, to, "")
+		o, err := radarAsk(ctx, k, d.s.radarOverview, from, from.Add(24*time.Hour-time.Millisecond), "")
 		if err != nil {
 			break
 		}
@@ -696,13 +739,29 @@ func (d *dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx
 		points = append(points, map[string]any{"day": from.Format("2006-01-02"), "people": data["people"], "pageviews": data["pageviews"]})
 	}
 	data := map[string]any{
-		"Project": proj, "ProjectID": pid, "Days": days,
+		"Project": proj, "ProjectID": k.ProjectID, "Days": days,
 		"Overview":   overview["data"],
 		"Breakdowns": breakdowns["data"],
 		"People":     people["data"],
-		"Chart":      dailyChart(points, now, days, "day", []series{{"people", "people"}, {"pageviews", "pageviews"}}),
+		"Chart":      dailyChart(points, end, days, "day", []series{{"people", "people"}, {"pageviews", "pageviews"}}),
 	}
 	d.render(w, r, c, http.StatusOK, "radar", "Radar", data)
+}
+
+// radarVisitor is one person of a project's Radar: their sessions.
+func (d *dashboard) radarVisitor(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	k, proj, ok := d.radarKey(w, r, c)
+	if !ok {
+		return
+	}
+	_, start, end := d.radarPeriod(r)
+	start = start.AddDate(0, 0, -60) // a person's history: 90 days
+	o, err := radarAsk(r.Context(), k, d.s.radarPersonDetails, start, end, "&visitorId="+url.QueryEscape(mux.Vars(r)["visitor_id"]))
+	if err != nil {
+		d.radarFailed(w, r, c, err)
+		return
+	}
+	d.render(w, r, c, http.StatusOK, "visitor", "Visitor", map[string]any{"Project": proj, "ProjectID": k.ProjectID, "V": o["data"]})
 }
 
 func (d *dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {

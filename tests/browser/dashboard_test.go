@@ -338,6 +338,12 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("Radar pageviews %q, want 2", pv)
 	}
 	d.check("radar")
+	// The person's sessions.
+	d.run(chromedp.Click(`a[href*="/people/"]`), chromedp.WaitVisible(`caption`))
+	if rows := eval[int](d, `document.querySelectorAll("main tbody tr").length`); rows != 1 || strings.Contains(d.text("main tbody"), "No sessions") {
+		t.Errorf("visitor page: %d session rows: %s", rows, d.text("main tbody"))
+	}
+	d.check("radar-visitor")
 
 	for _, p := range []struct{ path, name string }{
 		{"/dashboard/projects", "projects"}, {"/dashboard/domains", "domains"}, {"/dashboard/customers", "customers"},
