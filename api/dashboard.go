@@ -150,6 +150,8 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	})
 	r.HandleFunc("/dashboard/login", d.loginPage).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/dashboard/login", d.login).Methods(http.MethodPost)
+	r.HandleFunc("/dashboard/invite/{token}", d.invitePage).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/dashboard/invite/{token}", d.acceptInvite).Methods(http.MethodPost)
 	page := func(path string, h func(w http.ResponseWriter, r *http.Request, c *dashCtx), methods ...string) {
 		r.Handle(path, d.authed(h)).Methods(methods...)
 	}
@@ -179,6 +181,7 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	page("/dashboard/workspaces/{workspace_id}", d.workspacePage, get)
 	page("/dashboard/workspaces/{workspace_id}/members", d.membersPage, get)
 	page("/dashboard/workspaces/{workspace_id}/members", d.addMember, post)
+	page("/dashboard/workspaces/{workspace_id}/invitations", d.inviteMember, post)
 	page("/dashboard/radar", d.radarIndex, get)
 	page("/dashboard/radar/{project_id}", d.radarPage, get)
 	page("/dashboard/radar/{project_id}/people/{visitor_id}", d.radarVisitor, get)
@@ -345,6 +348,12 @@ func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg, next string) {
+	d.renderPublic(w, r, status, "login", "Sign in", msg, map[string]any{"Next": safeNext(next), "Email": r.PostFormValue("email")})
+}
+
+// renderPublic renders a page for a person without a session (sign-in,
+// an invitation), with the sign-in form's token.
+func (d *dashboard) renderPublic(w http.ResponseWriter, r *http.Request, status int, name, title, msg string, data map[string]any) {
 	tok := ""
 	if c, err := r.Cookie(loginCSRFCookie); err == nil && len(c.Value) == 43 {
 		tok = c.Value
@@ -353,10 +362,9 @@ func (d *dashboard) renderLogin(w http.ResponseWriter, r *http.Request, status i
 		http.SetCookie(w, d.cookie(loginCSRFCookie, tok, 3600))
 	}
 	var buf bytes.Buffer
-	err := d.pages["login"].ExecuteTemplate(&buf, "layout.html", pageView{Title: "Sign in", Nav: "login", CSRF: tok, Error: msg,
-		D: map[string]any{"Next": safeNext(next), "Email": r.PostFormValue("email")}})
+	err := d.pages[name].ExecuteTemplate(&buf, "layout.html", pageView{Title: title, Nav: name, CSRF: tok, Error: msg, D: data})
 	if err != nil {
-		d.s.log.Error("dashboard: render login", "err", err)
+		d.s.log.Error("dashboard: render", "page", name, "err", err)
 		http.Error(w, "Internal server error", http.StatusInternalServerError)
 		return
 	}
@@ -411,6 +419,16 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 		d.renderLogin(w, r, http.StatusInternalServerError, "Signing in failed. Try again.", next)
 		return
 	}
+	d.startSession(w, u.ID, u.Email)
+	if next = safeNext(next); next == "" {
+		next = "/dashboard/links"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// startSession signs the user in: a new session and its cookie.
+func (d *dashboard) startSession(w http.ResponseWriter, userID, email string) {
+	now := d.s.clock.Now()
 	tok := randomToken()
 	d.mu.Lock()
 	for h, s := range d.sessions {
@@ -418,14 +436,10 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 			delete(d.sessions, h)
 		}
 	}
-	d.sessions[tokenHash(tok)] = &session{userID: u.ID, email: u.Email, csrf: randomToken(), seen: now}
+	d.sessions[tokenHash(tok)] = &session{userID: userID, email: email, csrf: randomToken(), seen: now}
 	d.mu.Unlock()
 	http.SetCookie(w, d.cookie(sessionCookie, tok, int(sessionIdle/time.Second)))
 	http.SetCookie(w, d.cookie(loginCSRFCookie, "", -1))
-	if next = safeNext(next); next == "" {
-		next = "/dashboard/links"
-	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request, _ *dashCtx) {

@@ -589,6 +589,12 @@ func (d *dashboard) membersPage(w http.ResponseWriter, r *http.Request, c *dashC
 }
 
 func (d *dashboard) renderMembers(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg string) {
+	d.renderMembersWith(w, r, c, status, msg, "")
+}
+
+// renderMembersWith shows the members page, with an invitation's link
+// when one was just made (shown this once).
+func (d *dashboard) renderMembersWith(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg, inviteURL string) {
 	id := url.PathEscape(mux.Vars(r)["workspace_id"])
 	ws, ok := d.getObject(w, r, c, "/v1/workspaces/"+id)
 	if !ok {
@@ -599,7 +605,7 @@ func (d *dashboard) renderMembers(w http.ResponseWriter, r *http.Request, c *das
 		d.failed(w, r, c, res)
 		return
 	}
-	d.render(w, r, c, status, "members", "Members", map[string]any{"Workspace": ws, "Members": res.list(), "Error": msg})
+	d.render(w, r, c, status, "members", "Members", map[string]any{"Workspace": ws, "Members": res.list(), "Error": msg, "InviteURL": inviteURL})
 }
 
 func (d *dashboard) addMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {

@@ -158,6 +158,30 @@ func TestDashboardPages(t *testing.T) {
 		t.Errorf("the key made in the dashboard does not work: %d", r.Status)
 	}
 
+	// An admin invites a person with a one-time link.
+	wsID, _ := s.Do("GET", "/v1/workspaces", apptest.OperatorKey, nil).List(t)[0].(map[string]any)["id"].(string)
+	d.get("/dashboard/workspaces/" + wsID + "/members")
+	st, body, _ = d.post("/dashboard/workspaces/"+wsID+"/invitations", url.Values{"csrf_token": {d.tok}, "email": {"carol@example.com"}, "role": {"member"}}, s.URL)
+	invite := regexp.MustCompile(`id="invite-url">([^<]+)<`).FindStringSubmatch(body)
+	if st != http.StatusCreated || invite == nil {
+		t.Fatalf("invite: %d %s", st, body)
+	}
+	carol := newDashClient(t, s)
+	invPath := strings.TrimPrefix(invite[1], s.URL)
+	if st, body, _ := carol.get(invPath); st != 200 || !strings.Contains(body, "carol@example.com") {
+		t.Fatalf("invitation page: %d %s", st, body)
+	}
+	st, body, h = carol.post(invPath, url.Values{"csrf_token": {carol.tok}, "user_id": {"carol"}, "password": {"carol's password"}}, s.URL)
+	if st != http.StatusSeeOther {
+		t.Fatalf("accept: %d %s", st, body)
+	}
+	if st, body, _ := carol.get("/dashboard/workspaces"); st != 200 || !strings.Contains(body, "/dashboard/workspaces/"+wsID) {
+		t.Errorf("carol does not see the workspace she joined: %d", st)
+	}
+	if st, _, _ := newDashClient(t, s).get(invPath); st != http.StatusGone {
+		t.Errorf("invitation used twice: %d", st)
+	}
+
 	// Pages render fast: p95 of 40 renders each.
 	project, _ := s.MustCreate("/v1/projects", apptest.OperatorKey, map[string]any{"name": "Site"})["id"].(string)
 	for _, p := range []string{"/dashboard/links", linkPage, "/dashboard/keys", "/dashboard/radar/" + project} {

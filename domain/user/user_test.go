@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/linkd/linkd/domain"
 	. "github.com/linkd/linkd/domain/domaintest"
@@ -70,5 +71,30 @@ func TestCheckPassword(t *testing.T) {
 		if err := user.CheckPassword(pw); (err == nil) != ok {
 			t.Errorf("CheckPassword(%q) = %v", pw, err)
 		}
+	}
+}
+
+func TestInvitation(t *testing.T) {
+	inv, err := user.Invite("h", "ws-1", "Bob@example.com", "member", "alice", T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Email != "Bob@example.com" || !inv.ExpiresAt.Equal(T0.Add(user.InvitationTTL)) {
+		t.Fatalf("invitation %+v", inv.Invited)
+	}
+	if _, err := user.Invite("h", "ws-1", "bob@example.com", "owner", "alice", T0); domain.KindOf(err) != domain.KindInvalid {
+		t.Errorf("role owner: %v", err)
+	}
+	if err := inv.Accept("bob", T0.Add(user.InvitationTTL)); domain.KindOf(err) != domain.KindGone {
+		t.Errorf("expired: %v", err)
+	}
+	if err := inv.Accept("bob", T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.Accept("carol", T0.Add(time.Hour)); domain.KindOf(err) != domain.KindGone {
+		t.Errorf("used twice: %v", err)
+	}
+	if err := (&user.Invitation{}).Usable(T0); domain.KindOf(err) != domain.KindNotFound {
+		t.Errorf("unknown: %v", err)
 	}
 }
