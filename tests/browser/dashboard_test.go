@@ -359,6 +359,12 @@ func TestDashboard(t *testing.T) {
 	d.check("workspace")
 	d.open("/dashboard/workspaces/" + adminWS + "/members")
 	d.check("members")
+	d.run(chromedp.SendKeys("#invite_email", "carol@example.com"), chromedp.Submit("#invite_email"), chromedp.WaitVisible("#invite-url"))
+	inviteURL := d.text("#invite-url")
+	d.forget() // the form's answer is 201
+	d.check("members-invited")
+	d.open(strings.TrimPrefix(inviteURL, s.URL))
+	d.check("invite")
 
 	// At 375 px wide.
 	d.run(chromedp.EmulateViewport(375, 812))
