@@ -137,6 +137,10 @@ func (h EnsureAdminUserHandler) Handle(ctx context.Context, c EnsureAdminUser) (
 			email = "admin@localhost"
 		}
 		_, res, err = createUser(ctx, h.Deps, h.Passwords, a, OperatorUser, email, password)
+		if domain.KindOf(err) == domain.KindConflict {
+			// Another instance starting at the same time made it.
+			return "", Result{}, nil
+		}
 		if err != nil {
 			return "", Result{}, err
 		}
