@@ -43,20 +43,23 @@ const (
 	sessionCookie   = "linkd_session"
 	loginCSRFCookie = "linkd_login_csrf"
 	csrfField       = "csrf_token"
-	// sessionIdle ends a session not used for this long.
-	sessionIdle = 12 * time.Hour
+	// sessionRecheck is how long a session read from its stream is
+	// believed before it is read again (a sign-out on another instance
+	// shows within it).
+	sessionRecheck = 5 * time.Second
 	// dashboardCSP allows the dashboard's own script, style and images
 	// only: no inline script, no third party.
 	dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
-// session is a signed-in person. Sessions live in memory: a restart signs
-// everyone out (docs/dashboard.md).
+// session is a signed-in person. Sessions are events (user.SessionStarted,
+// user.SessionEnded) in a stream named by the hash of the cookie's value,
+// so a restart or another instance keeps them; this is the copy in memory.
 type session struct {
 	userID, email string
 	csrf          string
-	seen          time.Time
+	checked       time.Time // when its stream was last read
 }
 
 // principal is the session's user as the holder of a full-access secret
@@ -75,7 +78,7 @@ type dashboard struct {
 	throttle *PasswordThrottle
 
 	mu       sync.Mutex
-	sessions map[string]*session // hash of the cookie's value -> session
+	sessions map[string]*session // hash of the cookie's value -> session read lately
 }
 
 // principalKey carries a session's principal to the /v1 handlers a page
@@ -228,6 +231,13 @@ func (d *dashboard) cookie(name, value string, maxAge int) *http.Cookie {
 		Secure: d.secure(), MaxAge: maxAge}
 }
 
+// csrfOf is the CSRF token of a session: derived from the cookie's value,
+// so it is stored nowhere.
+func csrfOf(cookie string) string {
+	sum := sha256.Sum256([]byte("csrf|" + cookie))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
 // current returns the request's session, or nil.
 func (d *dashboard) current(r *http.Request) *session {
 	c, err := r.Cookie(sessionCookie)
@@ -235,18 +245,26 @@ func (d *dashboard) current(r *http.Request) *session {
 		return nil
 	}
 	now := d.s.clock.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	h := tokenHash(c.Value)
+	d.mu.Lock()
 	sess := d.sessions[h]
-	if sess == nil {
+	d.mu.Unlock()
+	if sess != nil && now.Sub(sess.checked) < sessionRecheck {
+		return sess
+	}
+	st, ok, err := commands.SessionByHash(r.Context(), d.s.cmd, h)
+	if err != nil {
+		d.s.log.Warn("dashboard: reading a session failed", "err", err)
 		return nil
 	}
-	if now.Sub(sess.seen) > sessionIdle {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !ok {
 		delete(d.sessions, h)
 		return nil
 	}
-	sess.seen = now
+	sess = &session{userID: st.UserID, email: st.Email, csrf: csrfOf(c.Value), checked: now}
+	d.sessions[h] = sess
 	return sess
 }
 
@@ -419,7 +437,11 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 		d.renderLogin(w, r, http.StatusInternalServerError, "Signing in failed. Try again.", next)
 		return
 	}
-	d.startSession(w, u.ID, u.Email)
+	if err := d.startSession(r.Context(), w, u.ID, u.Email); err != nil {
+		d.s.log.Error("dashboard: sign-in", "err", err)
+		d.renderLogin(w, r, http.StatusInternalServerError, "Signing in failed. Try again.", next)
+		return
+	}
 	if next = safeNext(next); next == "" {
 		next = "/dashboard/links"
 	}
@@ -427,25 +449,36 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // startSession signs the user in: a new session and its cookie.
-func (d *dashboard) startSession(w http.ResponseWriter, userID, email string) {
+func (d *dashboard) startSession(ctx context.Context, w http.ResponseWriter, userID, email string) error {
 	now := d.s.clock.Now()
 	tok := randomToken()
+	h := tokenHash(tok)
+	if _, err := commands.StartSession(ctx, d.s.cmd, h, userID, email); err != nil {
+		return err
+	}
 	d.mu.Lock()
-	for h, s := range d.sessions {
-		if now.Sub(s.seen) > sessionIdle {
-			delete(d.sessions, h)
+	for k, s := range d.sessions {
+		if now.Sub(s.checked) > time.Hour {
+			delete(d.sessions, k)
 		}
 	}
-	d.sessions[tokenHash(tok)] = &session{userID: userID, email: email, csrf: randomToken(), seen: now}
+	d.sessions[h] = &session{userID: userID, email: email, csrf: csrfOf(tok), checked: now}
 	d.mu.Unlock()
-	http.SetCookie(w, d.cookie(sessionCookie, tok, int(sessionIdle/time.Second)))
+	http.SetCookie(w, d.cookie(sessionCookie, tok, int(user.SessionTTL/time.Second)))
 	http.SetCookie(w, d.cookie(loginCSRFCookie, "", -1))
+	return nil
 }
 
-func (d *dashboard) logout(w http.ResponseWriter, r *http.Request, _ *dashCtx) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
+func (d *dashboard) logout(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		h := tokenHash(ck.Value)
+		if _, err := commands.EndSession(r.Context(), d.s.cmd, h); err != nil {
+			d.s.log.Error("dashboard: sign-out", "err", err)
+			d.render(w, r, c, http.StatusInternalServerError, "error", "Sign-out failed", map[string]any{"Message": "Signing out failed. Try again."})
+			return
+		}
 		d.mu.Lock()
-		delete(d.sessions, tokenHash(c.Value))
+		delete(d.sessions, h)
 		d.mu.Unlock()
 	}
 	http.SetCookie(w, d.cookie(sessionCookie, "", -1))

@@ -78,6 +78,9 @@ func (d *dashboard) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.s.waitCore(r.Context(), res)
-	d.startSession(w, u.ID, u.Email)
+	if err := d.startSession(r.Context(), w, u.ID, u.Email); err != nil {
+		d.renderInvite(w, r, http.StatusInternalServerError, "You joined, but signing in failed: sign in at /dashboard/login.")
+		return
+	}
 	http.Redirect(w, r, "/dashboard/workspaces?flash="+url.QueryEscape("Welcome: you joined the workspace"), http.StatusSeeOther)
 }

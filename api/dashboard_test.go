@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -207,5 +208,42 @@ func TestDashboardPages(t *testing.T) {
 	}
 	if st, _, _ := d.get("/dashboard/keys"); st != http.StatusSeeOther {
 		t.Errorf("after sign-out: %d", st)
+	}
+}
+
+// A session is events: a restart keeps it, and sign-out ends it for good.
+func TestDashboardSessionSurvivesRestart(t *testing.T) {
+	s := apptest.Start(t)
+	d := newDashClient(t, s)
+	d.signIn(apptest.AdminEmail, apptest.AdminPassword)
+	cfg := s.Config
+	s.Stop()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = ln.Addr().String()
+	s2 := apptest.StartWith(t, cfg, ln)
+	d.s = s2 // cookies are per host, not per port: the jar sends the session again
+	if st, _, h := d.get("/dashboard/keys"); st != 200 {
+		t.Fatalf("after a restart: %d %s", st, h.Get("Location"))
+	}
+	u, _ := url.Parse(s2.URL + "/dashboard/")
+	kept := d.c.Jar.Cookies(u)
+	if st, _, _ := d.post("/dashboard/logout", url.Values{"csrf_token": {d.tok}}, s2.URL); st != http.StatusSeeOther {
+		t.Fatalf("logout: %d", st)
+	}
+	// The old cookie, sent again, signs nobody in.
+	req, _ := http.NewRequest("GET", s2.URL+"/dashboard/keys", nil)
+	for _, c := range kept {
+		req.AddCookie(c)
+	}
+	resp, err := d.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(kept) == 0 || resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the ended session's cookie (%d cookies): %d", len(kept), resp.StatusCode)
 	}
 }

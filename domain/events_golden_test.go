@@ -125,6 +125,8 @@ func samples() map[string]domain.Event {
 		&user.Created{UserID: "alice", Email: "alice@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
 		&user.Invited{TokenHash: "4f2a", WorkspaceID: "ws-1", Email: "bob@example.com", Role: "member", InvitedBy: "alice", ExpiresAt: exp, At: at},
 		&user.InvitationAccepted{TokenHash: "4f2a", UserID: "bob", At: at},
+		&user.SessionStarted{SessionHash: "9c1d", UserID: "alice", Email: "alice@example.com", At: at},
+		&user.SessionEnded{SessionHash: "9c1d", UserID: "alice", At: at},
 		&user.PasswordSet{UserID: "alice", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
 	}
 	out := map[string]domain.Event{}

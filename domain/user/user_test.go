@@ -98,3 +98,18 @@ func TestInvitation(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 }
+
+func TestSession(t *testing.T) {
+	s, err := user.StartSession("h", "alice", "a@example.com", T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Valid(T0.Add(time.Hour)) || s.Valid(T0.Add(user.SessionTTL)) {
+		t.Fatalf("validity over time")
+	}
+	s.End(T0.Add(time.Minute))
+	s.End(T0.Add(2 * time.Minute))
+	if s.Valid(T0.Add(time.Hour)) || len(s.Pending()) != 2 {
+		t.Fatalf("ended session: valid %v, events %v", s.Valid(T0.Add(time.Hour)), s.Pending())
+	}
+}
