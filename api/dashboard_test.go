@@ -125,6 +125,11 @@ func TestDashboardPages(t *testing.T) {
 		t.Errorf("the click is not on the link's page")
 	}
 
+	linkPath := strings.SplitN(linkPage, "?", 2)[0]
+	if st, body, h := d.get(linkPath + "/qr?download=1"); st != 200 || h.Get("Content-Type") != "image/png" ||
+		!strings.HasPrefix(h.Get("Content-Disposition"), "attachment") || !strings.HasPrefix(body, "\x89PNG") {
+		t.Errorf("QR download: %d %q %q", st, h.Get("Content-Type"), h.Get("Content-Disposition"))
+	}
 	for _, p := range []string{"/dashboard/links", "/dashboard/links?search=spring", "/dashboard/links/new", "/dashboard/keys", "/dashboard/projects",
 		"/dashboard/domains", "/dashboard/customers", "/dashboard/workspaces", "/dashboard/radar", "/dashboard/utm-templates",
 		"/dashboard/pixels", "/dashboard/webhooks", "/dashboard/qr-preview?text=http%3A%2F%2Fx%2Fy"} {
