@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -403,8 +402,11 @@ func TestDashboard(t *testing.T) {
 	}
 	d.forget()
 	d.check("bob-forbidden")
-	if n := regexp.MustCompile(`Shop site`).FindAllString(html, -1); len(n) > 0 {
-		t.Errorf("bob sees admin's project")
+	for _, p := range []string{"/dashboard/radar", "/dashboard/projects", "/dashboard/workspaces"} {
+		d.open(p)
+		if html = d.html("main"); strings.Contains(html, "Shop site") || strings.Contains(html, adminWS) {
+			t.Errorf("bob sees admin's project or workspace at %s", p)
+		}
 	}
-	_ = fmt.Sprint()
+	d.clean("bob lists")
 }
