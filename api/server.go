@@ -82,6 +82,7 @@ type Server struct {
 	limiter  Limiter
 	log      *slog.Logger
 	clock    interface{ Now() time.Time }
+	dash     *dashboard
 
 	redirect *Redirector
 
@@ -147,11 +148,13 @@ func New(cfg Config, d Deps) *Server {
 	if d.Clock == nil {
 		d.Clock = clock.System{}
 	}
-	return &Server{
+	s := &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
 		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
+	s.dash = newDashboard(s)
+	return s
 }
 
 // InvalidateKeys forgets cached API keys (after any key changes).
@@ -213,6 +216,7 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/api-keys", resAPIKeys, s.listAPIKeys)
 	route("GET", "/api-keys/validate", resAny, s.validateAPIKey)
 	route("DELETE", "/api-keys/{key_id}", resAPIKeys, s.deactivateAPIKey)
+	route("POST", "/users", resAPIKeys, s.createUser)
 
 	route("POST", "/workspaces", resWorkspaces, s.createWorkspace)
 	route("GET", "/workspaces", resWorkspaces, s.listWorkspaces)
@@ -265,6 +269,9 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/stats/workspaces/summary", resAnalytics, s.myWorkspaceSummary)
 	route("GET", "/stats/workspaces/{workspace_id}", resAnalytics, s.workspaceDailyStats)
 	route("GET", "/stats/workspaces/{workspace_id}/summary", resAnalytics, s.workspaceSummary)
+
+	// The dashboard (dashboard.go), before the short links it shadows.
+	s.dash.routes(r, r)
 
 	// Short links: everything else on GET/HEAD/POST at the top level.
 	if s.redirect != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/project"
+	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 )
@@ -84,6 +85,16 @@ type Commands struct {
 	RecordRadar Doer[RecordRadar]
 	TrackLead   Handler[TrackLead, Tracked]
 	TrackSale   Handler[TrackSale, Tracked]
+
+	// Users, sign-in, sessions and invitations (the dashboard's).
+	CreateUser       Handler[CreateUser, *user.User]
+	SignIn           Handler[SignIn, *user.User]
+	StartSession     Doer[StartSessionCmd]
+	EndSession       Doer[EndSessionCmd]
+	InviteMember     Handler[InviteMember, Invitation]
+	AcceptInvitation Handler[AcceptInvitation, *user.User]
+
+	deps *Deps // for the reads the dashboard asks of the write side (users.go)
 }
 
 // Config is what New builds the handlers over.
@@ -101,6 +112,8 @@ type Config struct {
 	ExpectedHost string
 	// Clicks resolves the clicks conversions name.
 	Clicks Clicks
+	// Passwords hashes and checks users' passwords.
+	Passwords PasswordHasher
 	// Logger logs failed commands (at debug level every command); nil logs
 	// nothing. Observer is told of every command; nil tells nobody.
 	Logger   *slog.Logger
@@ -118,7 +131,8 @@ func New(c Config) *Commands {
 	d := c.Deps
 	dec := decorator{log: c.Logger, obs: c.Observer}
 	members := MembersHandler{Deps: d}
-	return &Commands{
+	cmds := &Commands{
+		deps:                   d,
 		CreateWorkspace:        decorate[CreateWorkspace, *workspace.Workspace](dec, "CreateWorkspace", CreateWorkspaceHandler{Deps: d}),
 		UpdateWorkspace:        decorate[UpdateWorkspace, *workspace.Workspace](dec, "UpdateWorkspace", UpdateWorkspaceHandler{Deps: d}),
 		DeleteWorkspace:        decorateDoer[DeleteWorkspace](dec, "DeleteWorkspace", DeleteWorkspaceHandler{Deps: d, Contents: c.Contents}),
@@ -164,6 +178,8 @@ func New(c Config) *Commands {
 		TrackLead:   decorate[TrackLead, Tracked](dec, "TrackLead", TrackLeadHandler{Deps: d, Clicks: c.Clicks}),
 		TrackSale:   decorate[TrackSale, Tracked](dec, "TrackSale", TrackSaleHandler{Deps: d, Clicks: c.Clicks}),
 	}
+	c.userCommands(dec, cmds)
+	return cmds
 }
 
 type handlerFunc[C, V any] func(ctx context.Context, c C) (V, Result, error)

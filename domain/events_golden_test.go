@@ -20,6 +20,7 @@ import (
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/domain/reservation"
+	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 )
@@ -121,6 +122,12 @@ func samples() map[string]domain.Event {
 		&pixel.Created{ID: "px-1", WorkspaceID: "ws-1", Name: "Retargeting", Type: "meta", PixelID: "1234567890123456", CreatedBy: "alice", At: at},
 		&pixel.Updated{ID: "px-1", WorkspaceID: "ws-1", Name: domain.Some("Analytics"), Type: domain.Some("google"), PixelID: domain.Some("G-ABC123"), At: at},
 		&pixel.Deleted{ID: "px-1", WorkspaceID: "ws-1", At: at},
+		&user.Created{UserID: "alice", Email: "alice@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
+		&user.Invited{TokenHash: "4f2a", WorkspaceID: "ws-1", Email: "bob@example.com", Role: "member", InvitedBy: "alice", ExpiresAt: exp, At: at},
+		&user.InvitationAccepted{TokenHash: "4f2a", UserID: "bob", At: at},
+		&user.SessionStarted{SessionHash: "9c1d", UserID: "alice", Email: "alice@example.com", At: at},
+		&user.SessionEnded{SessionHash: "9c1d", UserID: "alice", At: at},
+		&user.PasswordSet{UserID: "alice", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

@@ -322,7 +322,7 @@ var reservedCodes = map[string]bool{
 	"healthz": true, "metrics": true, "openapi.json": true, "radar.js": true,
 	"v1": true, "api": true, "favicon.ico": true, "robots.txt": true,
 	"static": true, "assets": true, "docs": true, "admin": true,
-	"readyz": true, "livez": true, "debug": true,
+	"readyz": true, "livez": true, "debug": true, "dashboard": true,
 }
 
 // IsReservedCode reports whether code is a path the listener serves itself.

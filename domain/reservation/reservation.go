@@ -25,6 +25,10 @@ const (
 	KindDomainName    = "domainname"    // key: <lower-case domain>
 	KindDefaultSpace  = "defaultworkspace"
 	KindOperatorKey   = "operatorkey"
+	// KindUserEmail holds a user's email; key: user.EmailKey(email).
+	KindUserEmail = "useremail"
+	// KindAdminUser makes the operator user once; key: its user id.
+	KindAdminUser = "adminuser"
 	// KindConversionEvent holds the eventId of a lead or sale, forever: the
 	// owner is the conversion id, the scope its customer stream. Key:
 	// conversion.EventIDKey(workspace id, eventId).

@@ -28,6 +28,7 @@ import (
 	"github.com/linkd/linkd/internal/deadline"
 	"github.com/linkd/linkd/internal/enrich"
 	"github.com/linkd/linkd/internal/httperr"
+	"github.com/linkd/linkd/internal/password"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickhouse"
@@ -187,8 +188,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	cmds := commands.New(commands.Config{
 		Deps: deps, Hasher: a.secret.Hasher(), KeyPrefix: cfg.KeyPrefix, Contents: a.core,
 		DNS: newDNSChecker(cfg.DNSServer), ExpectedHost: queries.HostOnly(cfg.ShortDomain()),
-		Clicks: conversionClicks{query: q.ClickByTrackingID, head: a.store, index: a.runner.Watermark(clickindex.Name), wait: 5 * time.Second},
-		Logger: log, Observer: a.metrics,
+		Clicks:    conversionClicks{query: q.ClickByTrackingID, head: a.store, index: a.runner.Watermark(clickindex.Name), wait: 5 * time.Second},
+		Passwords: password.Argon2id{}, Logger: log, Observer: a.metrics,
 	})
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
@@ -344,7 +345,23 @@ func (a *App) ensureOperatorKey(ctx context.Context) error {
 	if key != "" {
 		fmt.Fprintf(a.out, "linkd operator API key (shown once, keep it): %s\n", key)
 	}
+	pw, res, err := commands.EnsureAdminUserHandler{Deps: deps, Passwords: password.Argon2id{}}.Handle(ctx, commands.EnsureAdminUser{
+		Email: a.cfg.AdminEmail, Password: a.cfg.AdminPassword,
+	})
+	if err != nil {
+		return fmt.Errorf("operator user: %w", err)
+	}
+	if pw != "" {
+		fmt.Fprintf(a.out, "linkd dashboard sign-in (shown once, keep it): %s / %s at /dashboard/login\n", cmpOr(a.cfg.AdminEmail, "admin@localhost"), pw)
+	}
 	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // Serve listens on the configured address until ctx ends, then drains:

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/internal/enrich"
 )
 
@@ -24,6 +25,8 @@ type Config struct {
 	Addr            string        // LINKD_ADDR
 	DataDir         string        // LINKD_DATA_DIR
 	InitialAPIKey   string        // LINKD_INITIAL_API_KEY
+	AdminEmail      string        // LINKD_ADMIN_EMAIL: the operator user's email (default admin@localhost)
+	AdminPassword   string        // LINKD_INITIAL_ADMIN_PASSWORD: its first password (default generated, printed once)
 	DefaultDomain   string        // LINKD_DEFAULT_DOMAIN (default: Addr)
 	PublicScheme    string        // LINKD_PUBLIC_SCHEME
 	TrustedProxies  string        // LINKD_TRUSTED_PROXIES
@@ -54,7 +57,7 @@ type Config struct {
 // Defaults returns the configuration before flags and environment.
 func Defaults() Config {
 	return Config{
-		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro",
+		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro", AdminEmail: "admin@localhost",
 		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
 		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
 	}
@@ -73,6 +76,8 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	str("LINKD_ADDR", &c.Addr)
 	str("LINKD_DATA_DIR", &c.DataDir)
 	str("LINKD_INITIAL_API_KEY", &c.InitialAPIKey)
+	str("LINKD_ADMIN_EMAIL", &c.AdminEmail)
+	str("LINKD_INITIAL_ADMIN_PASSWORD", &c.AdminPassword)
 	str("LINKD_DEFAULT_DOMAIN", &c.DefaultDomain)
 	str("LINKD_PUBLIC_SCHEME", &c.PublicScheme)
 	str("LINKD_TRUSTED_PROXIES", &c.TrustedProxies)
@@ -137,6 +142,16 @@ func (c *Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("LINKD_DATA_DIR is empty"))
+	}
+	if c.AdminEmail != "" {
+		if _, err := user.NormalizeEmail(c.AdminEmail); err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_ADMIN_EMAIL %q: want an email address", c.AdminEmail))
+		}
+	}
+	if c.AdminPassword != "" {
+		if err := user.CheckPassword(c.AdminPassword); err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_INITIAL_ADMIN_PASSWORD: %w", err))
+		}
 	}
 	if c.PublicScheme != "http" && c.PublicScheme != "https" {
 		errs = append(errs, fmt.Errorf("LINKD_PUBLIC_SCHEME %q: want http or https", c.PublicScheme))

@@ -22,6 +22,13 @@ import (
 // OperatorKey is the operator key of every test server.
 const OperatorKey = "svc_sk_operator_test_key_0123456789"
 
+// AdminEmail and AdminPassword sign the operator user in to the dashboard
+// of every test server.
+const (
+	AdminEmail    = "admin@localhost"
+	AdminPassword = "operator test password"
+)
+
 // Server is a running linkd.
 type Server struct {
 	URL    string // http://127.0.0.1:port
@@ -56,6 +63,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.Addr = ln.Addr().String()
 	cfg.DataDir = t.TempDir()
 	cfg.InitialAPIKey = OperatorKey
+	cfg.AdminEmail, cfg.AdminPassword = AdminEmail, AdminPassword
 	cfg.LogLevel = "warn"
 	cfg.LogFormat = "text"
 	for _, o := range opts {
