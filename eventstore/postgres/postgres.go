@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,7 +98,18 @@ type Store struct {
 	bg     sync.WaitGroup
 
 	wake notifier
+	// recent holds the events of the store's last commits, for its
+	// subscriptions.
+	recent recentLog
+	// ownHead is the position of the store's last commit.
+	ownHead atomic.Int64
+	// versions are streams' last versions as the writer last wrote or read
+	// them (writer goroutine only).
+	versions map[string]uint64
 }
+
+// maxKnownVersions bounds the writer's map of stream versions.
+const maxKnownVersions = 1 << 18
 
 var (
 	_ eventstore.Store         = (*Store)(nil)
@@ -156,6 +168,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		writerEnd: make(chan struct{}),
 	}
 	s.wake.init()
+	s.versions = map[string]uint64{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	go s.runWriter()
 	s.bg.Add(1)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,8 +71,13 @@ func (s *Store) listenOnce() error {
 	}
 	s.wake.broadcast()
 	for {
-		if _, err := conn.WaitForNotification(s.ctx); err != nil {
+		n, err := conn.WaitForNotification(s.ctx)
+		if err != nil {
 			return err
+		}
+		// The store's own commits woke its subscriptions already.
+		if p, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && p <= s.ownHead.Load() {
+			continue
 		}
 		s.wake.broadcast()
 	}
@@ -124,7 +130,11 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 	defer poll.Stop()
 	for {
 		woken := s.wake.wait() // before the read: a commit after it wakes us
-		evs, err := s.readAll(ctx, last, subPage, prefixes)
+		evs, mem := s.recent.after(last, subPage)
+		var err error
+		if !mem {
+			evs, err = s.readAll(ctx, last, subPage, prefixes)
+		}
 		switch {
 		case ctx.Err() != nil || s.ctx.Err() != nil:
 			return s.ended(ctx, sub)
@@ -156,7 +166,7 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 				return eventstore.ErrClosed
 			}
 		}
-		if len(evs) == subPage {
+		if len(evs) == subPage || mem {
 			continue
 		}
 		poll.Reset(s.opts.PollInterval)
@@ -227,4 +237,57 @@ func (sub *subscription) Close() error {
 		sub.cancel()
 	})
 	return nil
+}
+
+// recentLog keeps the events of the store's last commits, in log order,
+// so that a subscription that is up to date takes them from memory rather
+// than reading them back. Positions are given with no holes, so whether
+// the events kept follow a subscription's position with nothing between is
+// plain arithmetic; anything else (another process's commit between, a
+// subscription far behind) is read from the database.
+type recentLog struct {
+	mu     sync.Mutex
+	events []eventstore.RecordedEvent // consecutive positions
+}
+
+// recentKeep is how many events recentLog keeps, at least.
+const recentKeep = 4096
+
+func (l *recentLog) add(evs []eventstore.RecordedEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.events); n > 0 && l.events[n-1].Position.Commit+1 != evs[0].Position.Commit {
+		l.events = nil // another process committed between: start again
+	}
+	if len(l.events)+len(evs) > 2*recentKeep {
+		drop := len(l.events) + len(evs) - recentKeep
+		if drop >= len(l.events) {
+			l.events = nil
+		} else {
+			l.events = append([]eventstore.RecordedEvent(nil), l.events[drop:]...)
+		}
+	}
+	l.events = append(l.events, evs...)
+}
+
+// after returns up to max events that follow position last, and true, when
+// it holds the event right after last; false when the database must be
+// read.
+func (l *recentLog) after(last int64, max int) ([]eventstore.RecordedEvent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.events) == 0 {
+		return nil, false
+	}
+	first := int64(l.events[0].Position.Commit)
+	end := int64(l.events[len(l.events)-1].Position.Commit)
+	if last < first-1 || last >= end {
+		return nil, false
+	}
+	i := int(last - first + 1)
+	j := min(len(l.events), i+max)
+	return l.events[i:j:j], true
 }

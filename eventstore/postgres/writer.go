@@ -1,13 +1,16 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/linkd/linkd/eventstore"
 )
@@ -220,13 +223,19 @@ func (s *Store) commitGroup(group []*appendReq) {
 	}
 }
 
+// writeGroup writes group in one transaction. When the writer knows the
+// last version of every stream of the group and every append passes its
+// expected version against them, the whole transaction goes in one round
+// trip (begin, lock, insert, notify, commit). What it knows is what it
+// wrote or read, so another process may have appended since: then the
+// insert breaks UNIQUE (stream, version), the transaction rolls back, and
+// the group goes the long way, reading the streams' versions under the
+// lock first.
 func (s *Store) writeGroup(group []*appendReq) error {
 	ctx := context.Background()
 	var names []string
 	seen := map[string]bool{}
-	total := 0
 	for _, r := range group {
-		total += r.n
 		for _, p := range r.parts {
 			if !seen[p.Stream] {
 				seen[p.Stream] = true
@@ -242,21 +251,42 @@ func (s *Store) writeGroup(group []*appendReq) error {
 	defer func() {
 		if !ok {
 			// The transaction's state is unknown: drop the connection
-			// rather than hand it back to the pool mid-transaction.
+			// rather than hand it back to the pool mid-transaction, and
+			// forget the versions known.
 			conn.Conn().Close(ctx) //nolint:errcheck
+			clear(s.versions)
 		}
 		conn.Release()
 	}()
 
-	// One round trip: begin, take the append lock, read the head and the
-	// streams' last versions.
+	if heads, fast := s.knownHeads(group, names); fast {
+		rows := s.plan(group, heads)
+		err := s.insert(ctx, conn.Conn(), rows)
+		if err == nil {
+			ok = true
+			s.committed(group, rows)
+			return nil
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+			return s.dbErr(ctx, "append", err)
+		}
+		// Another process appended to one of the streams.
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return s.dbErr(ctx, "append", err)
+		}
+		for _, r := range group {
+			r.res, r.err = nil, nil
+		}
+	}
+
+	// The long way: begin, take the append lock and read the streams'
+	// last versions in one round trip, then insert and commit in another.
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
-	b.Queue("SELECT coalesce(max(position), 0) FROM linkd_events")
 	b.Queue(`SELECT n, (SELECT max(version) FROM linkd_events WHERE stream = n) FROM unnest($1::text[]) AS n`, names)
 	br := conn.SendBatch(ctx, b)
-	var head int64
 	heads := make(map[string]streamHead, len(names))
 	err = func() error {
 		defer br.Close()
@@ -264,9 +294,6 @@ func (s *Store) writeGroup(group []*appendReq) error {
 			return err
 		}
 		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		if err := br.QueryRow().Scan(&head); err != nil {
 			return err
 		}
 		rows, err := br.Query()
@@ -282,6 +309,9 @@ func (s *Store) writeGroup(group []*appendReq) error {
 			}
 			if v != nil {
 				heads[name] = streamHead{version: uint64(*v), exists: true}
+				s.versions[name] = uint64(*v)
+			} else {
+				delete(s.versions, name)
 			}
 		}
 		return rows.Err()
@@ -289,20 +319,89 @@ func (s *Store) writeGroup(group []*appendReq) error {
 	if err != nil {
 		return s.dbErr(ctx, "append", err)
 	}
+	rows := s.plan(group, heads)
+	if len(rows.streams) == 0 {
+		// Every append failed its expected version: nothing to write.
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return s.dbErr(ctx, "append", err)
+		}
+		ok = true
+		return nil
+	}
+	if err := s.insert(ctx, conn.Conn(), rows); err != nil {
+		return s.dbErr(ctx, "append", err)
+	}
+	ok = true
+	s.committed(group, rows)
+	return nil
+}
 
-	// Check each append in turn against the streams as the ones before it
-	// in the group leave them; give positions and versions.
-	var (
-		positions = make([]int64, 0, total)
-		streams   = make([]string, 0, total)
-		versions  = make([]int64, 0, total)
-		ids       = make([][16]byte, 0, total)
-		types     = make([]string, 0, total)
-		datas     = make([][]byte, 0, total)
-		metas     = make([][]byte, 0, total)
-	)
-	next := head
-	now := time.Now().UTC().Truncate(time.Microsecond)
+// knownHeads returns the last versions of names as the writer knows them,
+// and whether it knows every one and every append of group passes its
+// expected version against them (an append that fails goes the long way,
+// to fail against what the database holds, not against a guess).
+func (s *Store) knownHeads(group []*appendReq, names []string) (map[string]streamHead, bool) {
+	heads := make(map[string]streamHead, len(names))
+	for _, n := range names {
+		v, ok := s.versions[n]
+		if !ok {
+			return nil, false
+		}
+		heads[n] = streamHead{version: v, exists: true}
+	}
+	for _, r := range group {
+		for _, p := range r.parts {
+			h := heads[p.Stream]
+			if !p.Expected.Check(h.version, h.exists) {
+				return nil, false
+			}
+			if n := uint64(len(p.Events)); n > 0 {
+				heads[p.Stream] = streamHead{version: h.version + n, exists: true}
+			}
+		}
+	}
+	// Undo the walk: plan starts from the known versions again.
+	for _, n := range names {
+		heads[n] = streamHead{version: s.versions[n], exists: true}
+	}
+	return heads, true
+}
+
+// groupRows are the columns of a group's events, in log order; positions
+// are given by the database (its head plus the row's ordinal).
+type groupRows struct {
+	streams  []string
+	versions []int64
+	ids      [][16]byte
+	types    []string
+	datas    [][]byte
+	metas    [][]byte
+	values   []any
+	now      time.Time
+	head     int64 // the log's head before the group: set by insert
+	ends     map[string]uint64
+}
+
+// plan checks each append of group in turn against heads as the ones
+// before it leave them, fails those that do not pass, and lays out the
+// rows of the others. The results' positions are offsets from the head
+// until insert learns it.
+func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows {
+	total := 0
+	for _, r := range group {
+		total += r.n
+	}
+	g := &groupRows{
+		streams:  make([]string, 0, total),
+		versions: make([]int64, 0, total),
+		ids:      make([][16]byte, 0, total),
+		types:    make([]string, 0, total),
+		datas:    make([][]byte, 0, total),
+		metas:    make([][]byte, 0, total),
+		values:   make([]any, 0, total),
+		now:      time.Now().UTC().Truncate(time.Microsecond),
+		ends:     map[string]uint64{},
+	}
 	for _, r := range group {
 		for _, p := range r.parts {
 			h := heads[p.Stream]
@@ -322,7 +421,6 @@ func (s *Store) writeGroup(group []*appendReq) error {
 				v++
 			}
 			for _, ev := range p.Events {
-				next++
 				id := ev.ID
 				if id == uuid.Nil {
 					id = uuid.New()
@@ -331,45 +429,108 @@ func (s *Store) writeGroup(group []*appendReq) error {
 				if data == nil {
 					data = []byte{}
 				}
-				positions = append(positions, next)
-				streams = append(streams, p.Stream)
-				versions = append(versions, int64(v))
-				ids = append(ids, [16]byte(id))
-				types = append(types, ev.Type)
-				datas = append(datas, data)
-				metas = append(metas, ev.Metadata)
+				g.streams = append(g.streams, p.Stream)
+				g.versions = append(g.versions, int64(v))
+				g.ids = append(g.ids, [16]byte(id))
+				g.types = append(g.types, ev.Type)
+				g.datas = append(g.datas, data)
+				g.metas = append(g.metas, ev.Metadata)
+				g.values = append(g.values, ev.Value)
 				v++
 			}
 			heads[p.Stream] = streamHead{version: v - 1, exists: true}
-			r.res[i] = eventstore.AppendResult{NextExpectedVersion: v - 1, Position: position(next)}
+			g.ends[p.Stream] = v - 1
+			r.res[i] = eventstore.AppendResult{NextExpectedVersion: v - 1, Position: position(int64(len(g.streams)))}
 		}
 	}
-	if len(positions) == 0 {
-		// Every append failed its expected version: nothing to write.
-		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-			return s.dbErr(ctx, "append", err)
-		}
-		ok = true
-		return nil
-	}
+	return g
+}
 
-	b = &pgx.Batch{}
+// insert runs the group's transaction to its commit (begun here unless
+// the long way began it already): the append lock, the rows at the
+// positions after the head, the notification, the commit.
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error {
+	b := &pgx.Batch{}
+	begin := conn.PgConn().TxStatus() == 'I'
+	if begin {
+		b.Queue("BEGIN")
+		b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
+	}
+	b.Queue("SELECT coalesce(max(position), 0) FROM linkd_events")
 	b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
-		SELECT p, s, v, i, t, d, m, $8 FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::uuid[], $5::text[], $6::bytea[], $7::bytea[]) AS u(p, s, v, i, t, d, m)`,
-		positions, streams, versions, ids, types, datas, metas, now)
-	b.Queue("SELECT pg_notify($1, $2)", notifyChannel, fmt.Sprint(next))
-	if s.opts.beforeCommit == nil {
+		SELECT h.h + u.o, u.s, u.v, u.i, u.t, u.d, u.m, $7
+		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
+			unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) WITH ORDINALITY AS u(s, v, i, t, d, m, o)`,
+		g.streams, g.versions, g.ids, g.types, g.datas, g.metas, g.now)
+	b.Queue("SELECT pg_notify($1, (SELECT max(position) FROM linkd_events)::text)", notifyChannel)
+	commit := s.opts.beforeCommit == nil
+	if commit {
 		b.Queue("COMMIT")
 	}
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return s.dbErr(ctx, "append", err)
+	br := conn.SendBatch(ctx, b)
+	err := func() error {
+		defer br.Close()
+		if begin {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		if err := br.QueryRow().Scan(&g.head); err != nil {
+			return err
+		}
+		if _, err := br.Exec(); err != nil { // insert
+			return err
+		}
+		if _, err := br.Exec(); err != nil { // notify
+			return err
+		}
+		if commit {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		return err
 	}
 	if s.opts.beforeCommit != nil {
 		s.opts.beforeCommit()
 		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-			return s.dbErr(ctx, "append", err)
+			return err
 		}
 	}
-	ok = true
 	return nil
+}
+
+// committed records what a group's commit wrote: the streams' versions,
+// the results' positions, and the events for the store's subscriptions.
+func (s *Store) committed(group []*appendReq, g *groupRows) {
+	if len(s.versions) > maxKnownVersions {
+		clear(s.versions)
+	}
+	for stream, v := range g.ends {
+		s.versions[stream] = v
+	}
+	for _, r := range group {
+		for i := range r.res {
+			r.res[i].Position = position(g.head + int64(r.res[i].Position.Commit))
+		}
+	}
+	evs := make([]eventstore.RecordedEvent, len(g.streams))
+	for i := range evs {
+		// Copies: the caller may reuse Data and Metadata once answered.
+		evs[i] = eventstore.RecordedEvent{
+			ID: uuid.UUID(g.ids[i]), Stream: g.streams[i], Version: uint64(g.versions[i]),
+			Position: position(g.head + int64(i) + 1), Type: g.types[i],
+			Data: bytes.Clone(g.datas[i]), Metadata: bytes.Clone(g.metas[i]), Time: g.now, Value: g.values[i],
+		}
+	}
+	s.recent.add(evs)
+	if len(evs) > 0 {
+		s.ownHead.Store(int64(evs[len(evs)-1].Position.Commit))
+	}
 }

@@ -445,3 +445,6 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// EnvDSNSet reports whether LINKD_TEST_POSTGRES_DSN names a server.
+func EnvDSNSet() bool { return os.Getenv(EnvDSN) != "" }
