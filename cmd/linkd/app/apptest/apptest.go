@@ -18,8 +18,8 @@ import (
 
 	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/eventstore/postgres"
-	"github.com/linkd/linkd/internal/testsupport/pgtest"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
 // OperatorKey is the operator key of every test server.
