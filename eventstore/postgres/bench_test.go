@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,8 @@ func pct(l []time.Duration, p float64) time.Duration {
 // under 20 ms. BenchmarkAppend64WritersEmbedded is the same load on the
 // embedded store (SyncAlways), the same-run baseline.
 func BenchmarkAppend64Writers(b *testing.B) {
-	s := openT(b, benchDSN(b), Options{})
+	w, _ := strconv.Atoi(os.Getenv("X_WRITERS"))
+	s := openT(b, benchDSN(b), Options{Writers: w})
 	appendLoad(b, s, 64, 2000) // warm up
 	b.ResetTimer()
 	rate, lat := appendLoad(b, s, 64, max(b.N, 50000))

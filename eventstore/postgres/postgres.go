@@ -54,6 +54,11 @@ type Options struct {
 	// was not told about (LISTEN/NOTIFY lost while reconnecting). Zero
 	// means 1s.
 	PollInterval time.Duration
+	// Writers is how many grouped transactions may be on their way at
+	// once (they take the append lock in turn). Zero means 1: two halved
+	// the appends per second of 64 writers here (smaller groups, the same
+	// commit each), see docs/adr/0100-postgres-event-store.md.
+	Writers int
 	// MaxGroupEvents bounds the events of one grouped transaction (an
 	// append larger than that goes alone). Zero means 4096.
 	MaxGroupEvents int
@@ -91,7 +96,7 @@ type Store struct {
 
 	queue     chan *appendReq
 	closing   chan struct{} // closed by Close
-	writerEnd chan struct{} // closed when the writer returns
+	writerEnd chan struct{} // closed when the writers return
 
 	ctx    context.Context // ends at Close: subscriptions and the listener
 	cancel context.CancelFunc
@@ -103,9 +108,16 @@ type Store struct {
 	recent recentLog
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
-	// versions are streams' last versions as the writer last wrote or read
-	// them (writer goroutine only).
+	// vmu guards versions and inflight; flight signals the end of a
+	// group's claim.
+	vmu    sync.Mutex
+	flight *sync.Cond
+	// versions are streams' last versions as the writers last wrote or
+	// read them.
 	versions map[string]uint64
+	// inflight are the streams of the groups being written.
+	inflight map[string]bool
+	writers  sync.WaitGroup
 }
 
 // maxKnownVersions bounds the writer's map of stream versions.
@@ -133,6 +145,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPoll
+	}
+	if opts.Writers <= 0 {
+		opts.Writers = 1
 	}
 	if opts.MaxGroupEvents <= 0 {
 		opts.MaxGroupEvents = defaultGroupEvents
@@ -169,8 +184,14 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	s.wake.init()
 	s.versions = map[string]uint64{}
+	s.inflight = map[string]bool{}
+	s.flight = sync.NewCond(&s.vmu)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	go s.runWriter()
+	for range opts.Writers {
+		s.writers.Add(1)
+		go s.runWriter()
+	}
+	go func() { s.writers.Wait(); close(s.writerEnd) }()
 	s.bg.Add(1)
 	go s.listen()
 	return s, nil

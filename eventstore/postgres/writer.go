@@ -151,11 +151,13 @@ func (s *Store) submit(ctx context.Context, req *appendReq) error {
 	}
 }
 
-// runWriter is the single writer of the store: it takes every append
-// waiting (up to MaxGroupEvents events and groupBytes) into one
-// transaction, so that concurrent appends share one commit.
+// runWriter is one of the store's writers: it takes every append waiting
+// (up to MaxGroupEvents events and groupBytes) into one transaction, so
+// that concurrent appends share one commit. With more than one writer
+// (Options.Writers), claim keeps groups that share a stream one after the
+// other.
 func (s *Store) runWriter() {
-	defer close(s.writerEnd)
+	defer s.writers.Done()
 	var group []*appendReq
 	var carry *appendReq
 	for {
@@ -211,7 +213,9 @@ func (s *Store) commitGroup(group []*appendReq) {
 	if len(live) == 0 {
 		return
 	}
-	err := s.writeGroup(live)
+	names := s.claim(live)
+	err := s.writeGroup(live, names)
+	s.release(names)
 	for _, r := range live {
 		if r.err == nil && err != nil {
 			r.err = err
@@ -231,18 +235,8 @@ func (s *Store) commitGroup(group []*appendReq) {
 // insert breaks UNIQUE (stream, version), the transaction rolls back, and
 // the group goes the long way, reading the streams' versions under the
 // lock first.
-func (s *Store) writeGroup(group []*appendReq) error {
+func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	ctx := context.Background()
-	var names []string
-	seen := map[string]bool{}
-	for _, r := range group {
-		for _, p := range r.parts {
-			if !seen[p.Stream] {
-				seen[p.Stream] = true
-				names = append(names, p.Stream)
-			}
-		}
-	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.dbErr(ctx, "append", err)
@@ -254,7 +248,9 @@ func (s *Store) writeGroup(group []*appendReq) error {
 			// rather than hand it back to the pool mid-transaction, and
 			// forget the versions known.
 			conn.Conn().Close(ctx) //nolint:errcheck
+			s.vmu.Lock()
 			clear(s.versions)
+			s.vmu.Unlock()
 		}
 		conn.Release()
 	}()
@@ -296,6 +292,8 @@ func (s *Store) writeGroup(group []*appendReq) error {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
+		s.vmu.Lock()
+		defer s.vmu.Unlock()
 		rows, err := br.Query()
 		if err != nil {
 			return err
@@ -341,6 +339,8 @@ func (s *Store) writeGroup(group []*appendReq) error {
 // expected version against them (an append that fails goes the long way,
 // to fail against what the database holds, not against a guess).
 func (s *Store) knownHeads(group []*appendReq, names []string) (map[string]streamHead, bool) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	heads := make(map[string]streamHead, len(names))
 	for _, n := range names {
 		v, ok := s.versions[n]
@@ -509,12 +509,14 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 // committed records what a group's commit wrote: the streams' versions,
 // the results' positions, and the events for the store's subscriptions.
 func (s *Store) committed(group []*appendReq, g *groupRows) {
+	s.vmu.Lock()
 	if len(s.versions) > maxKnownVersions {
 		clear(s.versions)
 	}
 	for stream, v := range g.ends {
 		s.versions[stream] = v
 	}
+	s.vmu.Unlock()
 	for _, r := range group {
 		for i := range r.res {
 			r.res[i].Position = position(g.head + int64(r.res[i].Position.Commit))
@@ -531,6 +533,55 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 	}
 	s.recent.add(evs)
 	if len(evs) > 0 {
-		s.ownHead.Store(int64(evs[len(evs)-1].Position.Commit))
+		last := int64(evs[len(evs)-1].Position.Commit)
+		for {
+			h := s.ownHead.Load()
+			if h >= last || s.ownHead.CompareAndSwap(h, last) {
+				break
+			}
+		}
 	}
+}
+
+// claim waits until no other writer's group holds a stream of group, then
+// marks group's streams as held, and returns them.
+func (s *Store) claim(group []*appendReq) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range group {
+		for _, p := range r.parts {
+			if !seen[p.Stream] {
+				seen[p.Stream] = true
+				names = append(names, p.Stream)
+			}
+		}
+	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	for s.held(names) {
+		s.flight.Wait()
+	}
+	for _, n := range names {
+		s.inflight[n] = true
+	}
+	return names
+}
+
+func (s *Store) held(names []string) bool {
+	for _, n := range names {
+		if s.inflight[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// release ends a claim.
+func (s *Store) release(names []string) {
+	s.vmu.Lock()
+	for _, n := range names {
+		delete(s.inflight, n)
+	}
+	s.vmu.Unlock()
+	s.flight.Broadcast()
 }
