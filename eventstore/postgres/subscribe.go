@@ -166,9 +166,11 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 				return eventstore.ErrClosed
 			}
 		}
-		if len(evs) == subPage || mem {
+		if len(evs) == subPage {
 			continue
 		}
+		// Caught up: with the store's last commit (from memory), or with
+		// the table. The next commit wakes the subscription.
 		poll.Reset(s.opts.PollInterval)
 		select {
 		case <-woken:
