@@ -59,11 +59,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("postgres: schema lock: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLock) //nolint:errcheck
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS linkd_schema_version (
-		version integer PRIMARY KEY,
-		applied timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
-		return fmt.Errorf("postgres: create linkd_schema_version: %w", err)
+	// Asked first: a role without CREATE on the schema may run a linkd
+	// whose schema is in place (CREATE TABLE IF NOT EXISTS would need it).
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('linkd_schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS linkd_schema_version (
+			version integer PRIMARY KEY,
+			applied timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return fmt.Errorf("postgres: create linkd_schema_version: %w", err)
+		}
 	}
 	var current int
 	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM linkd_schema_version").Scan(&current); err != nil {
