@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
@@ -18,4 +21,19 @@ func TestCrashKeepsAcknowledgedWritesAndClicksPostgres(t *testing.T) {
 
 func TestReplayGivesSameReadModelsPostgres(t *testing.T) {
 	replayScenario(t, "LINKD_EVENTSTORE="+pgtest.DSN(t))
+}
+
+// The scaled path on PostgreSQL: the relay reads the log from PostgreSQL
+// and publishes it to Kafka (kfake), the projections consume from Kafka.
+func TestKafkaCrashKeepsAcknowledgedWritesAndClicksPostgres(t *testing.T) {
+	cfg := bustest.Kafka(t, 6)
+	crashScenario(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
+}
+
+// And with the statistics in ClickHouse too (skipped without a ClickHouse).
+func TestScaledCrashKeepsClicksPostgres(t *testing.T) {
+	ch := chtest.DSN(t)
+	cfg := bustest.Kafka(t, 6)
+	crashScenario(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_CLICKHOUSE_DSN="+ch,
+		"LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
 }
