@@ -91,7 +91,8 @@ func pct(l []time.Duration, p float64) time.Duration {
 // embedded store (SyncAlways), the same-run baseline.
 func BenchmarkAppend64Writers(b *testing.B) {
 	w, _ := strconv.Atoi(os.Getenv("X_WRITERS"))
-	s := openT(b, benchDSN(b), Options{Writers: w})
+	linger, _ := time.ParseDuration(os.Getenv("X_LINGER"))
+	s := openT(b, benchDSN(b), Options{Writers: w, Linger: linger})
 	appendLoad(b, s, 64, 2000) // warm up
 	b.ResetTimer()
 	rate, lat := appendLoad(b, s, 64, max(b.N, 50000))
@@ -182,4 +183,17 @@ func BenchmarkReplayEmbedded(b *testing.B) {
 	sub, pages := replayRate(b, s, n)
 	b.ReportMetric(sub, "sub-events/s")
 	b.ReportMetric(pages, "readall-events/s")
+}
+
+// BenchmarkAppendOneWriter: one goroutine appending one small event at a
+// time to the durable cluster: the latency of one grouped transaction with
+// nothing to group (a commit, a WAL flush and the round trips).
+func BenchmarkAppendOneWriter(b *testing.B) {
+	s := openT(b, benchDSN(b), Options{})
+	appendLoad(b, s, 1, 200)
+	b.ResetTimer()
+	rate, lat := appendLoad(b, s, 1, max(b.N, 2000))
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(float64(pct(lat, 0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(pct(lat, 0.99).Microseconds())/1000, "p99-ms")
 }

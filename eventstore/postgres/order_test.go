@@ -36,7 +36,12 @@ func TestNoSkipUnderOutOfOrderCommits(t *testing.T) {
 		var mu sync.Mutex
 		rng := rand.New(rand.NewPCG(seed, 7))
 		// Odd stores run two writers: groups of one store overlap too.
-		ss = append(ss, openT(t, dsn, Options{Writers: 1 + i%2, beforeCommit: func() {
+		// Store 0 lingers for bigger groups.
+		linger := time.Duration(0)
+		if i == 0 {
+			linger = time.Millisecond
+		}
+		ss = append(ss, openT(t, dsn, Options{Writers: 1 + i%2, Linger: linger, beforeCommit: func() {
 			mu.Lock()
 			d := time.Duration(rng.IntN(3000)) * time.Microsecond
 			mu.Unlock()

@@ -160,6 +160,7 @@ func (s *Store) runWriter() {
 	defer s.writers.Done()
 	var group []*appendReq
 	var carry *appendReq
+	lastReqs := 0
 	for {
 		group = group[:0]
 		if carry != nil {
@@ -174,20 +175,43 @@ func (s *Store) runWriter() {
 			}
 		}
 		n, size := group[0].n, group[0].size
+		// Under load (the last group held several appends) wait up to
+		// Linger for the callers of the last group to come back: a bigger
+		// group shares one commit among more appends.
+		var (
+			linger <-chan time.Time
+			timer  *time.Timer
+		)
+		if s.opts.Linger > 0 && lastReqs >= lingerAfter {
+			timer = time.NewTimer(s.opts.Linger)
+			linger = timer.C
+		}
 	more:
 		for n < s.opts.MaxGroupEvents && size < groupBytes {
+			var r *appendReq
 			select {
-			case r := <-s.queue:
-				if n+r.n > s.opts.MaxGroupEvents || size+r.size > groupBytes {
-					carry = r
+			case r = <-s.queue:
+			default:
+				if linger == nil || len(group) >= lastReqs {
 					break more
 				}
-				group = append(group, r)
-				n, size = n+r.n, size+r.size
-			default:
+				select {
+				case r = <-s.queue:
+				case <-linger:
+					break more
+				}
+			}
+			if n+r.n > s.opts.MaxGroupEvents || size+r.size > groupBytes {
+				carry = r
 				break more
 			}
+			group = append(group, r)
+			n, size = n+r.n, size+r.size
 		}
+		if timer != nil {
+			timer.Stop()
+		}
+		lastReqs = len(group)
 		s.commitGroup(group)
 	}
 }
