@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/linkd/linkd/eventstore"
@@ -9,7 +10,14 @@ import (
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchC != nil {
+		benchC.Remove()
+	}
+	pgtest.Stop()
+	os.Exit(code)
+}
 
 // openT opens a store on dsn, closed when t ends.
 func openT(t testing.TB, dsn string, opts Options) *Store {
