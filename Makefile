@@ -21,7 +21,9 @@ build:
 # The whole test suite: unit, API, Kafka (in-process kfake broker) and, when
 # a ClickHouse server is installed or LINKD_TEST_CLICKHOUSE_DSN is set,
 # ClickHouse tests; then the ClickHouse projection's tests again on current
-# ClickHouse (test-chdb). EventStoreDB tests run when ESDB_TEST_URL is set.
+# ClickHouse (test-chdb). EventStoreDB tests run when ESDB_TEST_URL is set;
+# PostgreSQL tests when Debian's postgresql is installed (throwaway clusters)
+# or LINKD_TEST_POSTGRES_DSN is set.
 test:
 	$(GO) vet $(PKGS)
 	env -u LINKD_TEST_CHDB $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)

@@ -3,8 +3,9 @@
 // expected version; the relay and replay read the global log; projections
 // never read it directly.
 //
-// Two adapters implement it: eventstore/embedded (durable files on local disk,
-// the default) and eventstore/esdb (EventStoreDB). Both run the contract suite
+// Three adapters implement it: eventstore/embedded (durable files on local
+// disk, the default), eventstore/esdb (EventStoreDB) and eventstore/postgres
+// (PostgreSQL). All run the contract suite
 // in eventstore/eventstoretest.
 package eventstore
 

@@ -51,7 +51,8 @@ const (
 func start(t *testing.T, opts ...apptest.Option) *apptest.Server {
 	t.Helper()
 	dns := dnsServer(t, nil)
-	return apptest.Start(t, append([]apptest.Option{func(c *app.Config) { c.DNSServer = dns }}, opts...)...)
+	base := append(postgresOption(t), func(c *app.Config) { c.DNSServer = dns })
+	return apptest.Start(t, append(base, opts...)...)
 }
 
 // freePlan makes new workspaces use the free plan.

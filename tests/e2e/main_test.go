@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
 var binary string
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	chtest.Stop()
+	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/eventstore/esdb"
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/clicklimit"
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/deadline"
@@ -98,6 +99,9 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.St
 		return embedded.Open(embedded.Options{
 			Dir: filepath.Join(cfg.DataDir, "events"), Durability: d, FlushInterval: cfg.FlushInterval, Logger: log,
 		})
+	}
+	if postgres.IsDSN(cfg.EventStore) {
+		return postgres.Open(ctx, cfg.EventStore, postgres.Options{Logger: log})
 	}
 	return esdb.Open(ctx, cfg.EventStore, esdb.Options{Logger: log})
 }

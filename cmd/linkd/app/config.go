@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/user"
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/enrich"
 )
 
@@ -32,7 +33,7 @@ type Config struct {
 	TrustedProxies  string        // LINKD_TRUSTED_PROXIES
 	DNSServer       string        // LINKD_DNS_SERVER
 	DefaultPlan     string        // LINKD_DEFAULT_PLAN
-	EventStore      string        // LINKD_EVENTSTORE: "" or "embedded" or esdb://... kurrentdb://...
+	EventStore      string        // LINKD_EVENTSTORE: "" or "embedded" or esdb://... kurrentdb://... postgres://...
 	KafkaBrokers    string        // LINKD_KAFKA_BROKERS
 	ClickHouseDSN   string        // LINKD_CLICKHOUSE_DSN
 	Secret          string        // LINKD_SECRET: hex or base64; default a file in DataDir
@@ -172,8 +173,9 @@ func (c *Config) Validate() error {
 	case strings.HasPrefix(es, "esdb://"), strings.HasPrefix(es, "esdb+discover://"),
 		strings.HasPrefix(es, "kurrentdb://"), strings.HasPrefix(es, "kurrentdb+discover://"),
 		strings.HasPrefix(es, "kurrent://"):
+	case postgres.IsDSN(es):
 	default:
-		errs = append(errs, fmt.Errorf("LINKD_EVENTSTORE %q: want embedded, esdb://... or kurrentdb://...", c.EventStore))
+		errs = append(errs, fmt.Errorf("LINKD_EVENTSTORE %q: want embedded, esdb://..., kurrentdb://... or postgres://...", c.EventStore))
 	}
 	if c.ClickHouseDSN != "" && !strings.HasPrefix(c.ClickHouseDSN, "clickhouse://") && !strings.HasPrefix(c.ClickHouseDSN, "tcp://") {
 		errs = append(errs, fmt.Errorf("LINKD_CLICKHOUSE_DSN: want clickhouse://user:password@host:9000/database"))

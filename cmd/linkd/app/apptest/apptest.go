@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
 // OperatorKey is the operator key of every test server.
@@ -52,7 +55,33 @@ func WithClock(c clock.Clock) Option {
 // NewClock is a manual clock at the current time, for WithClock.
 func NewClock() *clock.Manual { return clock.NewManual(time.Now()) }
 
-// Start runs linkd until the test ends.
+// Postgres keeps the server's event log in a PostgreSQL database of its
+// own (pgtest: a throwaway cluster, or LINKD_TEST_POSTGRES_DSN); the test
+// is skipped when there is no PostgreSQL.
+func Postgres(t testing.TB) Option {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	return func(c *app.Config) { c.EventStore = dsn }
+}
+
+// freshDatabase creates a database on the server of dsn for t, dropped
+// when t ends.
+func freshDatabase(t testing.TB, dsn string) string {
+	t.Helper()
+	db, err := pgtest.CreateDatabase(dsn, fmt.Sprintf("linkd_apptest_%d_%d", time.Now().UnixNano(), os.Getpid()))
+	if err != nil {
+		t.Fatalf("LINKD_EVENTSTORE: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := pgtest.DropDatabase(dsn, db); err != nil {
+			t.Logf("drop database: %v", err)
+		}
+	})
+	return db
+}
+
+// Start runs linkd until the test ends. When LINKD_EVENTSTORE names a
+// PostgreSQL server, each server keeps its events in a new database there.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -66,6 +95,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.AdminEmail, cfg.AdminPassword = AdminEmail, AdminPassword
 	cfg.LogLevel = "warn"
 	cfg.LogFormat = "text"
+	if es := os.Getenv("LINKD_EVENTSTORE"); postgres.IsDSN(es) {
+		// Every server gets an empty database of its own on that server.
+		cfg.EventStore = freshDatabase(t, es)
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}

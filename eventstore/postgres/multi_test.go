@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
+)
+
+func part(stream string, exp eventstore.ExpectedVersion, n int) eventstore.StreamAppend {
+	evs := make([]eventstore.EventData, n)
+	for i := range evs {
+		evs[i] = ev(i)
+	}
+	return eventstore.StreamAppend{Stream: stream, Expected: exp, Events: evs}
+}
+
+// AppendMulti writes its parts in one transaction: all, in order, or none
+// when one part fails its expected version (the error names that stream).
+func TestAppendMulti(t *testing.T) {
+	s := openT(t, pgtest.DSN(t), Options{})
+	ctx := t.Context()
+	if _, err := s.Append(ctx, "a-1", eventstore.NoStream(), ev(0)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.AppendMulti(ctx, part("a-1", eventstore.Exact(0), 2), part("b-1", eventstore.NoStream(), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].NextExpectedVersion != 2 || res[1].NextExpectedVersion != 0 || !res[0].Position.Less(res[1].Position) {
+		t.Fatalf("results %+v", res)
+	}
+	_, err = s.AppendMulti(ctx, part("c-1", eventstore.NoStream(), 1), part("a-1", eventstore.NoStream(), 1))
+	if !errors.Is(err, eventstore.ErrWrongExpectedVersion) || !strings.Contains(err.Error(), `"a-1"`) {
+		t.Fatalf("err %v, want a wrong version of a-1", err)
+	}
+	if _, ok, _ := s.StreamVersion(ctx, "c-1"); ok {
+		t.Fatal("c-1 was written by a failed append")
+	}
+	for _, bad := range [][]eventstore.StreamAppend{
+		{part("d-1", eventstore.Any(), 1), part("d-1", eventstore.Any(), 1)},
+		{part("d-1", eventstore.Any(), 1), part("e-1", eventstore.Any(), 0)},
+		{part("$d-1", eventstore.Any(), 1)},
+	} {
+		if _, err := s.AppendMulti(ctx, bad...); !errors.Is(err, eventstore.ErrInvalidEvent) {
+			t.Errorf("%d parts: err %v, want ErrInvalidEvent", len(bad), err)
+		}
+	}
+	all, err := s.ReadAll(ctx, eventstore.Start, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a-1@0", "a-1@1", "a-1@2", "b-1@0"}
+	if len(all) != len(want) {
+		t.Fatalf("%d events, want %d", len(all), len(want))
+	}
+	for i, e := range all {
+		if got := fmt.Sprintf("%s@%d", e.Stream, e.Version); got != want[i] {
+			t.Errorf("event %d is %s, want %s", i, got, want[i])
+		}
+	}
+}
+
+// Concurrent multi-stream appends to a shared stream, grouped into common
+// transactions by the writer: each is whole and adjacent in the log.
+func TestAppendMultiConcurrent(t *testing.T) {
+	s := openT(t, pgtest.DSN(t), Options{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			if _, err := s.AppendMulti(ctx, part(fmt.Sprintf("own-%d", i), eventstore.NoStream(), 1), part("shared-1", eventstore.Any(), 2)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	all, err := s.ReadAll(ctx, eventstore.Start, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 120 {
+		t.Fatalf("%d events, want 120", len(all))
+	}
+	for i := 0; i < len(all); i += 3 {
+		if !strings.HasPrefix(all[i].Stream, "own-") || all[i+1].Stream != "shared-1" || all[i+2].Stream != "shared-1" || all[i+2].Version != all[i+1].Version+1 {
+			t.Fatalf("events %d-%d: %s@%d %s@%d %s@%d", i, i+2, all[i].Stream, all[i].Version, all[i+1].Stream, all[i+1].Version, all[i+2].Stream, all[i+2].Version)
+		}
+	}
+}
+
+// A grouped transaction in which one append fails its expected version
+// still commits the others.
+func TestGroupedAppendsFailAlone(t *testing.T) {
+	s := openT(t, pgtest.DSN(t), Options{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = s.Append(ctx, "race-1", eventstore.NoStream(), ev(i))
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, eventstore.ErrWrongExpectedVersion):
+			t.Fatalf("Append: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d appends with NoStream won, want 1", won)
+	}
+	if v, ok, err := s.StreamVersion(ctx, "race-1"); err != nil || !ok || v != 0 {
+		t.Fatalf("StreamVersion = %d, %v, %v", v, ok, err)
+	}
+}

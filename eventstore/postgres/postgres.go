@@ -1,0 +1,408 @@
+// Package postgres is the PostgreSQL adapter of the event store port, on
+// pgx. It keeps the whole log in one table, linkd_events, created and
+// migrated by Open (schema.go).
+//
+// How the port maps to PostgreSQL:
+//   - a Position is the event's row position (Commit == Prepare), one global
+//     order with no holes: positions are handed out under a transaction-scoped
+//     advisory lock that every appending transaction, of any process, takes
+//     first and holds until it commits, so transactions commit in the order
+//     of their positions and a reader that sees position N sees everything
+//     before N (ADR 0100: the alternative, sequence positions with a
+//     pg_snapshot_xmin horizon, lets a reader skip nothing only by waiting on
+//     the oldest open writer anyway);
+//   - expected versions are checked under that lock against the stream's last
+//     version, and a UNIQUE (stream, version) constraint refuses any row that
+//     would break a stream's run whatever wrote it;
+//   - appends are grouped: one writer goroutine per Store takes every append
+//     waiting (clicks, mostly) into one transaction, and each caller is
+//     answered once the commit holding its events is done (writer.go);
+//   - AppendMulti writes its parts in one transaction;
+//   - subscriptions read the table from their position, woken by the store's
+//     own commits, by LISTEN/NOTIFY for other processes' commits, and by a
+//     poll as a fallback; they survive a server restart, resuming after the
+//     last position they delivered (subscribe.go).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// Options tune the adapter. The zero value is ready to use.
+type Options struct {
+	// ConnectTimeout bounds the connection check and the migration of
+	// Open. Zero means 30s.
+	ConnectTimeout time.Duration
+	// MaxConns is the pool size when the connection string does not set
+	// pool_max_conns. Zero means 16. The store also holds one connection
+	// of its own for LISTEN.
+	MaxConns int32
+	// PollInterval is how often a waiting subscription looks for events it
+	// was not told about (LISTEN/NOTIFY lost while reconnecting). Zero
+	// means 1s.
+	PollInterval time.Duration
+	// Writers is how many grouped transactions may be on their way at
+	// once (they take the append lock in turn). Zero means 1: two halved
+	// the appends per second of 64 writers here (smaller groups, the same
+	// commit each), see docs/adr/0100-postgres-event-store.md.
+	Writers int
+	// Linger is how long the writer may wait for more appends to join a
+	// group when the last group held several (as many as the last group
+	// at most). Zero means none: 1ms gave 13-43% more appends/s from 64
+	// writers here, with a lower p50 and a higher p99
+	// (docs/performance.md and ADR 0100), too mixed to make it the default.
+	Linger time.Duration
+	// MaxGroupEvents bounds the events of one grouped transaction (an
+	// append larger than that goes alone). Zero means 4096.
+	MaxGroupEvents int
+	// Logger receives warnings (reconnects). Nil drops them.
+	Logger *slog.Logger
+
+	// beforeCommit, when set (tests only), runs in every appending
+	// transaction just before its commit.
+	beforeCommit func()
+}
+
+const (
+	defaultConnectTimeout = 30 * time.Second
+	defaultMaxConns       = 16
+	defaultPoll           = time.Second
+	defaultGroupEvents    = 4096
+	// lingerAfter is how many appends the last group must have held for
+	// the writer to linger.
+	lingerAfter = 8
+	// groupBytes bounds the data of one grouped transaction.
+	groupBytes = 16 << 20
+	// MaxEventSize is the largest event (data and metadata) accepted.
+	MaxEventSize = 64 << 20
+)
+
+// Store is an eventstore.Store on a PostgreSQL database. It is safe for
+// concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+	log  *slog.Logger
+	dsn  string
+
+	// mu guards closed; operations hold it shared while they run, so
+	// that Close waits for them.
+	mu     sync.RWMutex
+	closed bool
+
+	queue     chan *appendReq
+	closing   chan struct{} // closed by Close
+	writerEnd chan struct{} // closed when the writers return
+
+	ctx    context.Context // ends at Close: subscriptions and the listener
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	wake notifier
+	// recent holds the events of the store's last commits, for its
+	// subscriptions.
+	recent recentLog
+	// ownHead is the position of the store's last commit.
+	ownHead atomic.Int64
+	// vmu guards versions and inflight; flight signals the end of a
+	// group's claim.
+	vmu    sync.Mutex
+	flight *sync.Cond
+	// versions are streams' last versions as the writers last wrote or
+	// read them.
+	versions map[string]uint64
+	// inflight are the streams of the groups being written.
+	inflight map[string]bool
+	writers  sync.WaitGroup
+}
+
+// maxKnownVersions bounds the writer's map of stream versions.
+const maxKnownVersions = 1 << 18
+
+var (
+	_ eventstore.Store         = (*Store)(nil)
+	_ eventstore.MultiAppender = (*Store)(nil)
+)
+
+// IsDSN reports whether s names a PostgreSQL server (postgres:// or
+// postgresql://).
+func IsDSN(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// Open connects to the database named by connString (postgres:// or
+// postgresql://, with libpq's settings such as ?sslmode=disable and pgx's
+// pool_max_conns), creates or migrates the schema, and starts the writer
+// and the listener.
+func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = defaultPoll
+	}
+	if opts.Writers <= 0 {
+		opts.Writers = 1
+	}
+	if opts.MaxGroupEvents <= 0 {
+		opts.MaxGroupEvents = defaultGroupEvents
+	}
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: bad connection string: %w", redact(err))
+	}
+	if !strings.Contains(connString, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+		if opts.MaxConns > 0 {
+			cfg.MaxConns = opts.MaxConns
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", redact(err))
+	}
+	if err := migrate(cctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		pool: pool, opts: opts, log: log, dsn: connString,
+		queue:     make(chan *appendReq, 1024),
+		closing:   make(chan struct{}),
+		writerEnd: make(chan struct{}),
+	}
+	s.wake.init()
+	s.versions = map[string]uint64{}
+	s.inflight = map[string]bool{}
+	s.flight = sync.NewCond(&s.vmu)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for range opts.Writers {
+		s.writers.Add(1)
+		go s.runWriter()
+	}
+	go func() { s.writers.Wait(); close(s.writerEnd) }()
+	s.bg.Add(1)
+	go s.listen()
+	return s, nil
+}
+
+// redact drops a connection string (and its password) from pgx's parse
+// errors.
+func redact(err error) error {
+	var perr *pgconn.ParseConfigError
+	if errors.As(err, &perr) {
+		return errors.New(perr.Error()[strings.LastIndex(perr.Error(), ":")+1:])
+	}
+	return err
+}
+
+// enter admits an operation unless the store is closed; exit ends it.
+func (s *Store) enter(ctx context.Context) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return eventstore.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		s.mu.RUnlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Store) exit() { s.mu.RUnlock() }
+
+// Close stops the writer (appends waiting are refused with ErrClosed),
+// ends the subscriptions, and closes the pool.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.closing)
+	s.mu.Unlock()
+	<-s.writerEnd
+	s.cancel()
+	s.bg.Wait()
+	s.pool.Close()
+	return nil
+}
+
+// dbErr turns a driver error into the port's: ctx's error when ctx ended,
+// ErrClosed when the store closed meanwhile.
+func (s *Store) dbErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("postgres: %s: %w", what, ctx.Err())
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("postgres: %s: %w (%s)", what, eventstore.ErrWrongExpectedVersion, pgErr.ConstraintName)
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+const eventColumns = "position, stream, version, id, type, data, metadata, created"
+
+// scanEvents reads rows of eventColumns.
+func scanEvents(rows pgx.Rows, capacity int) ([]eventstore.RecordedEvent, error) {
+	defer rows.Close()
+	out := make([]eventstore.RecordedEvent, 0, capacity)
+	for rows.Next() {
+		var (
+			ev       eventstore.RecordedEvent
+			pos, ver int64
+		)
+		if err := rows.Scan(&pos, &ev.Stream, &ver, (*[16]byte)(&ev.ID), &ev.Type, &ev.Data, &ev.Metadata, &ev.Time); err != nil {
+			return nil, err
+		}
+		ev.Position = position(pos)
+		ev.Version = uint64(ver)
+		ev.Time = ev.Time.UTC()
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+func position(p int64) eventstore.Position {
+	return eventstore.Position{Commit: uint64(p), Prepare: uint64(p)}
+}
+
+// pos is the row position of p (a position of this store has Commit ==
+// Prepare); positions past the int64 range are clamped.
+func pos(p eventstore.Position) int64 {
+	if p.Commit > 1<<62 {
+		return 1 << 62
+	}
+	return int64(p.Commit)
+}
+
+// ReadStream implements eventstore.Store.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	if from > 1<<62 {
+		from = 1 << 62
+	}
+	if max <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+eventColumns+" FROM linkd_events WHERE stream = $1 AND version >= $2 ORDER BY version LIMIT $3",
+		stream, int64(from), max)
+	if err != nil {
+		return nil, s.dbErr(ctx, "read stream", err)
+	}
+	evs, err := scanEvents(rows, min(max, 256))
+	if err != nil {
+		return nil, s.dbErr(ctx, "read stream", err)
+	}
+	if len(evs) == 0 {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM linkd_events WHERE stream = $1)", stream).Scan(&exists); err != nil {
+			return nil, s.dbErr(ctx, "read stream", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
+		}
+	}
+	return evs, nil
+}
+
+// StreamVersion implements eventstore.Store.
+func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, bool, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, false, err
+	}
+	defer s.exit()
+	var v *int64
+	if err := s.pool.QueryRow(ctx, "SELECT max(version) FROM linkd_events WHERE stream = $1", stream).Scan(&v); err != nil {
+		return 0, false, s.dbErr(ctx, "stream version", err)
+	}
+	if v == nil {
+		return 0, false, nil
+	}
+	return uint64(*v), true, nil
+}
+
+// ReadAll implements eventstore.Store.
+func (s *Store) ReadAll(ctx context.Context, after eventstore.Position, max int) ([]eventstore.RecordedEvent, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	if max <= 0 {
+		return nil, nil
+	}
+	evs, err := s.readAll(ctx, pos(after), max, nil)
+	if err != nil {
+		return nil, s.dbErr(ctx, "read all", err)
+	}
+	return evs, nil
+}
+
+// readAll reads up to max events after position after, of the streams
+// that start with one of prefixes (every stream when there are none).
+// System streams cannot be written here, so there are none to skip.
+func (s *Store) readAll(ctx context.Context, after int64, max int, prefixes []string) ([]eventstore.RecordedEvent, error) {
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if len(prefixes) == 0 {
+		rows, err = s.pool.Query(ctx, "SELECT "+eventColumns+" FROM linkd_events WHERE position > $1 ORDER BY position LIMIT $2", after, max)
+	} else {
+		rows, err = s.pool.Query(ctx, "SELECT "+eventColumns+" FROM linkd_events WHERE position > $1 AND stream LIKE ANY ($3) ORDER BY position LIMIT $2",
+			after, max, likePrefixes(prefixes))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return scanEvents(rows, min(max, 1024))
+}
+
+// likePrefixes makes LIKE patterns matching names that start with each
+// prefix.
+func likePrefixes(prefixes []string) []string {
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = esc.Replace(p) + "%"
+	}
+	return out
+}
+
+// Head implements eventstore.Store.
+func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
+	if err := s.enter(ctx); err != nil {
+		return eventstore.Start, err
+	}
+	defer s.exit()
+	var p int64
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(position), 0) FROM linkd_events").Scan(&p); err != nil {
+		return eventstore.Start, s.dbErr(ctx, "head", err)
+	}
+	return position(p), nil
+}

@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Advisory lock keys (pg_advisory_lock's bigint space is shared by every
+// application of a database: these are "linkd" in ASCII, and two more).
+const (
+	// appendLock is held, transaction-scoped, by every appending
+	// transaction from before it reads the head until it commits.
+	appendLock int64 = 0x6c696e6b64_01
+	// migrateLock is held while the schema is checked and migrated, so
+	// that instances starting together migrate once.
+	migrateLock int64 = 0x6c696e6b64_02
+)
+
+// notifyChannel is the LISTEN/NOTIFY channel every appending transaction
+// notifies.
+const notifyChannel = "linkd_events"
+
+// migrations are the schema's versions, in order: migration i brings the
+// schema to version i+1. Never change one that has shipped: add another.
+var migrations = []string{
+	// 1: the log. position is the global order (given under appendLock,
+	// with no holes); (stream, version) is unique, which is how no two
+	// appends can both take a stream's next version.
+	`CREATE TABLE linkd_events (
+		position bigint PRIMARY KEY,
+		stream   text NOT NULL,
+		version  bigint NOT NULL,
+		id       uuid NOT NULL,
+		type     text NOT NULL,
+		data     bytea NOT NULL,
+		metadata bytea,
+		created  timestamptz NOT NULL,
+		CONSTRAINT linkd_events_stream_version UNIQUE (stream, version),
+		CONSTRAINT linkd_events_version_check CHECK (version >= 0),
+		CONSTRAINT linkd_events_position_check CHECK (position > 0)
+	)`,
+}
+
+// SchemaVersion is the version of the schema this package writes.
+var SchemaVersion = len(migrations)
+
+// migrate creates the schema or brings it to SchemaVersion, under
+// migrateLock. It refuses a schema newer than it knows.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLock); err != nil {
+		return fmt.Errorf("postgres: schema lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLock) //nolint:errcheck
+	// Asked first: a role without CREATE on the schema may run a linkd
+	// whose schema is in place (CREATE TABLE IF NOT EXISTS would need it).
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('linkd_schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS linkd_schema_version (
+			version integer PRIMARY KEY,
+			applied timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return fmt.Errorf("postgres: create linkd_schema_version: %w", err)
+		}
+	}
+	var current int
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM linkd_schema_version").Scan(&current); err != nil {
+		return fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	if current > len(migrations) {
+		return fmt.Errorf("postgres: the database's schema is at version %d, newer than this linkd knows (%d): run a newer linkd", current, len(migrations))
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO linkd_schema_version (version) VALUES ($1)", v)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: migrate the schema to version %d: %w", v, err)
+		}
+	}
+	return nil
+}

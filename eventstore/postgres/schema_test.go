@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
+)
+
+func exec(t *testing.T, dsn string, sqls ...string) {
+	t.Helper()
+	ctx := context.Background() // also in cleanups, after t's context ended
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range sqls {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// Open creates the schema once, opens it again unchanged, and refuses a
+// schema newer than it knows.
+func TestSchemaMigration(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s := openT(t, dsn, Options{})
+	if _, err := s.Append(t.Context(), "link-1", eventstore.NoStream(), ev(1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openT(t, dsn, Options{})
+	if v, ok, err := s.StreamVersion(t.Context(), "link-1"); err != nil || !ok || v != 0 {
+		t.Fatalf("after reopening: StreamVersion = %d, %v, %v", v, ok, err)
+	}
+	s.Close()
+	var n int
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM linkd_schema_version").Scan(&n); err != nil || n != SchemaVersion {
+		t.Fatalf("%d schema versions recorded (%v), want %d", n, err, SchemaVersion)
+	}
+	conn.Close(context.Background())
+	exec(t, dsn, "INSERT INTO linkd_schema_version (version) VALUES (999)")
+	if _, err := Open(t.Context(), dsn, Options{}); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("Open on a newer schema: %v, want a refusal", err)
+	}
+}
+
+// A role with only SELECT and INSERT on linkd's two tables runs linkd once
+// the schema is in place (docs/operations.md, "Role rights").
+func TestLeastRights(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	openT(t, dsn, Options{}).Close()
+	role := "linkd_app_" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_")
+	exec(t, dsn,
+		"DROP ROLE IF EXISTS "+role,
+		"CREATE ROLE "+role+" LOGIN",
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+		"GRANT SELECT, INSERT ON linkd_events, linkd_schema_version TO "+role,
+	)
+	t.Cleanup(func() {
+		exec(t, dsn, "DROP OWNED BY "+role, "DROP ROLE IF EXISTS "+role)
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	s := openT(t, u.String(), Options{})
+	ctx := t.Context()
+	if _, err := s.Append(ctx, "link-1", eventstore.NoStream(), ev(1)); err != nil {
+		t.Fatalf("Append as %s: %v", role, err)
+	}
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if e, err := sub.Recv(ctx); err != nil || e.Stream != "link-1" {
+		t.Fatalf("Recv as %s: %v %v", role, e.Stream, err)
+	}
+}

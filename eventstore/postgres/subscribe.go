@@ -1,0 +1,295 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+// notifier wakes every waiting subscription: wait returns a channel that
+// broadcast closes.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) init() { n.ch = make(chan struct{}) }
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// listen holds a connection of its own that LISTENs for the commits of
+// other processes (the store's own wake its subscriptions directly), and
+// reconnects when it breaks. Every (re)connection wakes the subscriptions:
+// notifications may have been missed meanwhile.
+func (s *Store) listen() {
+	defer s.bg.Done()
+	backoff := 100 * time.Millisecond
+	for s.ctx.Err() == nil {
+		err := s.listenOnce()
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("postgres: LISTEN connection lost; subscriptions poll until it is back", "err", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-s.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (s *Store) listenOnce() error {
+	cfg := s.pool.Config().ConnConfig.Copy()
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.ConnectTimeout)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(s.ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	s.wake.broadcast()
+	for {
+		n, err := conn.WaitForNotification(s.ctx)
+		if err != nil {
+			return err
+		}
+		// The store's own commits woke its subscriptions already.
+		if p, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && p <= s.ownHead.Load() {
+			continue
+		}
+		s.wake.broadcast()
+	}
+}
+
+// subPage is how many events a subscription reads at once.
+const subPage = 1000
+
+// subscription reads the log after its position in a goroutine of its
+// own, into a buffered channel that Recv takes from.
+type subscription struct {
+	ch     chan eventstore.RecordedEvent
+	end    error         // why the goroutine stopped; set before ch is closed
+	stop   chan struct{} // closed by Close
+	once   sync.Once
+	closed atomic.Bool
+	cancel context.CancelFunc
+}
+
+// SubscribeAll implements eventstore.Store.
+func (s *Store) SubscribeAll(ctx context.Context, after eventstore.Position, filter eventstore.Filter) (eventstore.Subscription, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	sub := &subscription{ch: make(chan eventstore.RecordedEvent, subPage), stop: make(chan struct{})}
+	sctx, cancel := context.WithCancel(ctx)
+	sub.cancel = cancel
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer cancel()
+		sub.end = s.follow(sctx, sub, pos(after), filter)
+		close(sub.ch)
+	}()
+	return sub, nil
+}
+
+// follow delivers the events after position last that filter keeps until
+// ctx ends, the subscription or the store closes. Failed reads (a server
+// restarting) are retried from the last position delivered, so nothing is
+// lost or repeated.
+func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filter eventstore.Filter) error {
+	var prefixes []string
+	if len(filter.StreamPrefixes) > 0 {
+		prefixes = filter.StreamPrefixes
+	}
+	backoff := 50 * time.Millisecond
+	poll := time.NewTimer(s.opts.PollInterval)
+	defer poll.Stop()
+	for {
+		woken := s.wake.wait() // before the read: a commit after it wakes us
+		evs, mem := s.recent.after(last, subPage)
+		var err error
+		if !mem {
+			evs, err = s.readAll(ctx, last, subPage, prefixes)
+		}
+		switch {
+		case ctx.Err() != nil || s.ctx.Err() != nil:
+			return s.ended(ctx, sub)
+		case err != nil:
+			s.log.Warn("postgres: subscription read failed; retrying", "err", err, "after", last, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+			case <-s.ctx.Done():
+			case <-sub.stop:
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		for _, ev := range evs {
+			if !filter.Match(ev.Stream) {
+				last = int64(ev.Position.Commit)
+				continue
+			}
+			select {
+			case sub.ch <- ev:
+				last = int64(ev.Position.Commit)
+			case <-ctx.Done():
+				return s.ended(ctx, sub)
+			case <-s.ctx.Done():
+				return s.ended(ctx, sub)
+			case <-sub.stop:
+				return eventstore.ErrClosed
+			}
+		}
+		if len(evs) == subPage {
+			continue
+		}
+		// Caught up: with the store's last commit (from memory), or with
+		// the table. The next commit wakes the subscription.
+		poll.Reset(s.opts.PollInterval)
+		select {
+		case <-woken:
+		case <-poll.C:
+		case <-ctx.Done():
+			return s.ended(ctx, sub)
+		case <-s.ctx.Done():
+			return eventstore.ErrClosed
+		case <-sub.stop:
+			return eventstore.ErrClosed
+		}
+	}
+}
+
+// ended says why a subscription stopped: closed (itself or the store), or
+// its context's error.
+func (s *Store) ended(ctx context.Context, sub *subscription) error {
+	if sub.closed.Load() || s.ctx.Err() != nil {
+		return eventstore.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return eventstore.ErrClosed
+}
+
+// Recv implements eventstore.Subscription.
+func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, error) {
+	if sub.closed.Load() {
+		return eventstore.RecordedEvent{}, eventstore.ErrClosed
+	}
+	select {
+	case ev, ok := <-sub.ch:
+		return sub.got(ev, ok)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return eventstore.RecordedEvent{}, err
+	}
+	select {
+	case ev, ok := <-sub.ch:
+		return sub.got(ev, ok)
+	case <-ctx.Done():
+		return eventstore.RecordedEvent{}, ctx.Err()
+	case <-sub.stop:
+		return eventstore.RecordedEvent{}, eventstore.ErrClosed
+	}
+}
+
+func (sub *subscription) got(ev eventstore.RecordedEvent, ok bool) (eventstore.RecordedEvent, error) {
+	if ok {
+		return ev, nil
+	}
+	err := sub.end
+	if err == nil || errors.Is(err, eventstore.ErrClosed) {
+		err = eventstore.ErrClosed
+	}
+	return eventstore.RecordedEvent{}, err
+}
+
+// Close implements eventstore.Subscription.
+func (sub *subscription) Close() error {
+	sub.once.Do(func() {
+		sub.closed.Store(true)
+		close(sub.stop)
+		sub.cancel()
+	})
+	return nil
+}
+
+// recentLog keeps the events of the store's last commits, in log order,
+// so that a subscription that is up to date takes them from memory rather
+// than reading them back. Positions are given with no holes, so whether
+// the events kept follow a subscription's position with nothing between is
+// plain arithmetic; anything else (another process's commit between, a
+// subscription far behind) is read from the database.
+type recentLog struct {
+	mu     sync.Mutex
+	events []eventstore.RecordedEvent // consecutive positions
+}
+
+// recentKeep is how many events recentLog keeps, at least.
+const recentKeep = 4096
+
+func (l *recentLog) add(evs []eventstore.RecordedEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.events); n > 0 && l.events[n-1].Position.Commit+1 != evs[0].Position.Commit {
+		l.events = nil // another process committed between: start again
+	}
+	if len(l.events)+len(evs) > 2*recentKeep {
+		drop := len(l.events) + len(evs) - recentKeep
+		if drop >= len(l.events) {
+			l.events = nil
+		} else {
+			l.events = append([]eventstore.RecordedEvent(nil), l.events[drop:]...)
+		}
+	}
+	l.events = append(l.events, evs...)
+}
+
+// after returns up to max events that follow position last, and true, when
+// it holds the event right after last; false when the database must be
+// read.
+func (l *recentLog) after(last int64, max int) ([]eventstore.RecordedEvent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.events) == 0 {
+		return nil, false
+	}
+	first := int64(l.events[0].Position.Commit)
+	end := int64(l.events[len(l.events)-1].Position.Commit)
+	if last < first-1 || last >= end {
+		return nil, false
+	}
+	i := int(last - first + 1)
+	j := min(len(l.events), i+max)
+	return l.events[i:j:j], true
+}
