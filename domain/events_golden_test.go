@@ -21,6 +21,7 @@ import (
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/domain/reservation"
 	"github.com/linkd/linkd/domain/utmtemplate"
+	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/domain/workspace"
 )
 
@@ -121,6 +122,12 @@ func samples() map[string]domain.Event {
 		&pixel.Created{ID: "px-1", WorkspaceID: "ws-1", Name: "Retargeting", Type: "meta", PixelID: "1234567890123456", CreatedBy: "alice", At: at},
 		&pixel.Updated{ID: "px-1", WorkspaceID: "ws-1", Name: domain.Some("Analytics"), Type: domain.Some("google"), PixelID: domain.Some("G-ABC123"), At: at},
 		&pixel.Deleted{ID: "px-1", WorkspaceID: "ws-1", At: at},
+		&webhook.Created{ID: "wh-1", WorkspaceID: "ws-1", URL: "https://hooks.example/linkd", Events: []string{"link.clicked", "sale.created"},
+			LinkIDs: []string{"lnk-1"}, Description: "CRM", SecretEnc: "v1.c2VjcmV0", CreatedBy: "alice", At: at},
+		&webhook.Updated{ID: "wh-1", WorkspaceID: "ws-1", URL: domain.Some("https://hooks.example/v2"), Events: domain.Some([]string{"lead.created"}),
+			LinkIDs: domain.Some([]string{}), Description: domain.Some("CRM v2"), IsActive: domain.Some(true), At: at},
+		&webhook.Disabled{ID: "wh-1", WorkspaceID: "ws-1", Reason: "gone", At: at},
+		&webhook.Deleted{ID: "wh-1", WorkspaceID: "ws-1", At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {
