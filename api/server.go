@@ -77,13 +77,16 @@ type Server struct {
 	statsWM  *projections.Watermark
 	clicksWM *projections.Watermark
 	radarWM  *projections.Watermark
-	tracker  http.Handler
-	hasher   Hasher
-	cipher   queries.Decrypter
-	dns      commands.DNSChecker
-	limiter  Limiter
-	log      *slog.Logger
-	clock    interface{ Now() time.Time }
+	// webhooksWM tells how far the webhook projection has applied the log.
+	webhooksWM *projections.Watermark
+	webhooks   WebhookReplayer
+	tracker    http.Handler
+	hasher     Hasher
+	cipher     queries.Decrypter
+	dns        commands.DNSChecker
+	limiter    Limiter
+	log        *slog.Logger
+	clock      interface{ Now() time.Time }
 
 	redirect *Redirector
 
@@ -117,7 +120,11 @@ type Deps struct {
 	// RadarWatermark tells how far the Radar projection has applied the
 	// log.
 	RadarWatermark *projections.Watermark
-	Hasher         Hasher
+	// WebhooksWatermark tells how far the webhook projection has applied
+	// the log; Webhooks replays ranges of it.
+	WebhooksWatermark *projections.Watermark
+	Webhooks          WebhookReplayer
+	Hasher            Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
 	DNS        commands.DNSChecker
@@ -154,6 +161,7 @@ func New(cfg Config, d Deps) *Server {
 	return &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, contents: d.Contents, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
+		webhooksWM: d.WebhooksWatermark, webhooks: d.Webhooks,
 		dns: d.DNS, limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 }
@@ -259,6 +267,15 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/pixels/{pixel_id}", resLinks, s.getPixel)
 	route("PUT", "/pixels/{pixel_id}", resLinks, s.updatePixel)
 	route("DELETE", "/pixels/{pixel_id}", resLinks, s.deletePixel)
+
+	// Extension: webhooks, managed by workspace admins.
+	route("POST", "/webhooks", resWorkspaces, s.createWebhook)
+	route("GET", "/webhooks", resWorkspaces, s.listWebhooks)
+	route("GET", "/webhooks/{webhook_id}", resWorkspaces, s.getWebhook)
+	route("PUT", "/webhooks/{webhook_id}", resWorkspaces, s.updateWebhook)
+	route("DELETE", "/webhooks/{webhook_id}", resWorkspaces, s.deleteWebhook)
+	route("GET", "/webhooks/{webhook_id}/deliveries", resWorkspaces, s.webhookDeliveries)
+	route("POST", "/webhooks/{webhook_id}/replay", resWorkspaces, s.replayWebhook)
 
 	route("GET", "/customers", resAnalytics, s.listCustomers)
 	route("GET", "/customers/{customer_id}", resAnalytics, s.getCustomer)
