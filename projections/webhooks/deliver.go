@@ -355,16 +355,10 @@ func (r *runner) send(ctx context.Context, m message) result {
 		res.abandon = true
 		return res
 	}
-	if r.keyOf != h.SecretEnc || r.key == nil {
-		secret, err := d.o.Decrypt(h.SecretEnc)
-		if err == nil {
-			r.key, err = stdwebhooks.Key(secret)
-		}
-		if err != nil {
-			res.at, res.body = d.s.opts.Now(), "linkd: the webhook's secret cannot be read"
-			return res
-		}
-		r.keyOf = h.SecretEnc
+	key, err := r.secretKey(h.SecretEnc)
+	if err != nil {
+		res.at, res.body = d.s.opts.Now(), "linkd: the webhook's secret cannot be read"
+		return res
 	}
 	start := time.Now()
 	res.at = d.s.opts.Now()
@@ -383,7 +377,7 @@ func (r *runner) send(ctx context.Context, m message) result {
 	req.Header.Set("User-Agent", "linkd-webhooks/1")
 	req.Header.Set(stdwebhooks.HeaderID, m.id)
 	req.Header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(res.at.Unix(), 10))
-	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(r.key, m.id, res.at, m.body))
+	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(key, m.id, res.at, m.body))
 	resp, err := d.client.Do(req)
 	res.dur = time.Since(start)
 	if err != nil {
@@ -399,6 +393,25 @@ func (r *runner) send(ctx context.Context, m message) result {
 		res.retryAfter = retryAfter(resp.Header.Get("Retry-After"), res.at)
 	}
 	return res
+}
+
+// secretKey is the HMAC key of the webhook's secret, decrypted once.
+func (r *runner) secretKey(enc string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.key != nil && r.keyOf == enc {
+		return r.key, nil
+	}
+	secret, err := r.d.o.Decrypt(enc)
+	if err != nil {
+		return nil, err
+	}
+	key, err := stdwebhooks.Key(secret)
+	if err != nil {
+		return nil, err
+	}
+	r.key, r.keyOf = key, enc
+	return key, nil
 }
 
 // refused says why a URL's host may not be called, checked before any
