@@ -67,12 +67,18 @@ func webhookWrite(p principal) error {
 	return nil
 }
 
+// webhookRead reads a webhook once both the webhook projection and the
+// core one (the caller's role in its workspace) show every write so far.
 func (s *Server) webhookRead(r *http.Request, p principal, id string) (queries.Webhook, error) {
+	s.barrier(r.Context(), s.core)
 	s.barrier(r.Context(), s.webhooksWM)
 	return s.q.WebhookByID.Handle(r.Context(), queries.WebhookByID{ID: id, UserID: p.key.UserID})
 }
 
+// waitWebhooks waits until the webhook projection and the core one (a
+// default workspace made on the way) show a command's events.
 func (s *Server) waitWebhooks(ctx context.Context, res commands.Result) {
+	s.waitCore(ctx, res)
 	if res.Wrote && s.webhooksWM != nil {
 		s.wait(ctx, s.webhooksWM, res.Position)
 	}
@@ -198,6 +204,7 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return err
 	}
+	s.barrier(r.Context(), s.core)
 	s.barrier(r.Context(), s.webhooksWM)
 	res, err := s.q.WebhookDeliveries.Handle(r.Context(), queries.WebhookDeliveries{ID: mux.Vars(r)["webhook_id"], UserID: p.key.UserID, Page: page})
 	if err != nil {

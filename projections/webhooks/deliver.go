@@ -166,9 +166,14 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		d.sync(ctx)
 		d.measure(ctx)
+		if time.Since(pruned) > time.Hour {
+			pruned = time.Now()
+			d.prune(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			d.mu.Lock()
@@ -234,6 +239,22 @@ func (d *Deliverer) measure(ctx context.Context) {
 		d.lagMillis.Store(max(0, now-oldest.Int64))
 	} else {
 		d.lagMillis.Store(0)
+	}
+}
+
+// Retention is how long attempts and finished messages are kept.
+const Retention = 30 * 24 * time.Hour
+
+// prune forgets attempts and finished messages older than Retention.
+func (d *Deliverer) prune(ctx context.Context) {
+	before := d.s.opts.Now().Add(-Retention).UnixMilli()
+	for _, q := range []string{
+		`DELETE FROM attempts WHERE created_at < ?`,
+		`DELETE FROM messages WHERE status != 'pending' AND created_at < ?`,
+	} {
+		if _, err := d.s.w.ExecContext(ctx, q, before); err != nil && ctx.Err() == nil {
+			d.s.log.Warn("webhooks: pruning", "err", err)
+		}
 	}
 }
 
@@ -546,7 +567,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 				VALUES (?, ?, ?, ?, 'succeeded', ?, ?, ?, ?, NULL)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at); err != nil {
 				return nil, err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL WHERE id = ?`, attempt, r.msg.id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ?`, attempt, r.msg.id); err != nil {
 				return nil, err
 			}
 			continue
@@ -563,7 +584,10 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 			VALUES (?, ?, ?, ?, 'failed', ?, ?, ?, ?, ?)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at, next); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?`, status, attempt, next, r.msg.id); err != nil {
+		// A message done with keeps no body: a replay builds it again from
+		// the log.
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
+			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ?`, status, attempt, next, status, r.msg.id); err != nil {
 			return nil, err
 		}
 		if succeeded[r.webhookID] {

@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS messages (
 	status TEXT NOT NULL,
 	next_attempt_at INTEGER);
 CREATE INDEX IF NOT EXISTS messages_due ON messages (webhook_id, status, next_attempt_at);
+CREATE INDEX IF NOT EXISTS messages_pending ON messages (next_attempt_at) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS attempts (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
 	message_id TEXT NOT NULL,
@@ -387,7 +388,7 @@ func (s *Store) enqueue(b *sqlitedb.Batch, webhookID, eventID, eventType string,
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
 	if replay {
 		q = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0,
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
 			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at`
 	}
 	ms := now.UnixMilli()
