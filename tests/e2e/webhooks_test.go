@@ -77,7 +77,7 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("click %d: %d %v", i, st, err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // some messages tried and failed, some not yet
+	time.Sleep(20 * time.Millisecond) // some messages tried and failed, some perhaps not yet made
 	p.kill()
 	mu.Lock()
 	tried := make(map[string]bool, len(failed))
