@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/internal/sqlitedb"
 	"github.com/linkd/linkd/internal/ssrf"
 	"github.com/linkd/linkd/internal/stdwebhooks"
 )
@@ -84,6 +85,7 @@ type result struct {
 }
 
 type message struct {
+	next      int64 // when it was due (Unix ms)
 	id        string
 	eventType string
 	body      []byte
@@ -273,6 +275,10 @@ type runner struct {
 	finished map[string]time.Time
 	key      []byte
 	keyOf    string // the encrypted secret key was decoded from
+	// markAt and markID are the due time and id of the last message the
+	// loop handed out (the loop's own).
+	markAt int64
+	markID string
 }
 
 func (d *Deliverer) startRunner(parent context.Context, id string) *runner {
@@ -296,7 +302,14 @@ func (r *runner) loop(ctx context.Context) {
 			}
 		}
 		r.mu.Unlock()
-		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), cap(r.work)*2+busy)
+		// Reads go on after the last message handed out, so that messages
+		// in flight are not read again and again; a read that finds nothing
+		// starts over from the oldest once.
+		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), cap(r.work)+busy, r.markAt, r.markID)
+		if err == nil && len(msgs) == 0 && (r.markAt != 0 || r.markID != "") {
+			r.markAt, r.markID = 0, ""
+			continue
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				r.d.s.log.Warn("webhooks: reading due messages", "webhook", r.id, "err", err)
@@ -305,6 +318,7 @@ func (r *runner) loop(ctx context.Context) {
 		}
 		sent := 0
 		for _, m := range msgs {
+			r.markAt, r.markID = m.next, m.id
 			r.mu.Lock()
 			at, fin := r.finished[m.id]
 			skip := r.inflight[m.id] || (fin && !at.Before(read))
@@ -544,12 +558,13 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 		return nil, err
 	}
 	defer tx.Rollback()
+	b := sqlitedb.NewBatch(ctx, tx)
 	disable := map[string]string{}
 	succeeded := map[string]bool{}
 	var ok, failed int64
 	for _, r := range batch {
 		if r.abandon {
-			if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending'`, r.msg.id); err != nil {
+			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending'`, r.msg.id); err != nil {
 				return nil, err
 			}
 			continue
@@ -563,11 +578,11 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 		if r.status >= 200 && r.status < 300 {
 			ok++
 			succeeded[r.webhookID] = true
-			if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+			if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
 				VALUES (?, ?, ?, ?, 'succeeded', ?, ?, ?, ?, NULL)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at); err != nil {
 				return nil, err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ?`, attempt, r.msg.id); err != nil {
+			if err := b.Exec(`UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ?`, attempt, r.msg.id); err != nil {
 				return nil, err
 			}
 			continue
@@ -580,13 +595,13 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 		} else if delay, more := d.nextDelay(attempt, r.retryAfter); more {
 			next, status = r.at.Add(delay).UnixMilli(), "pending"
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+		if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
 			VALUES (?, ?, ?, ?, 'failed', ?, ?, ?, ?, ?)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at, next); err != nil {
 			return nil, err
 		}
 		// A message done with keeps no body: a replay builds it again from
 		// the log.
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
+		if err := b.Exec(`UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
 			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ?`, status, attempt, next, status, r.msg.id); err != nil {
 			return nil, err
 		}
@@ -594,7 +609,11 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 			continue
 		}
 		var since int64
-		if err := tx.QueryRowContext(ctx, `UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since`, at, r.webhookID).Scan(&since); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		st, err := b.Stmt(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since`)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.QueryRowContext(ctx, at, r.webhookID).Scan(&since); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
 		if since != 0 && at-since >= d.o.FailureWindow.Milliseconds() {
@@ -604,7 +623,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 		}
 	}
 	for id := range succeeded {
-		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, id); err != nil {
+		if err := b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, id); err != nil {
 			return nil, err
 		}
 	}
@@ -634,11 +653,13 @@ func (d *Deliverer) disable(id, reason string) {
 	}()
 }
 
-// due reads up to limit messages of a webhook due at now, and how long
-// until the next one is due when none is.
-func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int) ([]message, time.Duration, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, event_type, body, attempts, created_at FROM messages
-		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`, webhookID, now.UnixMilli(), limit)
+// due reads up to limit messages of a webhook due at now, after the
+// message (afterAt, afterID) in due order, and how long until the next one
+// is due when none is.
+func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at FROM messages
+		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND (next_attempt_at, id) > (?, ?)
+		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterID, limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -646,7 +667,7 @@ func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit 
 	var out []message
 	for rows.Next() {
 		var m message
-		if err := rows.Scan(&m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt); err != nil {
+		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, m)
