@@ -22,7 +22,7 @@ KEY=svc_sk_bench_operator_key_0123456789
 LINKD=127.0.0.1:18190
 RECV=127.0.0.1:18192
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn LINKD_CLICK_LIMIT=0 \
-  LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
+  LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 LINKD_DEBUG_ADDR=${PPROF:+127.0.0.1:18193} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
 "$tmp/hookrecv" -addr $RECV &
 for _ in $(seq 100); do curl -sf http://$LINKD/healthz >/dev/null && curl -sf http://$RECV/stats >/dev/null && break; sleep 0.1; done
 curl -sf -X POST http://$LINKD/v1/links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
@@ -32,6 +32,8 @@ curl -sf -X POST http://$LINKD/v1/webhooks -H "Authorization: Bearer $KEY" -H 'C
 START=$(date +%s%3N)
 RES=$(wrk -t2 -c"$CONNS" -d"${DUR}s" -H 'User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36' http://$LINKD/b0 | awk '/requests in/ {print $1}')
 END_LOAD=$(date +%s%3N)
+# PPROF=file takes a CPU profile of the first 5 s of the drain.
+[ -n "${PPROF:-}" ] && curl -sf -o "$PPROF" "http://127.0.0.1:18193/debug/pprof/profile?seconds=5" &
 echo "clicks sent: $RES in $((END_LOAD - START)) ms ($((RES * 1000 / (END_LOAD - START))) clicks/s)"
 for _ in $(seq 1200); do
   S=$(curl -sf http://$RECV/stats)

@@ -231,9 +231,12 @@ func (d *Deliverer) wake(ids []string) {
 
 func (d *Deliverer) measure(ctx context.Context) {
 	now := d.s.opts.Now().UnixMilli()
+	// The oldest due time stands for the oldest message waiting: a first
+	// attempt is due when its message is made. Both read the partial index
+	// of pending messages only.
 	var oldest sql.NullInt64
 	var n int64
-	if err := d.s.r.QueryRowContext(ctx, `SELECT MIN(created_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n); err != nil {
+	if err := d.s.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n); err != nil {
 		return
 	}
 	d.pending.Store(n)
@@ -658,8 +661,8 @@ func (d *Deliverer) disable(id, reason string) {
 // is due when none is.
 func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at FROM messages
-		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND (next_attempt_at, id) > (?, ?)
-		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterID, limit)
+		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
+		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,9 +1,13 @@
 package webhooks
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/linkd/linkd/domain/click"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -78,5 +82,30 @@ func TestHookWants(t *testing.T) {
 	h.Active = false
 	if h.wants("link.clicked", "a") {
 		t.Error("an inactive webhook wants events")
+	}
+}
+
+func TestClickBodyIsJSON(t *testing.T) {
+	s := &Store{links: newLinkCache(4)}
+	s.links.putBytes("l1", []byte(`{"clicks":3,"id":"l1","name":"x"}`))
+	e := &click.Recorded{ClickID: "c1", LinkID: "l1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Browser: "Chrome"}
+	b, err := s.clickBody(context.Background(), e, 7, e.Timestamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Data      struct {
+			Click map[string]any `json:"click"`
+			Link  map[string]any `json:"link"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if m.Type != "link.clicked" || m.Timestamp != "2026-01-02T03:04:05Z" || m.Data.Click["browser"] != "Chrome" || m.Data.Click["tracking_id"] != nil ||
+		m.Data.Link["clicks"] != float64(7) || m.Data.Link["click_count"] != float64(7) || m.Data.Link["name"] != "x" {
+		t.Errorf("%s", b)
 	}
 }

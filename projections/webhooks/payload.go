@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -81,11 +82,13 @@ func (s *Store) match(ctx context.Context, re *eventstore.RecordedEvent, byWS ma
 		if hooks = pick(e.WorkspaceID, typ, e.LinkID); len(hooks) == 0 {
 			return nil, nil
 		}
-		lj, err := s.linkJSON(ctx, e.LinkID, int64(re.Version)+1)
+		// Clicks are most events: their body is put together from the
+		// link's JSON, encoded once per link, and the click's.
+		body, err := s.clickBody(ctx, e, int64(re.Version)+1, re.Time)
 		if err != nil {
 			return nil, err
 		}
-		data = map[string]any{"click": clickJSON(e), "link": lj}
+		return &matched{eventType: typ, body: body, hooks: hooks}, nil
 	case *conversion.LeadTracked:
 		typ = webhook.TypeLeadCreated
 		if hooks = pick(e.WorkspaceID, typ, e.LinkID); len(hooks) == 0 {
@@ -186,16 +189,88 @@ func (s *Store) linkJSON(ctx context.Context, linkID string, clicks int64) (map[
 	return c, nil
 }
 
-func clickJSON(e *click.Recorded) map[string]any {
+// clickData is the click of link.clicked.
+type clickData struct {
+	ID         string  `json:"id"`
+	Timestamp  string  `json:"timestamp"`
+	LinkID     string  `json:"link_id"`
+	URL        string  `json:"url"`
+	Country    string  `json:"country"`
+	City       string  `json:"city"`
+	Continent  string  `json:"continent"`
+	Device     string  `json:"device"`
+	Browser    string  `json:"browser"`
+	OS         string  `json:"os"`
+	Referrer   string  `json:"referrer"`
+	QR         bool    `json:"qr"`
+	TrackingID *string `json:"tracking_id"`
+}
+
+func clickOf(e *click.Recorded) clickData {
 	device := e.DeviceType
 	if device == "" {
 		device = e.Device
 	}
-	return map[string]any{
-		"id": e.ClickID, "timestamp": formatTime(e.Timestamp), "link_id": e.LinkID, "url": e.Destination,
-		"country": e.Country, "city": e.City, "continent": e.Continent, "device": device, "browser": e.Browser,
-		"os": e.OS, "referrer": e.Referrer, "qr": e.QR, "tracking_id": nullable(e.TrackingID),
+	c := clickData{ID: e.ClickID, Timestamp: formatTime(e.Timestamp), LinkID: e.LinkID, URL: e.Destination,
+		Country: e.Country, City: e.City, Continent: e.Continent, Device: device, Browser: e.Browser,
+		OS: e.OS, Referrer: e.Referrer, QR: e.QR}
+	if e.TrackingID != "" {
+		c.TrackingID = &e.TrackingID
 	}
+	return c
+}
+
+// clickBody is the body of link.clicked: the envelope, the click, and the
+// link with clicks clicks.
+func (s *Store) clickBody(ctx context.Context, e *click.Recorded, clicks int64, at time.Time) ([]byte, error) {
+	lb, err := s.linkBytes(ctx, e.LinkID)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := json.Marshal(clickOf(e))
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(lb)+len(cb)+160)
+	b = append(b, `{"data":{"click":`...)
+	b = append(b, cb...)
+	b = append(b, `,"link":`...)
+	b = append(b, lb[:len(lb)-1]...) // without its closing brace
+	if len(lb) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, `"click_count":`...)
+	b = strconv.AppendInt(b, clicks, 10)
+	b = append(b, `,"clicks":`...)
+	b = strconv.AppendInt(b, clicks, 10)
+	b = append(b, `}},"timestamp":"`...)
+	b = append(b, formatTime(at)...)
+	b = append(b, `","type":"link.clicked"}`...)
+	return b, nil
+}
+
+// linkBytes is a link's JSON without its click counts, encoded once per
+// link and kept until the link changes.
+func (s *Store) linkBytes(ctx context.Context, linkID string) ([]byte, error) {
+	if b, ok := s.links.getBytes(linkID); ok {
+		return b, nil
+	}
+	m, err := s.linkJSON(ctx, linkID, 0)
+	if err != nil {
+		return nil, err
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "clicks" && k != "click_count" {
+			c[k] = v
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	s.links.putBytes(linkID, b)
+	return b, nil
 }
 
 func nullable(s string) any {
@@ -273,9 +348,28 @@ type linkCache struct {
 	mu  sync.Mutex
 	max int
 	m   map[string]map[string]any
+	b   map[string][]byte
 }
 
-func newLinkCache(max int) *linkCache { return &linkCache{max: max, m: map[string]map[string]any{}} }
+func newLinkCache(max int) *linkCache {
+	return &linkCache{max: max, m: map[string]map[string]any{}, b: map[string][]byte{}}
+}
+
+func (c *linkCache) getBytes(id string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.b[id]
+	return b, ok
+}
+
+func (c *linkCache) putBytes(id string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.b) >= c.max {
+		clear(c.b)
+	}
+	c.b[id] = b
+}
 
 func (c *linkCache) get(id string) (map[string]any, bool) {
 	c.mu.Lock()
@@ -296,5 +390,6 @@ func (c *linkCache) put(id string, m map[string]any) {
 func (c *linkCache) forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
+	delete(c.b, id)
 	c.mu.Unlock()
 }

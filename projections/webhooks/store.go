@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS messages (
 	attempts INTEGER NOT NULL DEFAULT 0,
 	status TEXT NOT NULL,
 	next_attempt_at INTEGER);
-CREATE INDEX IF NOT EXISTS messages_due ON messages (webhook_id, status, next_attempt_at);
+DROP INDEX IF EXISTS messages_due;
+CREATE INDEX IF NOT EXISTS messages_queue ON messages (webhook_id, status, next_attempt_at, id);
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (next_attempt_at) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS attempts (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
