@@ -30,6 +30,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/sqlitedb"
+	"github.com/linkd/linkd/projections"
 )
 
 // Name is the projection's name: its checkpoint and its Kafka consumer
@@ -128,8 +129,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the projection and its read model.
+// Store is the projection and its read model. Under load it takes clicks
+// in long batches (projections.LongBatches): a transaction per batch of
+// messages rather than per few.
 type Store struct {
+	projections.LongBatches
 	w, r   *sql.DB
 	opts   Options
 	log    *slog.Logger
