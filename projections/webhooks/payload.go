@@ -327,9 +327,13 @@ func (s *Store) conversionData(ctx context.Context, re *eventstore.RecordedEvent
 			"externalId": ext, "email": nullable(p.Email), "firstname": nullable(p.Firstname), "lastname": nullable(p.Lastname),
 			"phoneNumber": nullable(p.PhoneNumber), "avatarUrl": nullable(p.AvatarURL),
 		},
+		// The click as the conversion recorded it: the fields of a
+		// link.clicked click, null where the conversion keeps none. Its
+		// tracking id is its id (the svc_tid a redirect hands out).
 		"click": map[string]any{
-			"id": c.ClickID, "timestamp": formatTime(c.ClickedAt), "link_id": c.LinkID, "country": c.Country,
-			"device": c.DeviceType, "browser": c.Browser, "os": c.OS, "referrer": c.Referrer,
+			"id": c.ClickID, "timestamp": formatTime(c.ClickedAt), "link_id": c.LinkID, "url": nil, "country": c.Country,
+			"city": nil, "continent": nil, "device": c.DeviceType, "browser": c.Browser, "os": c.OS, "referrer": c.Referrer,
+			"qr": nil, "tracking_id": c.ClickID,
 		},
 		"link": lj,
 	}, nil

@@ -350,7 +350,7 @@ func TestWebhookEveryEventType(t *testing.T) {
 	if lead["event_name"] != "Sign up" || cust["externalId"] != "cus_1" || cust["email"] != "a@example.com" || cust["firstname"] != "Ada" {
 		t.Errorf("lead: %v", lead)
 	}
-	if c, _ := lead["click"].(map[string]any); c["id"] != ck["id"] {
+	if c, _ := lead["click"].(map[string]any); c["id"] != ck["id"] || c["tracking_id"] != tid || c["browser"] != "Chrome" {
 		t.Errorf("lead click %v, want %v", lead["click"], ck["id"])
 	}
 	linkOf("lead.created")
