@@ -308,7 +308,9 @@ func (r *runner) loop(ctx context.Context) {
 		// Reads go on after the last message handed out, so that messages
 		// in flight are not read again and again; a read that finds nothing
 		// starts over from the oldest once.
-		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), cap(r.work)+busy, r.markAt, r.markID)
+		// A read takes up to 256 messages (about 400 KB of bodies at most),
+		// handed out as workers free up: one read per 256 deliveries.
+		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), max(256, cap(r.work))+busy, r.markAt, r.markID)
 		if err == nil && len(msgs) == 0 && (r.markAt != 0 || r.markID != "") {
 			r.markAt, r.markID = 0, ""
 			continue
