@@ -175,7 +175,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 		// user (keys the operator makes without user_id are user admin's).
 		id = "operator:" + p.key.ID
 	}
-	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id", "template_id", "pixel_id"} {
+	for _, name := range []string{"link_id", "project_id", "domain_id", "workspace_id", "key_id", "template_id", "pixel_id", "webhook_id"} {
 		if v := vars[name]; v != "" {
 			id = name + ":" + v + "|" + id
 			break

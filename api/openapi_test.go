@@ -816,6 +816,51 @@ func TestOpenAPIConformance(t *testing.T) {
 	}
 	r.do(call{method: "GET", path: "/" + pixLink.str(t, "code"), want: 302})
 
+	// ---- webhooks (extension); the receiver's name does not resolve, so
+	// its deliveries fail and the log shows failed and pending attempts.
+	hook := r.created(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{
+		"url": "https://receiver.invalid/hook", "events": []string{"link.created", "link.clicked"}, "workspace_id": ws, "description": "CRM"}})
+	hookID := hook.str(t, "id")
+	hookGone := r.created(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{"url": "https://receiver.invalid/other", "events": []string{"sale.created"}, "link_ids": nil}}).str(t, "id")
+	r.do(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{"url": "https://receiver.invalid/x", "events": []string{"link.exploded"}}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{"url": "http://127.0.0.1/x", "events": []string{"link.created"}}, want: 400})
+	r.do(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{"events": []string{"link.created"}}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/v1/webhooks", key: bob, body: map[string]any{"url": "https://receiver.invalid/x", "events": []string{"link.created"}, "workspace_id": ws}, want: 403})
+	r.do(call{method: "POST", path: "/v1/webhooks", key: aliceRO, body: map[string]any{"url": "https://receiver.invalid/x", "events": []string{"link.created"}}, want: 403})
+	r.do(call{method: "POST", path: "/v1/webhooks", key: alice, body: map[string]any{"url": "https://receiver.invalid/x", "events": []string{"link.created"}, "workspace_id": unknownID}, want: 404})
+	r.do(call{method: "GET", path: "/v1/webhooks", key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/webhooks?page_size=1&workspace_id=" + ws, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/webhooks?page_size=101", key: alice, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/v1/webhooks?workspace_id=" + ws, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/webhooks?workspace_id=" + unknownID, key: alice, want: 404})
+	r.do(call{method: "GET", path: "/v1/webhooks/" + hookID, key: alice, want: 200})
+	r.do(call{method: "GET", path: "/v1/webhooks/" + hookID, key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/webhooks/" + unknownID, key: alice, want: 404})
+	r.do(call{method: "PUT", path: "/v1/webhooks/" + hookID, key: alice, body: map[string]any{"description": "CRM v2", "link_ids": nil, "is_active": true}, want: 200})
+	r.do(call{method: "PUT", path: "/v1/webhooks/" + hookID, key: alice, body: map[string]any{"events": []string{}}, want: 400, invalid: true})
+	r.do(call{method: "PUT", path: "/v1/webhooks/" + hookID, key: bob, body: map[string]any{"description": "x"}, want: 403})
+	r.do(call{method: "PUT", path: "/v1/webhooks/" + unknownID, key: alice, body: map[string]any{"description": "x"}, want: 404})
+	r.created(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{"original_url": "https://example.com/hooked", "workspace_id": ws}})
+	hookDeadline := time.Now().Add(10 * time.Second)
+	for {
+		d := r.do(call{method: "GET", path: "/v1/webhooks/" + hookID + "/deliveries", key: alice, want: 200})
+		if strings.Contains(string(d.body), `"pending"`) && strings.Contains(string(d.body), `"failed"`) || time.Now().After(hookDeadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.do(call{method: "GET", path: "/v1/webhooks/" + hookID + "/deliveries?page=0", key: alice, want: 400, invalid: true})
+	r.do(call{method: "GET", path: "/v1/webhooks/" + hookID + "/deliveries", key: bob, want: 403})
+	r.do(call{method: "GET", path: "/v1/webhooks/" + unknownID + "/deliveries", key: alice, want: 404})
+	hookDay := time.Now().UTC().Format("2006-01-02")
+	r.do(call{method: "POST", path: "/v1/webhooks/" + hookID + "/replay", key: alice, body: map[string]any{"start": hookDay, "end": time.Now().UTC().Add(time.Hour).Format(time.RFC3339)}, want: 200})
+	r.do(call{method: "POST", path: "/v1/webhooks/" + hookID + "/replay", key: alice, body: map[string]any{"start": hookDay}, want: 400, invalid: true})
+	r.do(call{method: "POST", path: "/v1/webhooks/" + hookID + "/replay", key: bob, body: map[string]any{"start": hookDay, "end": hookDay}, want: 403})
+	r.do(call{method: "POST", path: "/v1/webhooks/" + unknownID + "/replay", key: alice, body: map[string]any{"start": hookDay, "end": hookDay}, want: 404})
+	r.do(call{method: "DELETE", path: "/v1/webhooks/" + hookGone, key: bob, want: 403})
+	r.do(call{method: "DELETE", path: "/v1/webhooks/" + hookGone, key: alice, want: 200})
+	r.do(call{method: "DELETE", path: "/v1/webhooks/" + hookGone, key: alice, want: 404})
+
 	// ---- links
 	plainLink := r.created(call{method: "POST", path: "/v1/links", key: alice, body: map[string]any{"original_url": "https://example.com/a"}})
 	plain, plainCode := plainLink.str(t, "id"), plainLink.str(t, "code")

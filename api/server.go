@@ -76,13 +76,16 @@ type Server struct {
 	statsWM  *projections.Watermark
 	clicksWM *projections.Watermark
 	radarWM  *projections.Watermark
-	tracker  http.Handler
-	hasher   Hasher
-	cipher   queries.Decrypter
-	limiter  Limiter
-	log      *slog.Logger
-	clock    interface{ Now() time.Time }
-	dash     *dashboard
+	// webhooksWM tells how far the webhook projection has applied the log.
+	webhooksWM *projections.Watermark
+	webhooks   WebhookReplayer
+	tracker    http.Handler
+	hasher     Hasher
+	cipher     queries.Decrypter
+	limiter    Limiter
+	log        *slog.Logger
+	clock      interface{ Now() time.Time }
+	dash       *dashboard
 
 	redirect *Redirector
 
@@ -115,7 +118,11 @@ type Deps struct {
 	// RadarWatermark tells how far the Radar projection has applied the
 	// log.
 	RadarWatermark *projections.Watermark
-	Hasher         Hasher
+	// WebhooksWatermark tells how far the webhook projection has applied
+	// the log; Webhooks replays ranges of it.
+	WebhooksWatermark *projections.Watermark
+	Webhooks          WebhookReplayer
+	Hasher            Hasher
 	// Cipher opens link passwords, which their owners read back.
 	Cipher     queries.Decrypter
 	Limiter    Limiter
@@ -151,6 +158,7 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, cmd: d.Commands, q: d.Queries, links: d.LinkCache, head: d.Head,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
+		webhooksWM: d.WebhooksWatermark, webhooks: d.Webhooks,
 		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
 	s.dash = newDashboard(s)
@@ -259,6 +267,15 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/pixels/{pixel_id}", resLinks, s.getPixel)
 	route("PUT", "/pixels/{pixel_id}", resLinks, s.updatePixel)
 	route("DELETE", "/pixels/{pixel_id}", resLinks, s.deletePixel)
+
+	// Extension: webhooks, managed by workspace admins.
+	route("POST", "/webhooks", resWorkspaces, s.createWebhook)
+	route("GET", "/webhooks", resWorkspaces, s.listWebhooks)
+	route("GET", "/webhooks/{webhook_id}", resWorkspaces, s.getWebhook)
+	route("PUT", "/webhooks/{webhook_id}", resWorkspaces, s.updateWebhook)
+	route("DELETE", "/webhooks/{webhook_id}", resWorkspaces, s.deleteWebhook)
+	route("GET", "/webhooks/{webhook_id}/deliveries", resWorkspaces, s.webhookDeliveries)
+	route("POST", "/webhooks/{webhook_id}/replay", resWorkspaces, s.replayWebhook)
 
 	route("GET", "/customers", resAnalytics, s.listCustomers)
 	route("GET", "/customers/{customer_id}", resAnalytics, s.getCustomer)

@@ -49,6 +49,13 @@ if [ -z "${LINKD_CLICK_LIMIT_NETWORK+x}" ] && { [ "$LINKS" -le 1 ] || [ $((ROUND
   export LINKD_CLICK_LIMIT_NETWORK=0
 fi
 echo "click limit: ${LINKD_CLICK_LIMIT:-default (1000)}, per network: ${LINKD_CLICK_LIMIT_NETWORK:-default (10000)}"
+# WEBHOOK=1 adds a link.clicked webhook on the busy link b0 (bench/hookrecv
+# answers it), so that the ratio shows what deliveries cost redirects.
+if [ "${WEBHOOK:-0}" = 1 ]; then
+  go build -o "$tmp/hookrecv" ./bench/hookrecv
+  "$tmp/hookrecv" -addr 127.0.0.1:18182 &
+  export LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8
+fi
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
   LINKD_DURABILITY=${LINKD_DURABILITY:-interval} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
 LINKD_PID=$!
@@ -63,6 +70,12 @@ if [ "$LINKS" -le 1 ]; then
 else
   echo "creating $LINKS links..."
   create_links $LINKD $KEY "$LINKS"
+fi
+if [ "${WEBHOOK:-0}" = 1 ]; then
+  B0=$(curl -sf http://$LINKD/v1/links/code/b0 | sed -E 's/.*"id":"([^"]+)".*/\1/')
+  curl -sf -X POST http://$LINKD/v1/webhooks -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -d "{\"url\":\"http://127.0.0.1:18182/hook\",\"events\":[\"link.clicked\"],\"link_ids\":[\"$B0\"]}" >/dev/null
+  echo "webhook on b0 ($B0)"
 fi
 counted() { curl -sf http://$LINKD/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
 
@@ -139,3 +152,7 @@ else
   echo "ratio linkd/bare = ${RATIOS[0]}"
 fi
 echo "redirects answered by wrk = $LREQ (non-3xx: $LERR); clicks counted = $COUNTED"
+if [ "${WEBHOOK:-0}" = 1 ]; then
+  echo "webhook receiver: $(curl -sf http://127.0.0.1:18182/stats)"
+  curl -sf http://$LINKD/metrics | grep -E '^linkd_webhook_' || true
+fi

@@ -47,6 +47,9 @@ type Deps struct {
 	// Customers keeps the customers conversions recorded recently; nil
 	// keeps none.
 	Customers *CustomerCache
+	// WebhookURLs checks the destinations of webhooks; nil checks only
+	// their form.
+	WebhookURLs WebhookURLChecker
 
 	multi atomic.Int32 // whether Store appends to several streams at once: 0 not asked yet, multiYes, multiNo
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/linkd/linkd/domain/project"
 	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/domain/utmtemplate"
+	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/domain/workspace"
 )
 
@@ -93,6 +94,12 @@ type Commands struct {
 	EndSession       Doer[EndSessionCmd]
 	InviteMember     Handler[InviteMember, Invitation]
 	AcceptInvitation Handler[AcceptInvitation, *user.User]
+
+	// Webhooks (their deliveries disable one through DisableWebhook).
+	CreateWebhook  Handler[CreateWebhook, NewWebhook]
+	UpdateWebhook  Handler[UpdateWebhook, *webhook.Webhook]
+	DeleteWebhook  Doer[DeleteWebhook]
+	DisableWebhook Doer[DisableWebhook]
 
 	deps *Deps // for the reads the dashboard asks of the write side (users.go)
 }
@@ -179,6 +186,7 @@ func New(c Config) *Commands {
 		TrackSale:   decorate[TrackSale, Tracked](dec, "TrackSale", TrackSaleHandler{Deps: d, Clicks: c.Clicks}),
 	}
 	c.userCommands(dec, cmds)
+	c.webhookCommands(dec, cmds)
 	return cmds
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/domain/reservation"
 	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/domain/utmtemplate"
+	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/domain/workspace"
 )
 
@@ -128,6 +129,12 @@ func samples() map[string]domain.Event {
 		&user.SessionStarted{SessionHash: "9c1d", UserID: "alice", Email: "alice@example.com", At: at},
 		&user.SessionEnded{SessionHash: "9c1d", UserID: "alice", At: at},
 		&user.PasswordSet{UserID: "alice", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", At: at},
+		&webhook.Created{ID: "wh-1", WorkspaceID: "ws-1", URL: "https://hooks.example/linkd", Events: []string{"link.clicked", "sale.created"},
+			LinkIDs: []string{"lnk-1"}, Description: "CRM", SecretEnc: "v1.c2VjcmV0", CreatedBy: "alice", At: at},
+		&webhook.Updated{ID: "wh-1", WorkspaceID: "ws-1", URL: domain.Some("https://hooks.example/v2"), Events: domain.Some([]string{"lead.created"}),
+			LinkIDs: domain.Some([]string{}), Description: domain.Some("CRM v2"), IsActive: domain.Some(true), At: at},
+		&webhook.Disabled{ID: "wh-1", WorkspaceID: "ws-1", Reason: "gone", At: at},
+		&webhook.Deleted{ID: "wh-1", WorkspaceID: "ws-1", At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

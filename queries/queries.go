@@ -27,6 +27,10 @@ type Queries struct {
 	PixelByID        PixelByIDHandler
 	PixelsPage       PixelsPageHandler
 
+	WebhookByID       WebhookByIDHandler
+	WebhooksPage      WebhooksPageHandler
+	WebhookDeliveries WebhookDeliveriesHandler
+
 	CustomersPage     CustomersPageHandler
 	CustomerByID      CustomerByIDHandler
 	ClickByTrackingID ClickByTrackingIDHandler
@@ -71,7 +75,9 @@ type Sources struct {
 	// ClickIndex finds the clicks that conversions name.
 	ClickIndex ClickIndex
 	// Radar serves the Radar reports.
-	Radar    RadarReadModel
+	Radar RadarReadModel
+	// Webhooks serves the webhook queries (projections/webhooks).
+	Webhooks WebhooksReadModel
 	Throttle PasswordThrottle
 	Cipher   Decrypter
 	Clock    interface{ Now() time.Time }
@@ -104,6 +110,10 @@ func New(s Sources) Queries {
 		UTMTemplatesPage: UTMTemplatesPageHandler{ReadModel: s.Core},
 		PixelByID:        PixelByIDHandler{ReadModel: s.Core},
 		PixelsPage:       PixelsPageHandler{ReadModel: s.Core},
+
+		WebhookByID:       WebhookByIDHandler{ReadModel: s.Webhooks, Roles: s.Core},
+		WebhooksPage:      WebhooksPageHandler{ReadModel: s.Webhooks, Core: s.Core},
+		WebhookDeliveries: WebhookDeliveriesHandler{ReadModel: s.Webhooks, Roles: s.Core},
 
 		CustomersPage:     CustomersPageHandler{ReadModel: s.Core},
 		CustomerByID:      CustomerByIDHandler{ReadModel: s.Core},

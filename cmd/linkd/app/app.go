@@ -36,6 +36,7 @@ import (
 	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
 	radarstore "github.com/linkd/linkd/projections/radar"
+	"github.com/linkd/linkd/projections/webhooks"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -49,6 +50,9 @@ type App struct {
 	stats  statsProjection
 	clicks *clickindex.Store
 	radar  *radarstore.Store
+	// hooks is the webhook projection, deliver its deliveries.
+	hooks   *webhooks.Store
+	deliver *webhooks.Deliverer
 	// chRadar is Radar in ClickHouse, when the statistics are there.
 	chRadar *clickhouse.RadarProjection
 	limit   *clicklimit.Limiter
@@ -149,7 +153,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("radar: %w", err)
 	}
 	a.closers = append(a.closers, a.radar.Close)
-	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar}
+	apiServer := func() *api.Server { return a.server }
+	if a.hooks, err = openWebhooks(cfg, a.store, &apiServer, log); err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
+	a.closers = append(a.closers, a.hooks.Close)
+	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar, a.hooks}
 	if cfg.KafkaBrokers == "" {
 		// Fed in log order, resuming after their checkpoints: core's
 		// click counts (core/clicks.go) and the stream versions of the
@@ -186,7 +195,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+		Webhooks: a.hooks,
 	})
+	a.deliver = newDeliverer(cfg, a.hooks, deps, cipher)
 	a.limit = clicklimit.New(cfg.ClickLimit, cfg.ClickLimitNet)
 	rd := api.NewRedirector(api.RedirectConfig{SecureCookies: cfg.PublicScheme == "https", ClickLimit: a.limit}, q.LinkAccess, recorder, en, clk, log)
 	cmds := commands.New(commands.Config{
@@ -202,7 +213,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
 		RadarWatermark:      a.runner.Watermark(radarstore.Name),
-		Hasher:              a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
+		WebhooksWatermark:   a.runner.Watermark(webhooks.Name), Webhooks: a.hooks,
+		Hasher: a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
 	a.links = links
@@ -266,6 +278,14 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 		cancel()
 		return nil, err
 	}
+	// Webhook deliveries run beside the projections, off the request path.
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.deliver.Run(rctx); err != nil {
+			a.log.Error("webhook deliveries stopped", "err", err)
+		}
+	}()
 	if err := a.ensureOperatorKey(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -288,7 +308,7 @@ func (a *App) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names := []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name}
+	names := []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name, webhooks.Name}
 	if a.chRadar != nil {
 		names = append(names, a.chRadar.Name())
 	}
@@ -324,7 +344,7 @@ func (a *App) commandDeps() *commands.Deps {
 	// append's expected version.
 	store := commands.WithHistories(a.store, historyStreams, []string{workspace.StreamPrefix})
 	return &commands.Deps{Store: store, Cipher: a.secret.Cipher(), DefaultPlan: a.cfg.DefaultPlan, Now: a.clock().Now,
-		Customers: commands.NewCustomerCache(cachedCustomers)}
+		Customers: commands.NewCustomerCache(cachedCustomers), WebhookURLs: webhookURLs{webhookGuard(a.cfg)}}
 }
 
 func (a *App) ensureOperatorKey(ctx context.Context) error {

@@ -18,6 +18,8 @@ import (
 	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/enrich"
+	"github.com/linkd/linkd/internal/ssrf"
+	"github.com/linkd/linkd/projections/webhooks"
 )
 
 // Config is every setting of linkd. Each has an environment variable; the
@@ -47,6 +49,13 @@ type Config struct {
 	DebugAddr       string        // LINKD_DEBUG_ADDR: serves /debug/pprof when set (keep it private)
 	ClickLimit      int           // LINKD_CLICK_LIMIT: counted clicks per visitor, link and hour (default 1000; 0 off)
 	ClickLimitNet   int           // LINKD_CLICK_LIMIT_NETWORK: counted clicks per client network, link and hour (default 10000; 0 off)
+	// WebhookRetrySchedule replaces the waits between webhook delivery
+	// attempts (comma-separated Go durations).
+	WebhookRetrySchedule string // LINKD_WEBHOOK_RETRY_SCHEDULE
+	// WebhookAllowedNetworks are CIDRs webhooks may be delivered to although
+	// they are loopback, private or link-local.
+	WebhookAllowedNetworks string        // LINKD_WEBHOOK_ALLOWED_NETWORKS
+	WebhookTimeout         time.Duration // LINKD_WEBHOOK_TIMEOUT: one delivery attempt (default 15s)
 
 	// Clock is the application's one clock: commands, queries and the API
 	// read the time from it. Nil is the system clock; tests set a
@@ -61,6 +70,7 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro", AdminEmail: "admin@localhost",
 		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
 		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
+		WebhookTimeout: 15 * time.Second,
 	}
 }
 
@@ -94,6 +104,8 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	str("LINKD_LOG_LEVEL", &c.LogLevel)
 	str("LINKD_LOG_FORMAT", &c.LogFormat)
 	str("LINKD_DEBUG_ADDR", &c.DebugAddr)
+	str("LINKD_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetrySchedule)
+	str("LINKD_WEBHOOK_ALLOWED_NETWORKS", &c.WebhookAllowedNetworks)
 	// Plan and scheme names are words, not identifiers: "Free" and "HTTPS"
 	// mean what "free" and "https" do.
 	c.DefaultPlan = strings.ToLower(c.DefaultPlan)
@@ -105,6 +117,13 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 			errs = append(errs, fmt.Errorf("LINKD_FLUSH_INTERVAL: %w", err))
 		}
 		c.FlushInterval = d
+	}
+	if v, ok := lookup(getenv, "LINKD_WEBHOOK_TIMEOUT"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_TIMEOUT: %w", err))
+		}
+		c.WebhookTimeout = d
 	}
 	if v, ok := lookup(getenv, "LINKD_CLICK_LIMIT"); ok {
 		n, err := strconv.Atoi(v)
@@ -191,6 +210,17 @@ func (c *Config) Validate() error {
 	}
 	if c.KafkaPartitions < 1 || c.KafkaPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("LINKD_KAFKA_PARTITIONS %d: want 1 to 1024", c.KafkaPartitions))
+	}
+	if c.WebhookRetrySchedule != "" {
+		if _, err := webhooks.ParseSchedule(c.WebhookRetrySchedule); err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_RETRY_SCHEDULE: %w", err))
+		}
+	}
+	if _, err := ssrf.ParseNetworks(c.WebhookAllowedNetworks); err != nil {
+		errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_ALLOWED_NETWORKS: %w", err))
+	}
+	if c.WebhookTimeout < 0 || c.WebhookTimeout > 5*time.Minute {
+		errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_TIMEOUT %v: want up to 5m", c.WebhookTimeout))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

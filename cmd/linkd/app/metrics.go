@@ -16,6 +16,7 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections/clickindex"
 	radarstore "github.com/linkd/linkd/projections/radar"
+	"github.com/linkd/linkd/projections/webhooks"
 )
 
 // metrics are linkd's Prometheus metrics, in a registry of their own.
@@ -96,7 +97,22 @@ func (m *metrics) handler(a *App) http.Handler {
 			Help: "Bytes of sealed log segments not compressed yet: what the compactor left while it yielded to load (embedded store).",
 		}, func() float64 { return float64(pb.PlainBytes()) }))
 	}
-	names := []string{"core", a.stats.Name(), clickindex.Name, radarstore.Name}
+	if a.deliver != nil {
+		d := a.deliver
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "linkd_webhook_deliveries_total", Help: "Webhook delivery attempts answered with a 2xx.",
+		}, func() float64 { return float64(d.Delivered.Load()) }))
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "linkd_webhook_failures_total", Help: "Webhook delivery attempts that failed (no answer in time, refused, or not 2xx).",
+		}, func() float64 { return float64(d.Failed.Load()) }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_webhook_lag_seconds", Help: "Age of the oldest webhook message due and not delivered yet (0 when none waits).",
+		}, func() float64 { return d.Lag().Seconds() }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_webhook_pending_messages", Help: "Webhook messages due and waiting for an attempt.",
+		}, func() float64 { return float64(d.Pending()) }))
+	}
+	names := []string{"core", a.stats.Name(), clickindex.Name, radarstore.Name, webhooks.Name}
 	if a.chRadar != nil {
 		names = append(names, a.chRadar.Name())
 	}

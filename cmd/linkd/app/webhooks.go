@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+
+	"github.com/linkd/linkd/api"
+	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/secrets"
+	"github.com/linkd/linkd/internal/ssrf"
+	"github.com/linkd/linkd/projections/webhooks"
+)
+
+// webhookGuard is the guard of webhook destinations.
+func webhookGuard(cfg Config) *ssrf.Guard {
+	nets, _ := ssrf.ParseNetworks(cfg.WebhookAllowedNetworks) // Validate checked them
+	return ssrf.New(nets, nil)
+}
+
+// openWebhooks opens the webhook projection; render is called once the
+// API exists (links in payloads are rendered as the API shows them).
+func openWebhooks(cfg Config, store eventstore.Store, render *func() *api.Server, log *slog.Logger) (*webhooks.Store, error) {
+	return webhooks.Open(filepath.Join(cfg.DataDir, "webhooks.db"), webhooks.Options{
+		Events: store, Logger: log,
+		RenderLink: func(ctx context.Context, l *link.Link, clicks int64) (map[string]any, error) {
+			s := (*render)()
+			if s == nil {
+				return nil, fmt.Errorf("webhooks: the API is not ready")
+			}
+			return s.RenderLinkJSON(ctx, l, clicks)
+		},
+	})
+}
+
+// newDeliverer prepares the deliveries of the webhook projection's
+// messages.
+func newDeliverer(cfg Config, w *webhooks.Store, deps *commands.Deps, cipher *secrets.Cipher) *webhooks.Deliverer {
+	o := webhooks.DeliveryOptions{
+		Timeout: cfg.WebhookTimeout, Guard: webhookGuard(cfg), Decrypt: cipher.Decrypt,
+		Disable: func(ctx context.Context, id, reason string) error {
+			_, err := commands.DisableWebhookHandler{Deps: deps}.Handle(ctx, commands.DisableWebhook{ID: id, Reason: reason})
+			return err
+		},
+	}
+	if cfg.WebhookRetrySchedule != "" {
+		o.Schedule, _ = webhooks.ParseSchedule(cfg.WebhookRetrySchedule) // Validate checked it
+	}
+	return w.NewDeliverer(o)
+}
+
+// webhookURLs checks webhook destinations when they are created or
+// changed: a host that resolves to a forbidden address is refused.
+type webhookURLs struct{ g *ssrf.Guard }
+
+func (c webhookURLs) CheckWebhookURL(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return domain.Invalid("Invalid URL format")
+	}
+	res, _ := c.g.CheckHost(ctx, u.Hostname())
+	if res == ssrf.Refused {
+		return domain.Invalid("Webhook url must not resolve to a loopback, private, link-local or unspecified address")
+	}
+	return nil
+}

@@ -1,0 +1,691 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/internal/ssrf"
+	"github.com/linkd/linkd/internal/stdwebhooks"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
+)
+
+// DefaultSchedule is the wait before each retry (DECISIONS.md): the first
+// attempt is at once, the last retry 24 h after the one before.
+var DefaultSchedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
+}
+
+// ParseSchedule reads LINKD_WEBHOOK_RETRY_SCHEDULE: comma-separated Go
+// durations.
+func ParseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("retry schedule: %q is not a duration", f)
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("retry schedule: no duration")
+	}
+	return out, nil
+}
+
+// DeliveryOptions configure deliveries.
+type DeliveryOptions struct {
+	// Schedule is the wait before each retry (DefaultSchedule).
+	Schedule []time.Duration
+	// Timeout bounds one attempt (15 s).
+	Timeout time.Duration
+	// Concurrency is how many requests one webhook has in flight at most
+	// (32): a slow receiver holds its own webhook's requests only.
+	Concurrency int
+	// FailureWindow: a webhook that only failed for this long is turned
+	// off (five days).
+	FailureWindow time.Duration
+	// Guard refuses destinations on forbidden addresses.
+	Guard *ssrf.Guard
+	// Decrypt opens a webhook's secret.
+	Decrypt func(string) (string, error)
+	// Disable turns a webhook off (the DisableWebhook command).
+	Disable func(ctx context.Context, webhookID, reason string) error
+}
+
+// result is the outcome of one attempt.
+type result struct {
+	msg        message
+	webhookID  string
+	status     int // 0: no answer
+	body       string
+	dur        time.Duration
+	at         time.Time
+	retryAfter time.Duration
+	abandon    bool // the webhook is off or gone: no attempt was made
+}
+
+type message struct {
+	next      int64 // when it was due (Unix ms)
+	id        string
+	eventType string
+	body      []byte
+	attempts  int
+	createdAt int64
+}
+
+// Deliverer sends the messages of the store's queue.
+type Deliverer struct {
+	s       *Store
+	o       DeliveryOptions
+	client  *http.Client
+	results chan result
+
+	mu      sync.Mutex
+	runners map[string]*runner
+	ctx     context.Context
+
+	disabling sync.Map // webhook id -> true while a Disable is under way
+
+	Delivered atomic.Int64 // attempts answered 2xx
+	Failed    atomic.Int64 // attempts that failed
+	lagMillis atomic.Int64
+	pending   atomic.Int64
+}
+
+// NewDeliverer prepares deliveries of s's messages; Run sends them.
+func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
+	if len(o.Schedule) == 0 {
+		o.Schedule = DefaultSchedule
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 15 * time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.FailureWindow <= 0 {
+		o.FailureWindow = 5 * 24 * time.Hour
+	}
+	if o.Guard == nil {
+		o.Guard = ssrf.New(nil, nil)
+	}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           o.Guard.Dialer(o.Timeout).DialContext,
+		MaxIdleConnsPerHost:   o.Concurrency,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: o.Timeout,
+		ForceAttemptHTTP2:     true,
+	}
+	d := &Deliverer{
+		s: s, o: o, results: make(chan result, 4096), runners: map[string]*runner{},
+		client: &http.Client{
+			Transport: tr, Timeout: o.Timeout,
+			// Redirects are not followed: a 3xx is a failure.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	s.notify = d.wake
+	return d
+}
+
+// Lag is the age of the oldest message due and not delivered.
+func (d *Deliverer) Lag() time.Duration { return time.Duration(d.lagMillis.Load()) * time.Millisecond }
+
+// Pending is how many messages wait for an attempt.
+func (d *Deliverer) Pending() int64 { return d.pending.Load() }
+
+// Run delivers until ctx ends.
+func (d *Deliverer) Run(ctx context.Context) error {
+	d.mu.Lock()
+	d.ctx = ctx
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.write(ctx)
+	}()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var pruned time.Time
+	for {
+		d.sync(ctx)
+		d.measure(ctx)
+		if time.Since(pruned) > time.Hour {
+			pruned = time.Now()
+			d.prune(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			d.mu.Lock()
+			for _, r := range d.runners {
+				r.cancel()
+			}
+			d.mu.Unlock()
+			<-done
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// sync starts a runner for each active webhook and stops the others.
+func (d *Deliverer) sync(ctx context.Context) {
+	active := d.s.activeHookIDs()
+	keep := map[string]bool{}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range active {
+		keep[id] = true
+		if _, ok := d.runners[id]; !ok {
+			d.runners[id] = d.startRunner(ctx, id)
+		}
+	}
+	for id, r := range d.runners {
+		if !keep[id] {
+			r.cancel()
+			delete(d.runners, id)
+		}
+	}
+}
+
+// wake tells the runners of webhooks that they have new messages.
+func (d *Deliverer) wake(ids []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range ids {
+		r, ok := d.runners[id]
+		if !ok && d.ctx != nil && d.ctx.Err() == nil {
+			r = d.startRunner(d.ctx, id)
+			d.runners[id] = r
+		}
+		if r != nil {
+			select {
+			case r.wakeC <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (d *Deliverer) measure(ctx context.Context) {
+	now := d.s.opts.Now().UnixMilli()
+	// The oldest due time stands for the oldest message waiting: a first
+	// attempt is due when its message is made. Both read the partial index
+	// of pending messages only.
+	var oldest sql.NullInt64
+	var n int64
+	if err := d.s.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n); err != nil {
+		return
+	}
+	d.pending.Store(n)
+	if oldest.Valid {
+		d.lagMillis.Store(max(0, now-oldest.Int64))
+	} else {
+		d.lagMillis.Store(0)
+	}
+}
+
+// Retention is how long attempts and finished messages are kept.
+const Retention = 30 * 24 * time.Hour
+
+// prune forgets attempts and finished messages older than Retention.
+func (d *Deliverer) prune(ctx context.Context) {
+	before := d.s.opts.Now().Add(-Retention).UnixMilli()
+	for _, q := range []string{
+		`DELETE FROM attempts WHERE created_at < ?`,
+		`DELETE FROM messages WHERE status != 'pending' AND created_at < ?`,
+	} {
+		if _, err := d.s.w.ExecContext(ctx, q, before); err != nil && ctx.Err() == nil {
+			d.s.log.Warn("webhooks: pruning", "err", err)
+		}
+	}
+}
+
+// runner delivers the messages of one webhook with up to Concurrency
+// requests at once.
+type runner struct {
+	d        *Deliverer
+	id       string
+	cancel   context.CancelFunc
+	wakeC    chan struct{}
+	work     chan message
+	mu       sync.Mutex
+	inflight map[string]bool
+	// finished are messages whose attempt was recorded lately, and when:
+	// a read of the queue begun before then may still show them due.
+	finished map[string]time.Time
+	key      []byte
+	keyOf    string // the encrypted secret key was decoded from
+	// markAt and markID are the due time and id of the last message the
+	// loop handed out (the loop's own).
+	markAt int64
+	markID string
+}
+
+func (d *Deliverer) startRunner(parent context.Context, id string) *runner {
+	ctx, cancel := context.WithCancel(parent)
+	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[string]bool{}, finished: map[string]time.Time{}}
+	for range d.o.Concurrency {
+		go r.worker(ctx)
+	}
+	go r.loop(ctx)
+	return r
+}
+
+func (r *runner) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		r.mu.Lock()
+		busy := len(r.inflight)
+		read := time.Now()
+		for id, at := range r.finished {
+			if read.Sub(at) > 10*time.Second {
+				delete(r.finished, id)
+			}
+		}
+		r.mu.Unlock()
+		// Reads go on after the last message handed out, so that messages
+		// in flight are not read again and again; a read that finds nothing
+		// starts over from the oldest once.
+		// A read takes up to 256 messages (about 400 KB of bodies at most),
+		// handed out as workers free up: one read per 256 deliveries.
+		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), max(256, cap(r.work))+busy, r.markAt, r.markID)
+		if err == nil && len(msgs) == 0 && (r.markAt != 0 || r.markID != "") {
+			r.markAt, r.markID = 0, ""
+			continue
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				r.d.s.log.Warn("webhooks: reading due messages", "webhook", r.id, "err", err)
+			}
+			next = time.Second
+		}
+		sent := 0
+		for _, m := range msgs {
+			r.markAt, r.markID = m.next, m.id
+			r.mu.Lock()
+			at, fin := r.finished[m.id]
+			skip := r.inflight[m.id] || (fin && !at.Before(read))
+			if !skip {
+				r.inflight[m.id] = true
+			}
+			r.mu.Unlock()
+			if skip {
+				continue
+			}
+			select {
+			case r.work <- m:
+				sent++
+			case <-ctx.Done():
+				return
+			}
+		}
+		if sent > 0 {
+			continue
+		}
+		if next <= 0 || next > time.Second {
+			next = time.Second
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-r.wakeC:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (r *runner) done(id string) {
+	r.mu.Lock()
+	delete(r.inflight, id)
+	r.finished[id] = time.Now()
+	r.mu.Unlock()
+	select {
+	case r.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+func (r *runner) worker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-r.work:
+			res := r.send(ctx, m)
+			select {
+			case r.d.results <- res:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// send makes one attempt.
+func (r *runner) send(ctx context.Context, m message) result {
+	d := r.d
+	res := result{msg: m, webhookID: r.id}
+	h, ok := d.s.hook(r.id)
+	if !ok || !h.Active {
+		res.abandon = true
+		return res
+	}
+	key, err := r.secretKey(h.SecretEnc)
+	if err != nil {
+		res.at, res.body = d.s.opts.Now(), "linkd: the webhook's secret cannot be read"
+		return res
+	}
+	start := time.Now()
+	res.at = d.s.opts.Now()
+	if refused := r.refused(h.URL); refused != "" {
+		res.body = refused
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(m.body))
+	if err != nil {
+		res.body = "linkd: " + err.Error()
+		return res
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "linkd-webhooks/1")
+	req.Header.Set(stdwebhooks.HeaderID, m.id)
+	req.Header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(res.at.Unix(), 10))
+	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(key, m.id, res.at, m.body))
+	resp, err := d.client.Do(req)
+	res.dur = time.Since(start)
+	if err != nil {
+		res.body = describe(err, d.o.Timeout)
+		return res
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
+	res.dur = time.Since(start)
+	res.status, res.body = resp.StatusCode, string(b)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		res.retryAfter = retryAfter(resp.Header.Get("Retry-After"), res.at)
+	}
+	return res
+}
+
+// secretKey is the HMAC key of the webhook's secret, decrypted once.
+func (r *runner) secretKey(enc string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.key != nil && r.keyOf == enc {
+		return r.key, nil
+	}
+	secret, err := r.d.o.Decrypt(enc)
+	if err != nil {
+		return nil, err
+	}
+	key, err := stdwebhooks.Key(secret)
+	if err != nil {
+		return nil, err
+	}
+	r.key, r.keyOf = key, enc
+	return key, nil
+}
+
+// refused says why a URL's host may not be called, checked before any
+// connection: an address literal, or a name that resolves to a forbidden
+// address. The dialer checks the address it connects to as well.
+func (r *runner) refused(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "linkd: invalid URL"
+	}
+	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && r.d.o.Guard.Forbidden(a) {
+		return "linkd: destination refused: " + a.String() + " is a loopback, private, link-local or unspecified address"
+	}
+	return ""
+}
+
+func describe(err error, timeout time.Duration) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ssrf.ErrForbidden):
+		return "linkd: destination refused: it resolves to a loopback, private, link-local or unspecified address"
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Sprintf("linkd: no answer within %s", timeout)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "linkd: the host name does not resolve"
+	}
+	return "linkd: " + err.Error()
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date. It is
+// bounded to a day.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), 24*time.Hour)
+}
+
+// nextDelay is the wait after a failed attempt (counted from 1), with
+// jitter of ±10%, or false when no retry is left.
+func (d *Deliverer) nextDelay(attempt int, ra time.Duration) (time.Duration, bool) {
+	if attempt > len(d.o.Schedule) {
+		return 0, false
+	}
+	if ra > 0 {
+		return ra, true
+	}
+	base := d.o.Schedule[attempt-1]
+	return time.Duration(float64(base) * (0.9 + 0.2*rand.Float64())), true
+}
+
+// write records the results of attempts, many per transaction.
+func (d *Deliverer) write(ctx context.Context) {
+	batch := make([]result, 0, 1024)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-d.results:
+			batch = append(batch, r)
+		}
+		timer := time.NewTimer(10 * time.Millisecond)
+	fill:
+		for len(batch) < cap(batch) {
+			select {
+			case r := <-d.results:
+				batch = append(batch, r)
+			case <-timer.C:
+				break fill
+			}
+		}
+		timer.Stop()
+		var disable map[string]string
+		var err error
+		for try := 0; try < 5; try++ {
+			if disable, err = d.record(context.WithoutCancel(ctx), batch); err == nil {
+				break
+			}
+			d.s.log.Warn("webhooks: recording attempts", "err", err)
+			time.Sleep(100 * time.Millisecond)
+		}
+		d.mu.Lock()
+		for _, r := range batch {
+			if run := d.runners[r.webhookID]; run != nil {
+				run.done(r.msg.id)
+			}
+		}
+		d.mu.Unlock()
+		for id, reason := range disable {
+			d.disable(id, reason)
+		}
+	}
+}
+
+// record writes a batch of attempts; it returns the webhooks to turn off.
+func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]string, error) {
+	tx, err := d.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	b := sqlitedb.NewBatch(ctx, tx)
+	disable := map[string]string{}
+	succeeded := map[string]bool{}
+	var ok, failed int64
+	for _, r := range batch {
+		if r.abandon {
+			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending'`, r.msg.id); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		attempt := r.msg.attempts + 1
+		at := r.at.UnixMilli()
+		var respStatus any
+		if r.status != 0 {
+			respStatus = r.status
+		}
+		if r.status >= 200 && r.status < 300 {
+			ok++
+			succeeded[r.webhookID] = true
+			if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+				VALUES (?, ?, ?, ?, 'succeeded', ?, ?, ?, ?, NULL)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at); err != nil {
+				return nil, err
+			}
+			if err := b.Exec(`UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ?`, attempt, r.msg.id); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		failed++
+		var next any
+		status := "failed"
+		if r.status == http.StatusGone {
+			disable[r.webhookID] = webhook.ReasonGone
+		} else if delay, more := d.nextDelay(attempt, r.retryAfter); more {
+			next, status = r.at.Add(delay).UnixMilli(), "pending"
+		}
+		if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+			VALUES (?, ?, ?, ?, 'failed', ?, ?, ?, ?, ?)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at, next); err != nil {
+			return nil, err
+		}
+		// A message done with keeps no body: a replay builds it again from
+		// the log.
+		if err := b.Exec(`UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
+			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ?`, status, attempt, next, status, r.msg.id); err != nil {
+			return nil, err
+		}
+		if succeeded[r.webhookID] {
+			continue
+		}
+		var since int64
+		st, err := b.Stmt(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since`)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.QueryRowContext(ctx, at, r.webhookID).Scan(&since); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		if since != 0 && at-since >= d.o.FailureWindow.Milliseconds() {
+			if _, gone := disable[r.webhookID]; !gone {
+				disable[r.webhookID] = webhook.ReasonFailures
+			}
+		}
+	}
+	for id := range succeeded {
+		if err := b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	d.Delivered.Add(ok)
+	d.Failed.Add(failed)
+	return disable, nil
+}
+
+// disable turns a webhook off in the background, once at a time.
+func (d *Deliverer) disable(id, reason string) {
+	if d.o.Disable == nil {
+		return
+	}
+	if _, busy := d.disabling.LoadOrStore(id, true); busy {
+		return
+	}
+	go func() {
+		defer d.disabling.Delete(id)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := d.o.Disable(ctx, id, reason); err != nil {
+			d.s.log.Warn("webhooks: turning a webhook off", "webhook", id, "reason", reason, "err", err)
+		}
+	}()
+}
+
+// due reads up to limit messages of a webhook due at now, after the
+// message (afterAt, afterID) in due order, and how long until the next one
+// is due when none is.
+func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at FROM messages
+		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
+		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []message
+	for rows.Next() {
+		var m message
+		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil || len(out) > 0 {
+		return out, 0, err
+	}
+	var next sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE webhook_id = ? AND status = 'pending'`, webhookID).Scan(&next); err != nil {
+		return nil, 0, err
+	}
+	if !next.Valid {
+		return nil, time.Second, nil
+	}
+	return nil, time.Duration(next.Int64-now.UnixMilli()) * time.Millisecond, nil
+}

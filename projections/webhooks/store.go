@@ -1,0 +1,493 @@
+// Package webhooks is the webhook delivery projection: it keeps the
+// webhooks of every workspace (the read model of /v1/webhooks), turns each
+// event a webhook subscribes to into one message for it, and delivers the
+// messages at least once, signed as Standard Webhooks, with retries
+// (deliver.go). Messages, their attempts and the position in the log are
+// in one SQLite database, written with the checkpoint in the same
+// transaction: a crash or restart loses no message, and a redelivery
+// carries the same webhook-id (ADR 0101, docs/webhooks.md).
+package webhooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
+	"github.com/linkd/linkd/projections"
+)
+
+// Name is the projection's name: its checkpoint and its Kafka consumer
+// group. It never changes.
+const Name = "webhooks"
+
+// Events is what the projection reads of the event store besides its
+// feed: the history of a link or a customer, to put them in a payload,
+// and the log, to replay.
+type Events interface {
+	ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error)
+	StreamVersion(ctx context.Context, stream string) (uint64, bool, error)
+	ReadAll(ctx context.Context, after eventstore.Position, max int) ([]eventstore.RecordedEvent, error)
+}
+
+// LinkRenderer renders a link as GET /v1/links/{id} shows it.
+type LinkRenderer func(ctx context.Context, l *link.Link, clicks int64) (map[string]any, error)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS webhooks (
+	id TEXT PRIMARY KEY,
+	workspace_id TEXT NOT NULL,
+	url TEXT NOT NULL,
+	events TEXT NOT NULL,
+	link_ids TEXT NOT NULL,
+	description TEXT NOT NULL,
+	secret_enc TEXT NOT NULL,
+	is_active INTEGER NOT NULL,
+	deleted INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	created_commit INTEGER NOT NULL,
+	created_prepare INTEGER NOT NULL,
+	version INTEGER NOT NULL,
+	failing_since INTEGER);
+CREATE INDEX IF NOT EXISTS webhooks_ws ON webhooks (workspace_id, created_at);
+CREATE TABLE IF NOT EXISTS messages (
+	id TEXT PRIMARY KEY,
+	webhook_id TEXT NOT NULL,
+	event_id TEXT NOT NULL,
+	event_type TEXT NOT NULL,
+	body BLOB NOT NULL,
+	created_at INTEGER NOT NULL,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	status TEXT NOT NULL,
+	next_attempt_at INTEGER);
+DROP INDEX IF EXISTS messages_due;
+CREATE INDEX IF NOT EXISTS messages_queue ON messages (webhook_id, status, next_attempt_at, id);
+CREATE INDEX IF NOT EXISTS messages_pending ON messages (next_attempt_at) WHERE status = 'pending';
+CREATE TABLE IF NOT EXISTS attempts (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	message_id TEXT NOT NULL,
+	webhook_id TEXT NOT NULL,
+	event_type TEXT NOT NULL,
+	attempt INTEGER NOT NULL,
+	status TEXT NOT NULL,
+	response_status INTEGER,
+	response_body TEXT,
+	duration_ms INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	next_attempt_at INTEGER);
+CREATE INDEX IF NOT EXISTS attempts_webhook ON attempts (webhook_id, seq);
+` + sqlitedb.CheckpointTable
+
+// hook is what deliveries and matching need of a webhook, kept in memory.
+type hook struct {
+	ID          string
+	WorkspaceID string
+	URL         string
+	Events      []string
+	LinkIDs     []string
+	SecretEnc   string
+	Active      bool
+	Created     eventstore.Position
+}
+
+func (h *hook) wants(eventType, linkID string) bool {
+	if !h.Active || !slices.Contains(h.Events, eventType) {
+		return false
+	}
+	if len(h.LinkIDs) == 0 || eventType == webhook.TypeLinkCreated || eventType == webhook.TypeLinkUpdated || eventType == webhook.TypeLinkDeleted {
+		return true
+	}
+	return slices.Contains(h.LinkIDs, linkID)
+}
+
+// Options configure a Store.
+type Options struct {
+	// Events reads streams and the log (payloads, replay).
+	Events Events
+	// RenderLink renders links in payloads.
+	RenderLink LinkRenderer
+	Logger     *slog.Logger
+	// Now is the time of deliveries and of their schedule (default the
+	// system's).
+	Now func() time.Time
+}
+
+// Store is the projection and its read model. Under load it takes clicks
+// in long batches (projections.LongBatches): a transaction per batch of
+// messages rather than per few.
+type Store struct {
+	projections.LongBatches
+	w, r   *sql.DB
+	opts   Options
+	log    *slog.Logger
+	mu     sync.RWMutex
+	hooks  map[string]*hook   // by id: active or not, not deleted
+	byWS   map[string][]*hook // by workspace
+	links  *linkCache
+	notify func(webhookIDs []string)
+}
+
+// Open opens (creating) the database at path.
+func Open(path string, o Options) (*Store, error) {
+	w, r, err := sqlitedb.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Exec(schema); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("webhooks schema: %w", err)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14)}
+	if err := s.loadHooks(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// Name implements projections.Projector.
+func (s *Store) Name() string { return Name }
+
+// Categories implements projections.Projector.
+func (s *Store) Categories() []string {
+	return []string{webhook.Category, "link", "clicks", "customer"}
+}
+
+// Checkpoint implements projections.Projector.
+func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	return sqlitedb.Checkpoint(ctx, s.w)
+}
+
+// Reset implements projections.Projector: a replay rebuilds the webhooks
+// and matches events again; messages already made keep their ids, so
+// nothing is delivered twice by a rebuild that reaches them again.
+func (s *Store) Reset(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM webhooks; DELETE FROM checkpoint;`); err != nil {
+		return err
+	}
+	return s.loadHooks(ctx)
+}
+
+func (s *Store) loadHooks(ctx context.Context) error {
+	rows, err := s.w.QueryContext(ctx, `SELECT id, workspace_id, url, events, link_ids, secret_enc, is_active, created_commit, created_prepare FROM webhooks WHERE deleted = 0`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	hooks := map[string]*hook{}
+	for rows.Next() {
+		h := &hook{}
+		var ev, ids string
+		if err := rows.Scan(&h.ID, &h.WorkspaceID, &h.URL, &ev, &ids, &h.SecretEnc, &h.Active, &h.Created.Commit, &h.Created.Prepare); err != nil {
+			return err
+		}
+		_ = json.Unmarshal([]byte(ev), &h.Events)
+		_ = json.Unmarshal([]byte(ids), &h.LinkIDs)
+		hooks[h.ID] = h
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.setHooks(hooks)
+	s.mu.Unlock()
+	return nil
+}
+
+// setHooks replaces the hooks; s.mu is held.
+func (s *Store) setHooks(hooks map[string]*hook) {
+	s.hooks = hooks
+	s.byWS = map[string][]*hook{}
+	for _, h := range hooks {
+		s.byWS[h.WorkspaceID] = append(s.byWS[h.WorkspaceID], h)
+	}
+}
+
+// hook returns a copy of webhook id's state.
+func (s *Store) hook(id string) (hook, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h, ok := s.hooks[id]
+	if !ok {
+		return hook{}, false
+	}
+	return *h, true
+}
+
+// activeHookIDs lists the active webhooks.
+func (s *Store) activeHookIDs() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for id, h := range s.hooks {
+		if h.Active {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// MessageID is the webhook-id of an event delivered to a webhook: the
+// same for every attempt and every replay.
+func MessageID(eventID, webhookID string) string {
+	sum := sha256.Sum256([]byte(eventID + "/" + webhookID))
+	return "msg_" + hex.EncodeToString(sum[:16])
+}
+
+// Apply implements projections.Projector.
+func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	b := sqlitedb.NewBatch(ctx, tx)
+	// The hooks change as the batch applies; they are copied so that a
+	// batch that fails leaves them as they were.
+	s.mu.RLock()
+	hooks := make(map[string]*hook, len(s.hooks))
+	for id, h := range s.hooks {
+		c := *h
+		hooks[id] = &c
+	}
+	s.mu.RUnlock()
+	a := &applier{s: s, b: b, hooks: hooks, now: s.opts.Now()}
+	a.index()
+	for i := range events {
+		if err := a.apply(ctx, &events[i]); err != nil {
+			return fmt.Errorf("webhooks: %s %s@%d: %w", events[i].Type, events[i].Stream, events[i].Version, err)
+		}
+	}
+	last := events[len(events)-1].Position
+	if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, last.Commit, last.Prepare); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.setHooks(a.hooks)
+	s.mu.Unlock()
+	for _, id := range a.changedLinks {
+		s.links.forget(id)
+	}
+	if len(a.touched) > 0 && s.notify != nil {
+		ids := make([]string, 0, len(a.touched))
+		for id := range a.touched {
+			ids = append(ids, id)
+		}
+		s.notify(ids)
+	}
+	return nil
+}
+
+// applier applies one batch.
+type applier struct {
+	s            *Store
+	b            *sqlitedb.Batch
+	hooks        map[string]*hook
+	byWS         map[string][]*hook
+	now          time.Time
+	touched      map[string]bool // webhooks given messages
+	changedLinks []string
+}
+
+func (a *applier) index() {
+	a.byWS = map[string][]*hook{}
+	for _, h := range a.hooks {
+		a.byWS[h.WorkspaceID] = append(a.byWS[h.WorkspaceID], h)
+	}
+}
+
+func (a *applier) apply(ctx context.Context, re *eventstore.RecordedEvent) error {
+	switch {
+	case strings.HasPrefix(re.Stream, webhook.StreamPrefix):
+		return a.webhookEvent(re)
+	case re.Type == click.EventRecorded:
+		if !a.anyWants(webhook.TypeLinkClicked) {
+			return nil
+		}
+	case re.Type == link.EventCreated || re.Type == link.EventUpdated || re.Type == link.EventArchived ||
+		re.Type == link.EventUnarchived || re.Type == link.EventDeleted:
+		a.changedLinks = append(a.changedLinks, strings.TrimPrefix(re.Stream, "link-"))
+		if !a.anyWants(webhook.TypeLinkCreated, webhook.TypeLinkUpdated, webhook.TypeLinkDeleted) {
+			return nil
+		}
+	case re.Type == conversion.EventLeadTracked:
+		if !a.anyWants(webhook.TypeLeadCreated) {
+			return nil
+		}
+	case re.Type == conversion.EventSaleTracked:
+		if !a.anyWants(webhook.TypeSaleCreated) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	m, err := a.s.match(ctx, re, a.byWS, true)
+	if err != nil || m == nil {
+		return err
+	}
+	for _, h := range m.hooks {
+		if err := a.s.enqueue(a.b, h.ID, re.ID.String(), m.eventType, m.body, a.now, false); err != nil {
+			return err
+		}
+		if a.touched == nil {
+			a.touched = map[string]bool{}
+		}
+		a.touched[h.ID] = true
+	}
+	return nil
+}
+
+func (a *applier) anyWants(types ...string) bool {
+	for _, h := range a.hooks {
+		if !h.Active {
+			continue
+		}
+		for _, t := range types {
+			if slices.Contains(h.Events, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// enqueue writes a message due now; a replay sends an existing one again.
+func (s *Store) enqueue(b *sqlitedb.Batch, webhookID, eventID, eventType string, body []byte, now time.Time, replay bool) error {
+	q := `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
+	if replay {
+		q = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
+			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at`
+	}
+	ms := now.UnixMilli()
+	return b.Exec(q, MessageID(eventID, webhookID), webhookID, eventID, eventType, body, ms, ms)
+}
+
+func (a *applier) webhookEvent(re *eventstore.RecordedEvent) error {
+	id := strings.TrimPrefix(re.Stream, webhook.StreamPrefix)
+	var v int64 = -1
+	err := a.b.Tx.QueryRowContext(a.b.Ctx, `SELECT version FROM webhooks WHERE id = ?`, id).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if int64(re.Version) <= v {
+		return nil // applied before
+	}
+	e, err := eventcache.Decode(*re)
+	if errors.Is(err, domain.ErrUnknownEvent) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch e := e.(type) {
+	case *webhook.Created:
+		ev, _ := json.Marshal(e.Events)
+		ids, _ := json.Marshal(nonNil(e.LinkIDs))
+		if err := a.b.Exec(`INSERT INTO webhooks (id, workspace_id, url, events, link_ids, description, secret_enc, is_active,
+			created_at, updated_at, created_commit, created_prepare, version) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO NOTHING`, e.ID, e.WorkspaceID, e.URL, string(ev), string(ids), e.Description, e.SecretEnc,
+			e.At.UnixNano(), e.At.UnixNano(), re.Position.Commit, re.Position.Prepare, re.Version); err != nil {
+			return err
+		}
+		a.hooks[e.ID] = &hook{ID: e.ID, WorkspaceID: e.WorkspaceID, URL: e.URL, Events: e.Events, LinkIDs: e.LinkIDs,
+			SecretEnc: e.SecretEnc, Active: true, Created: re.Position}
+	case *webhook.Updated:
+		h := a.hooks[e.ID]
+		sets := []string{"updated_at = ?", "version = ?"}
+		args := []any{e.At.UnixNano(), re.Version}
+		if u, ok := e.URL.Value(); ok {
+			sets, args = append(sets, "url = ?"), append(args, u)
+			if h != nil {
+				h.URL = u
+			}
+		}
+		if ev, ok := e.Events.Value(); ok {
+			j, _ := json.Marshal(ev)
+			sets, args = append(sets, "events = ?"), append(args, string(j))
+			if h != nil {
+				h.Events = ev
+			}
+		}
+		if e.LinkIDs.Set {
+			j, _ := json.Marshal(nonNil(e.LinkIDs.V))
+			sets, args = append(sets, "link_ids = ?"), append(args, string(j))
+			if h != nil {
+				h.LinkIDs = e.LinkIDs.V
+			}
+		}
+		if e.Description.Set {
+			sets, args = append(sets, "description = ?"), append(args, e.Description.V)
+		}
+		if act, ok := e.IsActive.Value(); ok {
+			sets, args = append(sets, "is_active = ?", "failing_since = NULL"), append(args, act)
+			if h != nil {
+				h.Active = act
+			}
+		}
+		if err := a.b.Exec(`UPDATE webhooks SET `+strings.Join(sets, ", ")+` WHERE id = ?`, append(args, e.ID)...); err != nil {
+			return err
+		}
+	case *webhook.Disabled:
+		if err := a.b.Exec(`UPDATE webhooks SET is_active = 0, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, e.ID); err != nil {
+			return err
+		}
+		if h := a.hooks[e.ID]; h != nil {
+			h.Active = false
+		}
+	case *webhook.Deleted:
+		if err := a.b.Exec(`UPDATE webhooks SET deleted = 1, is_active = 0, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, e.ID); err != nil {
+			return err
+		}
+		if err := a.b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'`, e.ID); err != nil {
+			return err
+		}
+		delete(a.hooks, e.ID)
+	}
+	a.index()
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
