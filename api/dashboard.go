@@ -193,6 +193,8 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	page("/dashboard/pixels", d.pixelsPage, get)
 	page("/dashboard/pixels", d.createPixel, post)
 	page("/dashboard/webhooks", d.webhooksPage, get)
+	page("/dashboard/webhooks", d.createWebhook, post)
+	page("/dashboard/webhooks/{webhook_id}", d.webhookPage, get)
 	r.PathPrefix("/dashboard/").Handler(d.authed(func(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 		d.render(w, r, c, http.StatusNotFound, "error", "Not found", map[string]any{"Message": "There is no such page."})
 	}))

@@ -770,6 +770,61 @@ func (d *dashboard) radarVisitor(w http.ResponseWriter, r *http.Request, c *dash
 	d.render(w, r, c, http.StatusOK, "visitor", "Visitor", map[string]any{"Project": proj, "ProjectID": k.ProjectID, "V": o["data"]})
 }
 
+// webhookEvents are the event types a webhook may subscribe to.
+var webhookEvents = []string{"link.created", "link.updated", "link.deleted", "link.clicked", "lead.created", "sale.created"}
+
+// webhooksPage lists the webhooks the user manages, with a form that adds
+// one; its secret is shown once, on the page that answers the form.
 func (d *dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
-	d.render(w, r, c, http.StatusOK, "webhooks", "Webhooks", nil)
+	d.showWebhooks(w, r, c, http.StatusOK, nil, "", "")
+}
+
+func (d *dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, values map[string]string, msg, secret string) {
+	items, res := d.collection(r.Context(), c, "/v1/webhooks?page_size=100")
+	if !res.ok() && res.Status != http.StatusForbidden {
+		d.failed(w, r, c, res)
+		return
+	}
+	data := d.options(r.Context(), c, "workspaces")
+	data["Items"] = items
+	data["V"] = values
+	data["Error"] = msg
+	data["Secret"] = secret
+	data["Events"] = webhookEvents
+	if res.Status == http.StatusForbidden {
+		data["Error"] = res.detail()
+	}
+	d.render(w, r, c, status, "webhooks", "Webhooks", data)
+}
+
+func (d *dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	values := form(r, "url", "description", "workspace_id")
+	body := nonEmpty(values, "url", "description", "workspace_id")
+	events := r.PostForm["events"]
+	if len(events) == 0 {
+		events = []string{}
+	}
+	body["events"] = events
+	res := d.call(r.Context(), c, "POST", "/v1/webhooks", body)
+	if !res.ok() {
+		d.showWebhooks(w, r, c, res.Status, values, res.detail(), "")
+		return
+	}
+	secret, _ := res.object()["secret"].(string)
+	d.showWebhooks(w, r, c, http.StatusCreated, nil, "", secret)
+}
+
+// webhookPage is a webhook and its latest deliveries.
+func (d *dashboard) webhookPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	id := url.PathEscape(mux.Vars(r)["webhook_id"])
+	wh, ok := d.getObject(w, r, c, "/v1/webhooks/"+id)
+	if !ok {
+		return
+	}
+	deliveries, res := d.collection(r.Context(), c, "/v1/webhooks/"+id+"/deliveries?page_size=100")
+	if !res.ok() {
+		d.failed(w, r, c, res)
+		return
+	}
+	d.render(w, r, c, http.StatusOK, "webhook", "Webhook", map[string]any{"Webhook": wh, "Deliveries": deliveries})
 }

@@ -5,12 +5,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 )
 
@@ -229,5 +232,57 @@ func TestDashboardSessionSurvivesRestart(t *testing.T) {
 	resp.Body.Close()
 	if len(kept) == 0 || resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("the ended session's cookie (%d cookies): %d", len(kept), resp.StatusCode)
+	}
+}
+
+// The webhooks page makes a webhook (its secret shown once, on the answer
+// to the form), lists it, and shows its deliveries.
+func TestDashboardWebhooks(t *testing.T) {
+	s := apptest.Start(t, func(c *app.Config) { c.WebhookAllowedNetworks = "127.0.0.0/8" })
+	got := make(chan string, 16)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("webhook-id")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer recv.Close()
+	d := newDashClient(t, s)
+	d.signIn(apptest.AdminEmail, apptest.AdminPassword)
+	st, body, _ := d.post("/dashboard/webhooks", url.Values{"csrf_token": {d.tok}, "url": {recv.URL + "/hook"},
+		"events": {"link.created", "link.clicked"}, "description": {"<b>crm</b>"}}, s.URL)
+	secret := regexp.MustCompile(`id="webhook-secret">(whsec_[^<]+)<`).FindStringSubmatch(body)
+	if st != http.StatusCreated || secret == nil {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	st, body, _ = d.get("/dashboard/webhooks")
+	if st != 200 || !strings.Contains(body, recv.URL+"/hook") || strings.Contains(body, secret[1]) {
+		t.Fatalf("list: %d (the secret must not show again)", st)
+	}
+	id := regexp.MustCompile(`href="/dashboard/webhooks/([0-9a-f-]+)"`).FindStringSubmatch(body)
+	if id == nil {
+		t.Fatalf("no link to the webhook's page: %s", body)
+	}
+	s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/hooked"})
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery of link.created")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, body, _ = d.get("/dashboard/webhooks/" + id[1])
+		if st == 200 && strings.Contains(body, "link.created") && strings.Contains(body, "succeeded") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook page without its delivery: %d %s", st, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(body, "&lt;b&gt;crm&lt;/b&gt;") {
+		t.Errorf("the description is not escaped")
+	}
+	// Without the CSRF token nothing is made.
+	if st, _, _ := d.post("/dashboard/webhooks", url.Values{"url": {recv.URL + "/other"}, "events": {"link.created"}}, s.URL); st != http.StatusForbidden {
+		t.Errorf("form without its token: %d", st)
 	}
 }
