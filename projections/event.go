@@ -20,6 +20,7 @@ type Event struct {
 // Decode and shared by every Event made for it in the process.
 type decoded struct {
 	once sync.Once
+	pos  eventstore.Position // in a decoder's table
 	typ  string
 	data []byte
 	ev   domain.Event
@@ -74,18 +75,13 @@ func Envelopes(events []eventstore.RecordedEvent) []Event {
 // decoderSlots events handed out, enough for readers a few batches apart;
 // a reader further behind decodes again.
 type decoder struct {
-	slots [decoderSlots]atomic.Pointer[slot]
+	slots [decoderSlots]atomic.Pointer[decoded]
 }
 
 const (
 	decoderBits  = 15
 	decoderSlots = 1 << decoderBits
 )
-
-type slot struct {
-	pos eventstore.Position
-	d   *decoded
-}
 
 // event makes the Event of re, sharing its decoding with the other readers.
 // An event without a position (tests' hand-made logs) shares nothing.
@@ -95,10 +91,11 @@ func (c *decoder) event(re eventstore.RecordedEvent) Event {
 	}
 	h := (re.Position.Commit ^ re.Position.Prepare<<32) * 0x9e3779b97f4a7c15
 	s := &c.slots[h>>(64-decoderBits)]
-	if cur := s.Load(); cur != nil && cur.pos == re.Position && cur.d.typ == re.Type {
-		return Event{RecordedEvent: re, d: cur.d}
+	if d := s.Load(); d != nil && d.pos == re.Position && d.typ == re.Type {
+		return Event{RecordedEvent: re, d: d}
 	}
 	d := newDecoded(&re)
-	s.Store(&slot{pos: re.Position, d: d})
+	d.pos = re.Position
+	s.Store(d)
 	return Event{RecordedEvent: re, d: d}
 }
