@@ -67,6 +67,7 @@ type KafkaOptions struct {
 type KafkaRunner struct {
 	cfg     bus.KafkaConfig
 	opts    KafkaOptions
+	dec     decoder // shares each event's decoding between the projections
 	entries []*kafkaEntry
 }
 
@@ -259,7 +260,7 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 	backoff := r.opts.RetryBackoff
 	batch := make([]*message.Message, 0, r.opts.MaxBatch)
 	active := map[partKey]time.Time{}
-	events := make([]eventstore.RecordedEvent, 0, r.opts.MaxBatch)
+	events := make([]Event, 0, r.opts.MaxBatch)
 	for {
 		batch = batch[:0]
 		select {
@@ -282,7 +283,9 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 				m.Ack()
 				continue
 			}
-			events = append(events, evs...)
+			for _, ev := range evs {
+				events = append(events, r.dec.event(ev))
+			}
 			kept = append(kept, m)
 		}
 		batch = kept

@@ -81,7 +81,7 @@ type slowProjector struct {
 	commit time.Duration
 }
 
-func (p *slowProjector) Apply(ctx context.Context, evs []eventstore.RecordedEvent) error {
+func (p *slowProjector) Apply(ctx context.Context, evs []projections.Event) error {
 	time.Sleep(p.commit)
 	return p.Projector.Apply(ctx, evs)
 }

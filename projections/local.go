@@ -10,12 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
-	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
-
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
 )
 
 // LocalOptions tune the in-process runner.
@@ -31,16 +26,17 @@ type LocalOptions struct {
 }
 
 // LocalRunner feeds projectors in process. For each projector a feeder reads
-// the global log after the projector's own checkpoint and publishes batches
-// of the events it needs through an in-process Watermill bus (gochannel,
-// each publish blocking until the projector has acknowledged it); the
-// projector applies each batch in one transaction with its checkpoint and
-// acknowledges. Each projector goes at its own pace, so a slow one (such as
-// ClickHouse) never delays another.
+// the global log after the projector's own checkpoint and hands it batches
+// of the events it needs (Apply, one transaction with its checkpoint; a
+// failed batch is retried until it applies). Each projector goes at its
+// own pace, so a slow one (such as ClickHouse) never delays another; the
+// feeders share each event's decoding (decoder), so that an event is
+// decoded once for all of them, or not at all when the store hands over
+// the appender's value.
 type LocalRunner struct {
 	store   eventstore.Store
 	opts    LocalOptions
-	pubsub  *gochannel.GoChannel
+	dec     decoder
 	entries []*entry
 }
 
@@ -68,15 +64,7 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	r := &LocalRunner{
-		store: store,
-		opts:  opts,
-		pubsub: gochannel.NewGoChannel(gochannel.Config{
-			OutputChannelBuffer:            0,
-			BlockPublishUntilSubscriberAck: true,
-			PreserveContext:                true, // bus.LocalBatch's events ride in it
-		}, watermill.NopLogger{}),
-	}
+	r := &LocalRunner{store: store, opts: opts}
 	for _, p := range projectors {
 		max := r.opts.MaxBatch
 		if b, ok := p.(Batcher); ok && b.MaxBatch() > max {
@@ -105,12 +93,8 @@ func (r *LocalRunner) Watermark(name string) *Watermark {
 	return nil
 }
 
-// LocalTopic is the in-process topic of a projection.
-func LocalTopic(name string) string { return "projection." + name }
-
 // Run feeds every projector until ctx ends. It returns nil on a clean stop.
 func (r *LocalRunner) Run(ctx context.Context) error {
-	defer r.pubsub.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -121,15 +105,7 @@ func (r *LocalRunner) Run(ctx context.Context) error {
 			return fmt.Errorf("projection %s: checkpoint: %w", e.p.Name(), err)
 		}
 		e.wm.Advance(start)
-		msgs, err := r.pubsub.Subscribe(ctx, LocalTopic(e.p.Name()))
-		if err != nil {
-			return err
-		}
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			consume(ctx, e.p, msgs, r.opts.Logger)
-		}()
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := r.feed(ctx, e, start); err != nil && ctx.Err() == nil {
@@ -177,8 +153,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 	// a Drainer everything committed.
 	drained, cancelDrained := context.WithCancel(ctx)
 	cancelDrained()
-	topic := LocalTopic(e.p.Name())
-	batch := make([]eventstore.RecordedEvent, 0, e.maxBatch)
+	batch := make([]Event, 0, e.maxBatch)
 	var last eventstore.Position
 	var lastEvent eventstore.RecordedEvent
 	n, skipped := 0, 0
@@ -187,7 +162,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		n++
 		last = ev.Position
 		if inCategories(cats, ev.Stream) {
-			batch = append(batch, ev)
+			batch = append(batch, r.dec.event(ev))
 		} else {
 			skipped++
 			lastEvent = ev
@@ -269,20 +244,15 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 			// them over, which the projector skips but records as applied,
 			// so that its checkpoint does not stay behind them (a restart
 			// would read them all again).
-			batch = append(batch, lastEvent)
+			batch = append(batch, Event{RecordedEvent: lastEvent})
 		}
 		if len(batch) > 0 {
 			skipped = 0
-			// Publish returns once the consumer has acknowledged the
-			// batch, or once ctx ends (then this feeder returns below):
-			// the next batch reuses the slice (Projector.Apply keeps none).
-			// A copy per batch and projector was 7% of the bytes a
+			// The next batch reuses the slice (Projector.Apply keeps
+			// none): a copy per batch and projector was 7% of the bytes a
 			// redirect allocated.
-			if err := r.pubsub.Publish(topic, bus.LocalBatch(ctx, batch)); err != nil {
-				return stopped(ctx, err)
-			}
-			if ctx.Err() != nil {
-				return nil // the consumer may have stopped without applying
+			if !apply(ctx, e.p, batch, r.opts.Logger) {
+				return nil // stopped before the batch applied
 			}
 		}
 		e.wm.Advance(last)
@@ -290,7 +260,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 }
 
 // mostly reports whether more than half of batch is of category cat.
-func mostly(batch []eventstore.RecordedEvent, cat string) bool {
+func mostly(batch []Event, cat string) bool {
 	n := 0
 	for _, ev := range batch {
 		if eventstore.Category(ev.Stream) == cat {
@@ -308,35 +278,27 @@ func stopped(ctx context.Context, err error) error {
 	return err
 }
 
-// consume applies delivered batches and acknowledges them; a failed batch is
-// retried after a pause, so that nothing is skipped.
-func consume(ctx context.Context, p Projector, msgs <-chan *message.Message, log *slog.Logger) {
+// apply applies a batch, retrying a failed one after a pause, so that
+// nothing is skipped. It reports false when ctx ended first.
+func apply(ctx context.Context, p Projector, batch []Event, log *slog.Logger) bool {
 	backoff := 50 * time.Millisecond
-	for msg := range msgs {
-		events, err := bus.Decode(msg)
-		if err != nil {
-			log.Error("projection: undecodable message dropped", "projection", p.Name(), "err", err)
-			msg.Ack()
-			continue
+	for {
+		err := p.Apply(ctx, batch)
+		if err == nil {
+			return true
 		}
-		if err := p.Apply(ctx, events); err != nil {
-			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-				msg.Nack()
-				return
-			}
-			log.Error("projection: apply failed; retrying", "projection", p.Name(), "err", err)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-			}
-			if backoff < 5*time.Second {
-				backoff *= 2
-			}
-			msg.Nack()
-			continue
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return false
 		}
-		backoff = 50 * time.Millisecond
-		msg.Ack()
+		log.Error("projection: apply failed; retrying", "projection", p.Name(), "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return false
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
 	}
 }
 

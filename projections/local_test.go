@@ -62,7 +62,7 @@ func (b *batchRecorder) Checkpoint(context.Context) (eventstore.Position, error)
 	return b.last, nil
 }
 
-func (b *batchRecorder) Apply(_ context.Context, events []eventstore.RecordedEvent) error {
+func (b *batchRecorder) Apply(_ context.Context, events []projections.Event) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.applied += len(events)
@@ -334,7 +334,7 @@ func TestLocalRunnerCatchesUpInFullBatches(t *testing.T) {
 type sequenceRecorder struct {
 	mu      sync.Mutex
 	seen    []string // stream/version of every event, in order
-	arrays  map[*eventstore.RecordedEvent]int
+	arrays  map[*projections.Event]int
 	batches int
 }
 
@@ -345,7 +345,7 @@ func (s *sequenceRecorder) Checkpoint(context.Context) (eventstore.Position, err
 	return eventstore.Start, nil
 }
 
-func (s *sequenceRecorder) Apply(_ context.Context, events []eventstore.RecordedEvent) error {
+func (s *sequenceRecorder) Apply(_ context.Context, events []projections.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range events {
@@ -373,7 +373,7 @@ func TestLocalRunnerReusesItsBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := &sequenceRecorder{arrays: map[*eventstore.RecordedEvent]int{}}
+	rec := &sequenceRecorder{arrays: map[*projections.Event]int{}}
 	r := projections.NewLocalRunner(store, []projections.Projector{rec}, projections.LocalOptions{MaxBatch: 25, Logger: quiet})
 	stop := startRunner(t, r)
 	deadline := time.Now().Add(30 * time.Second)

@@ -32,8 +32,10 @@ type Projector interface {
 	// them, so that the checkpoint moves past them. The slice is the
 	// caller's again once Apply returns (the in-process runner fills it
 	// with the next batch): a projector keeps copies of what it needs
-	// later, never the slice or pointers into it.
-	Apply(ctx context.Context, events []eventstore.RecordedEvent) error
+	// later, never the slice or pointers into it. Each Event's domain event
+	// comes from its Decode, decoded once for all projectors of the
+	// process: a projector never decodes Data itself.
+	Apply(ctx context.Context, events []Event) error
 	// Checkpoint is the global position of the last event applied (stored
 	// by Apply with the data). The in-process feeder resumes after it; on
 	// Kafka, consumer-group offsets say where to resume instead.

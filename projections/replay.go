@@ -21,7 +21,7 @@ type ReplayOptions struct {
 }
 
 type page struct {
-	events []eventstore.RecordedEvent
+	events []Event
 	last   eventstore.Position
 	done   bool
 	err    error
@@ -62,7 +62,7 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 			if len(events) == 0 {
 				break
 			}
-			pg := page{events: make([]eventstore.RecordedEvent, 0, len(events))}
+			pg := page{events: make([]Event, 0, len(events))}
 			for _, ev := range events {
 				if head.Less(ev.Position) {
 					pg.done = true
@@ -70,7 +70,7 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 				}
 				pos = ev.Position
 				if inCategories(cats, ev.Stream) {
-					pg.events = append(pg.events, ev)
+					pg.events = append(pg.events, Event{RecordedEvent: ev})
 				}
 			}
 			pg.last = pos
@@ -86,7 +86,7 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 	}()
 	var (
 		applied uint64
-		batch   = make([]eventstore.RecordedEvent, 0, opts.ApplyBatch)
+		batch   = make([]Event, 0, opts.ApplyBatch)
 		reached eventstore.Position
 	)
 	flush := func() error {

@@ -1,20 +1,18 @@
-// Package bus carries recorded events over Watermill: the message codec, the
-// topic names, and the publishers and subscribers of the in-process bus and
-// of Kafka.
+// Package bus carries recorded events between processes over Watermill:
+// the message codec, the topic names, and Kafka's publishers and
+// subscribers.
 //
 // Two message shapes exist. A single-event message's payload is the event's
 // JSON and its metadata (Kafka headers) name the stream, version, position
 // and type. A batch message carries several events in order in a compact
 // binary form (EncodeBatch), so that a projector applies many events in one
-// transaction. The in-process bus carries batches of the log; on Kafka, the
-// relay publishes batches of one stream each (keyed by that stream), and
-// older relays published single-event messages: Decode reads both. In
-// process, a batch need not be encoded at all: LocalBatch hands the events
-// themselves over in the message's context.
+// transaction. The relay publishes batches of one stream each (keyed by that stream), and
+// older relays published single-event messages: Decode reads both. Only
+// what crosses a process travels here: in process, projections.LocalRunner
+// hands projectors the events themselves.
 package bus
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -61,19 +59,6 @@ func EncodeEvent(e eventstore.RecordedEvent) *message.Message {
 	if len(e.Metadata) > 0 {
 		m.Metadata.Set(MetaMetadata, string(e.Metadata))
 	}
-	return m
-}
-
-type localBatchKey struct{}
-
-// LocalBatch makes one message carrying events in order for a subscriber in
-// this process (Watermill's Go channel, with PreserveContext): the events
-// ride in its context, unencoded, and Decode returns them as they are, with
-// their Data shared. Its payload is empty: it cannot cross a process.
-func LocalBatch(ctx context.Context, events []eventstore.RecordedEvent) *message.Message {
-	m := message.NewMessage(batchID(events), nil)
-	m.Metadata.Set(MetaBatch, strconv.Itoa(len(events)))
-	m.SetContext(context.WithValue(ctx, localBatchKey{}, events))
 	return m
 }
 
@@ -158,9 +143,6 @@ var ErrBadMessage = errors.New("bus: not a linkd event message")
 
 // Decode returns the events a message carries, in order.
 func Decode(m *message.Message) ([]eventstore.RecordedEvent, error) {
-	if events, ok := m.Context().Value(localBatchKey{}).([]eventstore.RecordedEvent); ok {
-		return events, nil
-	}
 	if m.Metadata.Get(MetaBatch) != "" {
 		return decodeBatch(m.Payload)
 	}

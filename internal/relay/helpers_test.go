@@ -17,6 +17,7 @@ import (
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/projections"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -124,7 +125,7 @@ func waitAcked(t testing.TB, r *relay.Relay, s eventstore.Store) {
 // as if a bus delivered it at once: a publisher for tests without Kafka.
 type applyPublisher struct {
 	mu    sync.Mutex
-	apply func(context.Context, []eventstore.RecordedEvent) error
+	apply func(context.Context, []projections.Event) error
 	// topics records the topic of each stream.
 	topics map[string]string
 }
@@ -140,7 +141,7 @@ func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 			p.topics = map[string]string{}
 		}
 		p.topics[evs[0].Stream] = topic
-		err = p.apply(context.Background(), evs)
+		err = p.apply(context.Background(), projections.Envelopes(evs))
 		p.mu.Unlock()
 		if err != nil {
 			return err

@@ -21,7 +21,6 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/storage/pebbleheap"
 	"github.com/linkd/linkd/internal/storage/pebblelog"
 	"github.com/linkd/linkd/internal/storage/versioncache"
@@ -143,7 +142,6 @@ type Store struct {
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
 	scratch        map[string]uint64 // Dedup.Next while deltas wait
-	interners      []*interner       // one per decoding goroutine
 
 	// undecodable counts the clicks skipped since Open; read without
 	// applyMu.
@@ -436,7 +434,7 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 func (s *Store) Undecodable() uint64 { return s.undecodable.Load() }
 
 // Apply applies a batch of events atomically; see the package comment.
-func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -475,7 +473,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if cat != Category && cat != conversion.CustomerCategory {
 			continue
 		}
-		fresh, err := dedup.New(ev)
+		fresh, err := dedup.New(&ev.RecordedEvent)
 		if err != nil {
 			return fmt.Errorf("analytics: apply: %w", err)
 		}
@@ -486,7 +484,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		case click.EventRecorded:
 			todo = append(todo, i)
 		case conversion.EventLeadTracked, conversion.EventSaleTracked:
-			e, err := eventcache.Decode(*ev)
+			e, err := ev.Decode()
 			if err != nil {
 				s.undecodable.Add(1)
 				s.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)
@@ -662,68 +660,50 @@ type parsed struct {
 	linkID  string
 }
 
-// parseClicks decodes the events at todo, on every core for big batches. An
-// undecodable click is marked bad and skipped rather than failing the batch:
-// a failed batch is retried forever, and one corrupt event must not stop the
-// statistics of every link. A click handed over as the value the redirect
-// encoded (eventstore.RecordedEvent.Value, the embedded store's live
-// subscribers; only ever exactly what decoding its JSON gives) is taken
-// from it instead. Callers hold applyMu.
-func (s *Store) parseClicks(events []eventstore.RecordedEvent, todo []int) []parsed {
+// parseClicks takes the counted fields of the clicks at todo, decoding
+// them (projections.Event.Decode) on every core for big batches. An
+// undecodable click is marked bad and skipped rather than failing the
+// batch: a failed batch is retried forever, and one corrupt event must not
+// stop the statistics of every link. Callers hold applyMu.
+func (s *Store) parseClicks(events []projections.Event, todo []int) []parsed {
 	out := make([]parsed, len(todo))
-	finish := func(p *parsed, ev *eventstore.RecordedEvent) {
-		t := p.c.Timestamp
-		if t.IsZero() {
-			t = ev.Time
-		}
-		p.ts, p.day = t.UnixNano(), clampDay(dayOf(t))
-		p.linkID = p.c.LinkID
-		if p.linkID == "" {
-			p.linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
-		}
-	}
-	var slow []int // the indexes into out of the clicks to decode
-	for j, i := range todo {
-		ev := &events[i]
-		if c, ok := ev.Value.(*click.Recorded); ok {
-			out[j].c = fieldsOf(c)
-			finish(&out[j], ev)
-			continue
-		}
-		if slow == nil {
-			slow = make([]int, 0, len(todo)-j)
-		}
-		slow = append(slow, j)
-	}
-	parse := func(slow []int, in *interner) {
-		for _, j := range slow {
-			p, ev := &out[j], &events[todo[j]]
-			if err := decodeClick(ev.Data, &p.c, in); err != nil {
+	parse := func(todo []int, out []parsed) {
+		for j, i := range todo {
+			p, ev := &out[j], &events[i]
+			e, err := ev.Decode()
+			c, ok := e.(*click.Recorded)
+			if err != nil || !ok {
 				p.bad = true
 				continue
 			}
-			finish(p, ev)
+			p.c = fieldsOf(c)
+			t := p.c.Timestamp
+			if t.IsZero() {
+				t = ev.Time
+			}
+			p.ts, p.day = t.UnixNano(), clampDay(dayOf(t))
+			p.linkID = p.c.LinkID
+			if p.linkID == "" {
+				p.linkID = strings.TrimPrefix(ev.Stream, click.StreamPrefix)
+			}
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if len(slow) < 512 {
+	if len(todo) < 512 {
 		workers = 1
 	}
-	for len(s.interners) < workers {
-		s.interners = append(s.interners, newInterner())
-	}
 	if workers == 1 {
-		parse(slow, s.interners[0])
+		parse(todo, out)
 		return out
 	}
 	var wg sync.WaitGroup
-	per := (len(slow) + workers - 1) / workers
-	for w, lo := 0, 0; lo < len(slow); w, lo = w+1, lo+per {
-		hi := min(lo+per, len(slow))
+	per := (len(todo) + workers - 1) / workers
+	for lo := 0; lo < len(todo); lo += per {
+		hi := min(lo+per, len(todo))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parse(slow[lo:hi], s.interners[w])
+			parse(todo[lo:hi], out[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -758,7 +738,6 @@ func (s *Store) Reset(ctx context.Context) error {
 	s.drop()
 	s.versions.Reset()
 	s.behind.Reset()
-	s.interners = nil
 	s.checkpoint, s.durable = eventstore.Start, eventstore.Start
 	return nil
 }

@@ -88,7 +88,7 @@ func testEvents() []eventstore.RecordedEvent {
 func check(t *testing.T, s *Store, events []eventstore.RecordedEvent) {
 	t.Helper()
 	m := statstest.NewModel()
-	if err := m.Apply(t.Context(), events); err != nil {
+	if err := m.Apply(t.Context(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	m.Check(t, t.Context(), s, allFrom, allTo)
@@ -112,7 +112,7 @@ func TestRestart(t *testing.T) {
 	if cp, _ := s.Checkpoint(ctx); cp != eventstore.Start {
 		t.Fatalf("fresh Checkpoint = %v", cp)
 	}
-	if err := s.Apply(ctx, events[:50]); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events[:50])); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -121,7 +121,7 @@ func TestRestart(t *testing.T) {
 	if _, err := s.LinkDaily(ctx, "link-00000", allFrom, allTo); err != ErrClosed {
 		t.Errorf("query after Close: %v, want ErrClosed", err)
 	}
-	if err := s.Apply(ctx, events); err != ErrClosed {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != ErrClosed {
 		t.Errorf("Apply after Close: %v, want ErrClosed", err)
 	}
 
@@ -136,7 +136,7 @@ func TestRestart(t *testing.T) {
 	check(t, s, events[:50])
 	// The feeder resumes after the checkpoint, Kafka may redeliver more:
 	// both must give the same result.
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	check(t, s, events)
@@ -145,7 +145,7 @@ func TestRestart(t *testing.T) {
 	}
 	s = openTest(t, dir, Options{})
 	check(t, s, events)
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	check(t, s, events)
@@ -166,7 +166,7 @@ func TestCrash(t *testing.T) {
 		fs := vfs.NewCrashableMem()
 		s := openTest(t, "db", Options{fs: fs})
 		for i := range events {
-			if err := s.Apply(ctx, events[i:i+1]); err != nil {
+			if err := s.Apply(ctx, projections.Envelopes(events[i:i+1])); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -184,7 +184,7 @@ func TestCrash(t *testing.T) {
 		fs := vfs.NewCrashableMem()
 		s := openTest(t, "db", Options{fs: fs, NoSync: true})
 		for i := range events {
-			if err := s.Apply(ctx, events[i:i+1]); err != nil {
+			if err := s.Apply(ctx, projections.Envelopes(events[i:i+1])); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -217,13 +217,13 @@ func TestCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Apply(ctx, events[:1000]); err != nil {
+			if err := s.Apply(ctx, projections.Envelopes(events[:1000])); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
 			s = openTest(t, "db", Options{fs: fs, NoSync: true})
 			for i := 1000; i < len(events); i += batch {
-				if err := s.Apply(ctx, events[i:i+batch]); err != nil {
+				if err := s.Apply(ctx, projections.Envelopes(events[i:i+batch])); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -252,7 +252,7 @@ func TestCrash(t *testing.T) {
 			}
 			check(t, s2, done)
 			// The in-process feeder resumes after the checkpoint.
-			if err := s2.Apply(ctx, rest); err != nil {
+			if err := s2.Apply(ctx, projections.Envelopes(rest)); err != nil {
 				t.Fatal(err)
 			}
 			check(t, s2, events)
@@ -275,7 +275,7 @@ func TestResetForgetsAppliedVersions(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, t.TempDir(), Options{})
 	events := testEvents()
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.AppliedVersion(ctx, events[0].Stream); !ok {
@@ -301,7 +301,7 @@ func TestUndecodableClicks(t *testing.T) {
 	f.addRaw(click.Stream("L1"), "ClickRecordedV9", []byte(`{}`)) // unknown type in the stream
 	bad := f.addRaw(click.Stream("L1"), click.EventRecorded, []byte(`{not json`))
 	f.addRaw("link-L1", "LinkCreated", []byte(`{"link_id":"L1"}`)) // another category
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	if s.Undecodable() != 1 {
@@ -456,7 +456,7 @@ func TestReplayEquality(t *testing.T) {
 			}
 		}
 		if len(batch) > 0 {
-			if err := live.Apply(ctx, batch); err != nil {
+			if err := live.Apply(ctx, projections.Envelopes(batch)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -465,7 +465,7 @@ func TestReplayEquality(t *testing.T) {
 
 	replayed := openTest(t, t.TempDir(), Options{})
 	// Something stale to be reset away.
-	if err := replayed.Apply(ctx, testEvents()); err != nil {
+	if err := replayed.Apply(ctx, projections.Envelopes(testEvents())); err != nil {
 		t.Fatal(err)
 	}
 	n, err := projections.Replay(ctx, es, replayed, projections.ReplayOptions{PageSize: 5000})
@@ -587,7 +587,7 @@ func TestConcurrentQueries(t *testing.T) {
 		}()
 	}
 	for i := 0; i < len(f.events); i += batch {
-		if err := s.Apply(ctx, f.events[i:i+batch]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(f.events[i:i+batch])); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 func applyIn(t *testing.T, s *Store, events []eventstore.RecordedEvent, n int) {
 	t.Helper()
 	for i := 0; i < len(events); i += n {
-		if err := s.Apply(context.Background(), events[i:min(i+n, len(events))]); err != nil {
+		if err := s.Apply(context.Background(), projections.Envelopes(events[i:min(i+n, len(events))])); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -174,7 +175,7 @@ func benchApply(b *testing.B, ordered, behind bool) {
 		batch := g.batch(benchBatch)
 		genCPU += cpu.ThreadStop(t0)
 		b.StartTimer()
-		if err := s.Apply(ctx, batch); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -219,7 +220,7 @@ func load(b *testing.B, n int) *Store {
 		batch := g.batch(min(benchBatch, n-done))
 		genCPU += cpu.ThreadStop(c0)
 		t0 := time.Now()
-		if err := s.Apply(ctx, batch); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 			b.Fatal(err)
 		}
 		applying += time.Since(t0)

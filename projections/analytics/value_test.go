@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"github.com/linkd/linkd/projections"
 	"maps"
 	"math/rand/v2"
 	"testing"
@@ -43,7 +44,7 @@ func TestValueGivesTheSameStatistics(t *testing.T) {
 	apply := func(events []eventstore.RecordedEvent) map[string]string {
 		s := openTest(t, t.TempDir(), Options{})
 		for lo := 0; lo < len(events); lo += 2000 {
-			if err := s.Apply(t.Context(), events[lo:min(lo+2000, len(events))]); err != nil {
+			if err := s.Apply(t.Context(), projections.Envelopes(events[lo:min(lo+2000, len(events))])); err != nil {
 				t.Fatal(err)
 			}
 		}

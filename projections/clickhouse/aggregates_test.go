@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 	l := newEventLog()
 	start := time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 300, 11, start, 1)
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, ctx, conn, "SELECT count() FROM clicks"); n != 300 {
@@ -67,7 +68,7 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 	}
 	defer q.Close()
 	genClicks(l, 100, 12, start.Add(12*time.Hour), 1)
-	if err := q.Apply(ctx, l.events); err != nil {
+	if err := q.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -96,14 +97,14 @@ func TestCrashWithPendingAggregates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Apply(ctx, ev[:300]); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(ev[:300])); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := 300; i < 700; i += 50 {
-		if err := p.Apply(ctx, ev[i:i+50]); err != nil {
+		if err := p.Apply(ctx, projections.Envelopes(ev[i:i+50])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +113,7 @@ func TestCrashWithPendingAggregates(t *testing.T) {
 	q := openTest(t, ctx, dsn)
 	checkAll(t, ctx, q, l.events[:700], start, start.AddDate(0, 0, 3))
 	// Redelivery from the (older) checkpoint, then the rest.
-	if err := q.Apply(ctx, ev[250:]); err != nil {
+	if err := q.Apply(ctx, projections.Envelopes(ev[250:])); err != nil {
 		t.Fatal(err)
 	}
 	checkAll(t, ctx, q, l.events, start, start.AddDate(0, 0, 3))
@@ -141,7 +142,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 	start := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 1200, 14, start, 6)
 	for i := 0; i < len(l.events); i += 100 {
-		if err := p.Apply(ctx, l.events[i:min(i+100, len(l.events))]); err != nil {
+		if err := p.Apply(ctx, projections.Envelopes(l.events[i:min(i+100, len(l.events))])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,7 +186,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 	}
 	p.mu.Lock()
 	p.noFinalize = true
-	err = p.applyLocked(ctx, l.events[len(l.events)-4:])
+	err = p.applyLocked(ctx, projections.Envelopes(l.events[len(l.events)-4:]))
 	p.noFinalize = false
 	p.mu.Unlock()
 	if err != nil {
@@ -198,7 +199,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 
 	// Then through Apply, which makes the records again.
 	l.click(click.Recorded{ClickID: "late-again", LinkID: "lb", WorkspaceID: "w1", Timestamp: late, Visitor: "v-late"})
-	if err := p.Apply(ctx, l.events[len(l.events)-1:]); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events[len(l.events)-1:])); err != nil {
 		t.Fatal(err)
 	}
 	checkAll(t, ctx, p, l.events, start, end)
@@ -213,7 +214,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.click(click.Recorded{ClickID: "late-crash", LinkID: "lc", WorkspaceID: "w1", Timestamp: late, Visitor: "v-crash"})
-	if err := q.Apply(ctx, l.events[len(l.events)-1:]); err != nil {
+	if err := q.Apply(ctx, projections.Envelopes(l.events[len(l.events)-1:])); err != nil {
 		t.Fatal(err)
 	}
 	q.crash()
@@ -231,7 +232,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	l := newEventLog()
 	start := time.Date(2026, 2, 27, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 800, 15, start, 4)
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(ctx); err != nil {
@@ -335,7 +336,7 @@ func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
 			// Under the lock, so that the background flusher does not
 			// end the flush in flight.
 			p.mu.Lock()
-			err = p.applyLocked(ctx, l.events[:n])
+			err = p.applyLocked(ctx, projections.Envelopes(l.events[:n]))
 			if err == nil {
 				err = p.startFlushLocked(ctx)
 			}
@@ -345,7 +346,7 @@ func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
 				<-f.done
 			}
 			if err == nil {
-				err = p.applyLocked(ctx, l.events[n:]) // the late clicks, pending
+				err = p.applyLocked(ctx, projections.Envelopes(l.events[n:])) // the late clicks, pending
 			}
 			if !tc.finalizeFirst {
 				close(release)

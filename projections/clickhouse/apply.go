@@ -17,7 +17,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/projections"
 )
 
 // Apply writes a batch: the new clicks (with their daily aggregates and
@@ -25,7 +25,7 @@ import (
 // checkpoint. Events already applied are skipped. When it returns nil every
 // row is in ClickHouse and visible to queries. After an error the next call
 // first recovers (see the package comment).
-func (p *Projection) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projection) Apply(ctx context.Context, events []projections.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -50,11 +50,11 @@ func (p *Projection) Apply(ctx context.Context, events []eventstore.RecordedEven
 	return nil
 }
 
-func (p *Projection) applyLocked(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projection) applyLocked(ctx context.Context, events []projections.Event) error {
 	var (
-		clickEvents = make([]eventstore.RecordedEvent, 0, len(events))
-		linkEvents  []eventstore.RecordedEvent
-		convEvents  []eventstore.RecordedEvent
+		clickEvents = make([]projections.Event, 0, len(events))
+		linkEvents  []projections.Event
+		convEvents  []projections.Event
 		last        = p.checkpoint
 	)
 	for _, ev := range events {
@@ -88,7 +88,7 @@ func (p *Projection) applyLocked(ctx context.Context, events []eventstore.Record
 
 // applyClicks inserts the clicks not applied yet, unit by unit, and adds
 // their aggregates to the pending ones (written by flushLocked).
-func (p *Projection) applyClicks(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projection) applyClicks(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -110,12 +110,18 @@ func (p *Projection) applyClicks(ctx context.Context, events []eventstore.Record
 		marks[ids[i]] = int64(ev.Version)
 		fresh = append(fresh, i)
 	}
-	decoded := make([]click.Recorded, len(fresh))
+	decoded := make([]*click.Recorded, len(fresh))
 	bad := make([]bool, len(fresh))
 	parallel(len(fresh), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			ev := events[fresh[j]]
-			if err := decodeClick(ev.Data, &decoded[j]); err != nil {
+			ev := &events[fresh[j]]
+			e, err := ev.Decode()
+			c, ok := e.(*click.Recorded)
+			if err == nil && !ok {
+				err = fmt.Errorf("%s is not a click", ev.Type)
+			}
+			decoded[j] = c
+			if err != nil {
 				// A poison event must not stop the projection: it
 				// is skipped, every time it comes, and logged.
 				p.log.Warn("clickhouse projection: undecodable click skipped",
@@ -127,7 +133,7 @@ func (p *Projection) applyClicks(ctx context.Context, events []eventstore.Record
 	rows := make([]clickRow, 0, len(fresh))
 	for j, i := range fresh {
 		if !bad[j] {
-			rows = append(rows, newClickRow(events[i], ids[i], &decoded[j]))
+			rows = append(rows, newClickRow(events[i].RecordedEvent, ids[i], decoded[j]))
 		}
 	}
 	for _, unit := range splitUnits(rows, p.opts.MaxInsertRows) {
@@ -462,7 +468,7 @@ func second(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
 // applyLinks writes the new state of every link the events change: one row
 // per link and batch, its version the last event's.
-func (p *Projection) applyLinks(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projection) applyLinks(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -478,13 +484,14 @@ func (p *Projection) applyLinks(ctx context.Context, events []eventstore.Recorde
 		changed   []string
 		isChanged = map[string]bool{}
 	)
-	for i, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		id := ids[i]
 		st := states[id]
 		if st != nil && ev.Version <= st.version {
 			continue // applied already
 		}
-		e, err := eventcache.Decode(ev)
+		e, err := ev.Decode()
 		if err != nil {
 			if !errors.Is(err, domain.ErrUnknownEvent) {
 				p.log.Warn("clickhouse projection: undecodable link event skipped",

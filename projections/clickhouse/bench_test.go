@@ -10,6 +10,7 @@ package clickhouse
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -200,7 +201,7 @@ func BenchmarkProject(b *testing.B) {
 	b.ResetTimer()
 	m := startCPU(dsn)
 	for i := range b.N {
-		if err := p.Apply(ctx, batches[i]); err != nil {
+		if err := p.Apply(ctx, projections.Envelopes(batches[i])); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -372,7 +373,7 @@ func BenchmarkApplyToVisible(b *testing.B) {
 				batch := g.next(100)
 				want := int64((i + 1) * 100)
 				t0 := time.Now()
-				if err := p.Apply(ctx, batch); err != nil {
+				if err := p.Apply(ctx, projections.Envelopes(batch)); err != nil {
 					b.Fatal(err)
 				}
 				for {
@@ -476,7 +477,7 @@ func BenchmarkQueries10M(b *testing.B) {
 		}()
 		m := startCPU(dsn)
 		for done := 0; done < total; done += benchBatch {
-			if err := p.Apply(ctx, <-batches); err != nil {
+			if err := p.Apply(ctx, projections.Envelopes(<-batches)); err != nil {
 				b.Fatal(err)
 			}
 			if done%1_000_000 < benchBatch {
@@ -591,31 +592,4 @@ func BenchmarkAggregateBreakdown(b *testing.B) {
 		rowsOf(k, bd.workspace, bd.wsOrder, 1)
 	}
 	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
-}
-
-// BenchmarkDecodeClicks: decoding ClickRecorded JSON, per batch of 8192,
-// with the projector's decoder and with encoding/json.
-func BenchmarkDecodeClicks(b *testing.B) {
-	g := newBenchGen(1, 20_000, 20, benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
-	evs := g.next(benchBatch)
-	for _, bc := range []struct {
-		name   string
-		decode func(data []byte, c *click.Recorded) error
-	}{
-		{"fast", decodeClick},
-		{"encoding-json", func(data []byte, c *click.Recorded) error { return json.Unmarshal(data, c) }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			c0 := selfCPU()
-			for range b.N {
-				for _, ev := range evs {
-					var c click.Recorded
-					if err := bc.decode(ev.Data, &c); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
-		})
-	}
 }

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/conversion"
-	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -113,13 +112,14 @@ func columnNames(cols []col) string {
 }
 
 // applyConversions inserts the leads and sales of a batch.
-func (p *Projection) applyConversions(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projection) applyConversions(ctx context.Context, events []projections.Event) error {
 	var leads, sales conversionRows
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		if ev.Type != conversion.EventLeadTracked && ev.Type != conversion.EventSaleTracked {
 			continue
 		}
-		e, err := eventcache.Decode(ev)
+		e, err := ev.Decode()
 		if err != nil {
 			p.log.Warn("undecodable conversion skipped", "stream", ev.Stream, "version", ev.Version, "err", err)
 			continue

@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"maps"
 	"os"
 	"reflect"
@@ -133,7 +134,7 @@ func TestDocumentedQueries(t *testing.T) {
 	addConv(conv{id: "d4-lead", link: "lnk_c", ws: "ws_demo", country: "FR", first: true, at: today.AddDate(0, 0, -1)})
 	addConv(conv{id: "e5-s1", link: "lnk_demo", ws: "ws_demo", country: "US", sale: true, first: true, amount: 100000, cur: "jpy", at: today.AddDate(0, 0, -40)})
 	addConv(conv{id: "x9-s1", link: "lnk_x", ws: "ws_other", country: "US", sale: true, first: true, amount: 777, cur: "usd", at: today.AddDate(0, 0, -1)})
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	// At least once: the conversions delivered a second time count once.
@@ -143,7 +144,7 @@ func TestDocumentedQueries(t *testing.T) {
 			again = append(again, ev)
 		}
 	}
-	if err := p.Apply(ctx, again); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(again)); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(ctx); err != nil { // what analysts see at most FlushInterval later

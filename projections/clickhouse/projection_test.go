@@ -78,7 +78,7 @@ func genClicks(l *eventLog, n int, seed uint64, start time.Time, days int) {
 func checkAll(t *testing.T, ctx context.Context, p statstest.Reader, events []eventstore.RecordedEvent, from, to time.Time) {
 	t.Helper()
 	m := statstest.NewModel()
-	if err := m.Apply(ctx, events); err != nil {
+	if err := m.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	m.Check(t, ctx, p, from, to)
@@ -238,7 +238,7 @@ func TestClickAppearsInClicksAndDaily(t *testing.T) {
 	}
 	l := newEventLog()
 	ev := l.click(c)
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	// The aggregate tables are written at most FlushInterval later, for
@@ -332,10 +332,10 @@ func TestDuplicatesAreNeverCounted(t *testing.T) {
 
 	// The same event twice in one batch, and the batch overlapping the next.
 	batch1 := append(append([]eventstore.RecordedEvent{}, ev[:200]...), ev[100:250]...)
-	if err := p.Apply(ctx, batch1); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(batch1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Apply(ctx, ev[150:400]); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(ev[150:400])); err != nil {
 		t.Fatal(err)
 	}
 	// A restart: a new Projection knows nothing in memory; everything
@@ -345,13 +345,13 @@ func TestDuplicatesAreNeverCounted(t *testing.T) {
 	if cp, err := p2.Checkpoint(ctx); err != nil || cp != ev[399].Position {
 		t.Errorf("Checkpoint after restart = %v, %v; want %v", cp, err, ev[399].Position)
 	}
-	if err := p2.Apply(ctx, ev[:500]); err != nil {
+	if err := p2.Apply(ctx, projections.Envelopes(ev[:500])); err != nil {
 		t.Fatal(err)
 	}
-	if err := p2.Apply(ctx, ev); err != nil {
+	if err := p2.Apply(ctx, projections.Envelopes(ev)); err != nil {
 		t.Fatal(err)
 	}
-	if err := p2.Apply(ctx, ev[len(ev)-1:]); err != nil {
+	if err := p2.Apply(ctx, projections.Envelopes(ev[len(ev)-1:])); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, ctx, conn, "SELECT count() FROM clicks"); n != uint64(len(ev)) {
@@ -392,7 +392,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			start := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
 			genClicks(l, 400, 3, start, 3)
 			ev := l.events
-			if err := p.Apply(ctx, ev[:150]); err != nil {
+			if err := p.Apply(ctx, projections.Envelopes(ev[:150])); err != nil {
 				t.Fatal(err)
 			}
 			for _, target := range tc.missing {
@@ -402,13 +402,13 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			}
 			// The interrupted Apply: its INSERTs reach only some tables.
 			// The batch spans a month end, so it is several units.
-			if err := p.Apply(ctx, ev[150:300]); err != nil {
+			if err := p.Apply(ctx, projections.Envelopes(ev[150:300])); err != nil {
 				t.Fatal(err)
 			}
 			p.Close() // crash: the views come back with the next Open
 
 			p2 := openTest(t, ctx, dsn)
-			if err := p2.Apply(ctx, ev); err != nil {
+			if err := p2.Apply(ctx, projections.Envelopes(ev)); err != nil {
 				t.Fatal(err)
 			}
 			checkAll(t, ctx, p2, l.events, start, start.AddDate(0, 0, 2))
@@ -426,16 +426,16 @@ func TestFailedApplyRecovers(t *testing.T) {
 	l := newEventLog()
 	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 300, 4, start, 2)
-	if err := p.Apply(ctx, l.events[:100]); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events[:100])); err != nil {
 		t.Fatal(err)
 	}
 	dead, cancel := context.WithTimeout(ctx, time.Nanosecond)
 	defer cancel()
 	<-dead.Done()
-	if err := p.Apply(dead, l.events[100:200]); err == nil {
+	if err := p.Apply(dead, projections.Envelopes(l.events[100:200])); err == nil {
 		t.Fatal("Apply with an expired context succeeded")
 	}
-	if err := p.Apply(ctx, l.events[100:]); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events[100:])); err != nil {
 		t.Fatal(err)
 	}
 	checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 1))
@@ -458,7 +458,7 @@ func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
 
 	// Live delivery in small batches, as the runner does.
 	for i := 0; i < len(l.events); i += 50 {
-		if err := p.Apply(ctx, l.events[i:min(i+50, len(l.events))]); err != nil {
+		if err := p.Apply(ctx, projections.Envelopes(l.events[i:min(i+50, len(l.events))])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -510,7 +510,7 @@ func TestLinksDimension(t *testing.T) {
 	c.DomainID = &dom
 	l.add(link.Stream("k1"), c)
 	l.add(link.Stream("k2"), linkCreated("k2", "w1", "def", "Other", at))
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	// A patch that renames the link and moves it to a project.
@@ -523,7 +523,7 @@ func TestLinksDimension(t *testing.T) {
 	// A restart between the batches: the state of k1 comes from ClickHouse.
 	p.Close()
 	p = openTest(t, ctx, dsn)
-	if err := p.Apply(ctx, l.events); err != nil { // everything again: dedup by version
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil { // everything again: dedup by version
 		t.Fatal(err)
 	}
 	type row struct {
@@ -577,7 +577,7 @@ func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
 	l := newEventLog()
 	start := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 200, 6, start, 1)
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	checkAll(t, ctx, p, l.events, start, start)
@@ -647,7 +647,7 @@ func TestCheckpointIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := every.Apply(ctx, ev[:10]); err != nil {
+	if err := every.Apply(ctx, projections.Envelopes(ev[:10])); err != nil {
 		t.Fatal(err)
 	}
 	if got := stored(); got != ev[9].Position {
@@ -659,7 +659,7 @@ func TestCheckpointIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lazy.Apply(ctx, ev[10:20]); err != nil {
+	if err := lazy.Apply(ctx, projections.Envelopes(ev[10:20])); err != nil {
 		t.Fatal(err)
 	}
 	if cp, _ := lazy.Checkpoint(ctx); cp != ev[19].Position {
@@ -674,7 +674,7 @@ func TestCheckpointIsStored(t *testing.T) {
 	if got := stored(); got != ev[19].Position {
 		t.Errorf("after Flush: stored %v, want %v", got, ev[19].Position)
 	}
-	if err := lazy.Apply(ctx, ev[20:]); err != nil {
+	if err := lazy.Apply(ctx, projections.Envelopes(ev[20:])); err != nil {
 		t.Fatal(err)
 	}
 	if err := lazy.Close(); err != nil {
@@ -696,7 +696,7 @@ func TestUnitIsOnePart(t *testing.T) {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	n := 2*clickChunk + 123
 	genClicks(l, n, 7, start, 3)
-	if err := p.Apply(ctx, l.events); err != nil {
+	if err := p.Apply(ctx, projections.Envelopes(l.events)); err != nil {
 		t.Fatal(err)
 	}
 	conn := rawConn(t, p, dsn)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
@@ -590,7 +589,7 @@ type radarHit struct {
 
 // Apply writes a batch: its new page views and events, the new states of
 // the visits they change, then the checkpoint.
-func (r *RadarProjection) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (r *RadarProjection) Apply(ctx context.Context, events []projections.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.loadLocked(ctx); err != nil {
@@ -603,17 +602,19 @@ func (r *RadarProjection) Apply(ctx context.Context, events []eventstore.Recorde
 	return nil
 }
 
-func (r *RadarProjection) applyLocked(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (r *RadarProjection) applyLocked(ctx context.Context, events []projections.Event) error {
 	last := r.checkpoint
 	var hits []radarHit
-	for _, re := range events {
+	for i := range events {
+		ev := &events[i]
+		re := ev.RecordedEvent
 		if last.Less(re.Position) {
 			last = re.Position
 		}
 		if !strings.HasPrefix(re.Stream, radar.StreamPrefix) || (re.Type != radar.EventPageviewRecorded && re.Type != radar.EventRecordedName) {
 			continue
 		}
-		e, err := eventcache.Decode(re)
+		e, err := ev.Decode()
 		if err != nil {
 			r.p.log.Warn("clickhouse radar: undecodable event skipped", "stream", re.Stream, "version", re.Version, "err", err)
 			continue

@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"github.com/linkd/linkd/projections"
 	"os"
 	"reflect"
 	"regexp"
@@ -45,7 +46,7 @@ func TestRadarDocumentedQueries(t *testing.T) {
 	pair := openRadarTest(t, dsn)
 	events := radartest.Fixture(t)
 	for range 2 {
-		if err := pair.Apply(ctx, events); err != nil {
+		if err := pair.Apply(ctx, projections.Envelopes(events)); err != nil {
 			t.Fatal(err)
 		}
 	}

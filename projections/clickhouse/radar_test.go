@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"github.com/linkd/linkd/projections"
 	"math"
 	"reflect"
 	"strconv"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/radar"
-	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/projections/projectiontest"
 	"github.com/linkd/linkd/projections/radartest"
@@ -23,7 +23,7 @@ type radarPair struct {
 	stats *Projection
 }
 
-func (p radarPair) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p radarPair) Apply(ctx context.Context, events []projections.Event) error {
 	if err := p.stats.Apply(ctx, events); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	events := radartest.Fixture(t)
 	first := openRadarTest(t, dsn)
 	for i := 0; i < len(events)*2/3; i++ {
-		if err := first.Apply(context.Background(), events[i:i+1]); err != nil {
+		if err := first.Apply(context.Background(), projections.Envelopes(events[i:i+1])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,12 +72,12 @@ func TestRadarRestartRedelivery(t *testing.T) {
 		if want := events[len(events)*2/3-1].Position; cp != want {
 			t.Fatalf("checkpoint %v, want %v", cp, want)
 		}
-		if err := pair.Apply(ctx, events[from:len(events)*2/3]); err != nil {
+		if err := pair.Apply(ctx, projections.Envelopes(events[from:len(events)*2/3])); err != nil {
 			t.Fatal(err)
 		}
 		first = pair
 	}
-	if err := first.Apply(context.Background(), events[len(events)*2/3-1:]); err != nil {
+	if err := first.Apply(context.Background(), projections.Envelopes(events[len(events)*2/3-1:])); err != nil {
 		t.Fatal(err)
 	}
 	got, want := radartest.Read(t, first), radartest.Expected()
@@ -113,7 +113,7 @@ func TestRadarForgottenVisitorContinuesItsVisit(t *testing.T) {
 	hit := func(visitor string, at time.Duration) {
 		l.Add(t, radar.Stream("p1", visitor), &radar.PageviewRecorded{Hit: radar.Hit{ProjectID: "p1", VisitorID: visitor,
 			URL: "https://a.example/", Hostname: "a.example", Pathname: "/", At: radartest.T0.Add(at)}})
-		if err := pair.Apply(context.Background(), l.Events[len(l.Events)-1:]); err != nil {
+		if err := pair.Apply(context.Background(), projections.Envelopes(l.Events[len(l.Events)-1:])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,7 +140,7 @@ func TestRadarDailyRecovery(t *testing.T) {
 	first := openRadarTest(t, chtest.DSN(t))
 	events := radartest.Fixture(t)
 	half := 4 // c's hits (its click has sales) come next
-	if err := first.Apply(ctx, events[:half]); err != nil {
+	if err := first.Apply(ctx, projections.Envelopes(events[:half])); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range radarViews {
@@ -148,7 +148,7 @@ func TestRadarDailyRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := first.Apply(ctx, events[half:half+6]); err != nil {
+	if err := first.Apply(ctx, projections.Envelopes(events[half:half+6])); err != nil {
 		t.Fatal(err)
 	}
 	again, err := NewRadar(ctx, first.stats) // a restart: the view is created again, radar_daily rebuilt
@@ -156,7 +156,7 @@ func TestRadarDailyRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	pair := radarPair{RadarProjection: again, stats: first.stats}
-	if err := pair.Apply(ctx, events[half:]); err != nil {
+	if err := pair.Apply(ctx, projections.Envelopes(events[half:])); err != nil {
 		t.Fatal(err)
 	}
 	got, want := radartest.Read(t, pair), radartest.Expected()
@@ -171,7 +171,7 @@ func TestRadarDailyRecovery(t *testing.T) {
 func TestRadarNewTablesFilledAtStart(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	first := openRadarTest(t, chtest.DSN(t))
-	if err := first.Apply(ctx, radartest.Fixture(t)); err != nil {
+	if err := first.Apply(ctx, projections.Envelopes(radartest.Fixture(t))); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{

@@ -2,6 +2,7 @@ package clickindex
 
 import (
 	"context"
+	"github.com/linkd/linkd/projections"
 	"testing"
 
 	"github.com/linkd/linkd/eventstore"
@@ -32,7 +33,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 	s := openTest(t, dir, Options{})
 	s.WriteVersionsBehind()
 	for i := range events {
-		if err := s.Apply(ctx, events[i:i+1]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(events[i:i+1])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +50,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		t.Fatalf("Checkpoint after the crash = %v, %v; want the start of the gap", cp, err)
 	}
 	for i := range events {
-		if err := s.Apply(ctx, events[i:i+1]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(events[i:i+1])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +71,7 @@ func TestVersionsWrittenBehind(t *testing.T) {
 		t.Errorf("gap %+v after Close", g)
 	}
 	projectiontest.CheckVersions(t, s, events) // from the database
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	checkFixture(t, s)

@@ -3,6 +3,7 @@ package clickindex
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -149,7 +150,7 @@ func BenchmarkApply(b *testing.B) {
 				batch := g.batch(size)
 				genCPU += cpu.ThreadStop(c0)
 				t0 := time.Now()
-				if err := s.Apply(ctx, batch); err != nil {
+				if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 					b.Fatal(err)
 				}
 				applying += time.Since(t0)
@@ -179,7 +180,7 @@ func loadStore(tb testing.TB, s *Store, n int) {
 	for g.n < n {
 		batch := g.batch(benchBatch)
 		t0 := time.Now()
-		if err := s.Apply(ctx, batch); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 			tb.Fatal(err)
 		}
 		applying += time.Since(t0)
@@ -306,7 +307,7 @@ func BenchmarkExpire(b *testing.B) {
 				g := newBenchGen(n, 4)
 				g.plainIDs = plain
 				for g.n < n {
-					if err := s.Apply(ctx, g.batch(benchBatch)); err != nil {
+					if err := s.Apply(ctx, projections.Envelopes(g.batch(benchBatch))); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -335,7 +335,7 @@ func (s *Store) Undecodable() uint64 { return s.undecodable.Load() }
 // Apply applies a batch of events atomically: the records of the tracked
 // clicks not applied before, the new last version of every stream it
 // touched, and the checkpoint, in one Pebble batch. See the package comment.
-func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 		if eventstore.Category(ev.Stream) != Category {
 			continue
 		}
-		fresh, err := dedup.New(ev)
+		fresh, err := dedup.New(&ev.RecordedEvent)
 		if err != nil {
 			return fmt.Errorf("clickindex: apply: %w", err)
 		}
@@ -391,13 +391,10 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	var f fields
 	for _, i := range todo {
 		ev := &events[i]
-		var err error
-		if c, ok := ev.Value.(*click.Recorded); ok {
-			// The click as the redirect encoded it (the embedded store's
-			// live subscribers): exactly what decoding its JSON gives.
-			f = fieldsOf(c)
-		} else {
-			err = decodeClick(ev.Data, &f)
+		e, err := ev.Decode()
+		c, ok := e.(*click.Recorded)
+		if err == nil && !ok {
+			err = fmt.Errorf("%s is not a click", ev.Type)
 		}
 		if err != nil {
 			// Skipped rather than failing the batch: a failed batch is
@@ -408,6 +405,7 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 				"version", ev.Version, "position", ev.Position.String(), "err", err)
 			continue
 		}
+		f = fieldsOf(c)
 		if len(f.TrackingID) == 0 {
 			continue // the link does not track conversions
 		}

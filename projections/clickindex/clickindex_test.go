@@ -240,7 +240,7 @@ func TestApplyAndLookup(t *testing.T) {
 	t.Parallel()
 	s := openTest(t, t.TempDir(), Options{})
 	events := fixtureEvents()
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	checkFixture(t, s)
@@ -338,7 +338,7 @@ func TestIdempotence(t *testing.T) {
 			t.Parallel()
 			s := openTest(t, t.TempDir(), Options{})
 			for _, b := range tc.batches {
-				if err := s.Apply(ctx, b); err != nil {
+				if err := s.Apply(ctx, projections.Envelopes(b)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -363,14 +363,14 @@ func TestSkipsByVersion(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, t.TempDir(), Options{StreamCacheSize: 1})
 	events := fixtureEvents()
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	u, _ := parseUUIDv7(v7At(t0, 1))
 	if err := s.db.Delete(v7Key(nil, &u), pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Click(ctx, v7At(t0, 1)); ok {
@@ -392,7 +392,7 @@ func TestRestart(t *testing.T) {
 	if cp, _ := s.Checkpoint(ctx); cp != eventstore.Start {
 		t.Fatalf("fresh Checkpoint = %v", cp)
 	}
-	if err := s.Apply(ctx, events[:5]); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events[:5])); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -404,7 +404,7 @@ func TestRestart(t *testing.T) {
 	if _, _, err := s.Click(ctx, "x"); err != ErrClosed {
 		t.Errorf("Click after Close: %v, want ErrClosed", err)
 	}
-	if err := s.Apply(ctx, events); err != ErrClosed {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != ErrClosed {
 		t.Errorf("Apply after Close: %v, want ErrClosed", err)
 	}
 	if _, err := s.Checkpoint(ctx); err != ErrClosed {
@@ -425,7 +425,7 @@ func TestRestart(t *testing.T) {
 	}
 	// The feeder resumes after the checkpoint, Kafka may redeliver more:
 	// both give the same result.
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	checkFixture(t, s)
@@ -435,7 +435,7 @@ func TestRestart(t *testing.T) {
 	}
 	s = openTest(t, dir, Options{Now: now})
 	checkFixture(t, s)
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	if after := dump(t, s); !maps.Equal(before, after) {
@@ -451,7 +451,7 @@ func TestReset(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, t.TempDir(), Options{})
 	events := fixtureEvents()
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Reset(ctx); err != nil {
@@ -473,7 +473,7 @@ func TestReset(t *testing.T) {
 		t.Errorf("after Reset the store holds %d keys, want the format only", len(m))
 	}
 	// Everything is applied again, not skipped as already seen.
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	checkFixture(t, s)
@@ -489,7 +489,7 @@ func TestSkipsOtherEvents(t *testing.T) {
 	f.addRaw(click.Stream(lnk1), "ClickRecordedV9", []byte(`{"tracking_id":"x"}`)) // unknown type in the stream
 	bad := f.addRaw(click.Stream(lnk1), click.EventRecorded, []byte(`{not json`))
 	f.addRaw("link-"+lnk1, "LinkCreated", []byte(`{"tracking_id":"y"}`)) // another category
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Click(ctx, clicks[0].TrackingID); !ok {
@@ -514,7 +514,7 @@ func TestSkipsOtherEvents(t *testing.T) {
 	}
 	// A batch of duplicates only changes nothing, not even the checkpoint.
 	before := dump(t, s)
-	if err := s.Apply(ctx, f.events[:2]); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events[:2])); err != nil {
 		t.Fatal(err)
 	}
 	if !maps.Equal(before, dump(t, s)) {
@@ -629,7 +629,7 @@ func TestReplayEquality(t *testing.T) {
 
 	// One batch.
 	one := openTest(t, t.TempDir(), Options{Now: clk.Now})
-	if err := one.Apply(ctx, all); err != nil {
+	if err := one.Apply(ctx, projections.Envelopes(all)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -661,7 +661,7 @@ func TestReplayEquality(t *testing.T) {
 			}
 		}
 		if len(batch) > 0 {
-			if err := live.Apply(ctx, batch); err != nil {
+			if err := live.Apply(ctx, projections.Envelopes(batch)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -669,7 +669,7 @@ func TestReplayEquality(t *testing.T) {
 	}
 
 	replayed := openTest(t, t.TempDir(), Options{Now: clk.Now})
-	if err := replayed.Apply(ctx, fixtureEvents()); err != nil { // stale, to be reset away
+	if err := replayed.Apply(ctx, projections.Envelopes(fixtureEvents())); err != nil { // stale, to be reset away
 		t.Fatal(err)
 	}
 	n, err := projections.Replay(ctx, es, replayed, projections.ReplayOptions{PageSize: 5000, ApplyBatch: 3000})
@@ -778,7 +778,7 @@ func TestConcurrentReads(t *testing.T) {
 		}
 	}()
 	for i := 0; i < len(f.events); i += batch {
-		if err := s.Apply(ctx, f.events[i:i+batch]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(f.events[i:i+batch])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -795,7 +795,7 @@ func TestRestartNoSync(t *testing.T) {
 	events := fixtureEvents()
 	opts := Options{Logger: quiet, Now: newClock(t0.Add(time.Hour)).Now, ExpireEvery: -1, NoSync: true}
 	s := openTest(t, dir, opts)
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

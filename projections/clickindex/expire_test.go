@@ -3,6 +3,7 @@ package clickindex
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -46,7 +47,7 @@ func TestExpiryAt90Days(t *testing.T) {
 			expiry[id] = exp
 		}
 	}
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	for id, exp := range expiry {
@@ -99,7 +100,7 @@ func TestExpireDeletes(t *testing.T) {
 		f.add(tracked(id, lnk2, ws2, later))
 		young = append(young, id)
 	}
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	all := storedKeys(t, s)
@@ -218,7 +219,7 @@ func TestExpireNeverEarly(t *testing.T) {
 			c.TrackingExpiresAt = &it.exp
 			f.add(c)
 		}
-		if err := s.Apply(ctx, f.events[first:]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(f.events[first:])); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Expire(ctx); err != nil {
@@ -254,7 +255,7 @@ func TestApplySkipsExpired(t *testing.T) {
 	f.add(tracked(v7At(t0, 1), lnk1, ws1, t0))                                   // expires now
 	f.add(tracked("tid-1", lnk1, ws1, t0))                                       // too
 	f.add(tracked(v7At(t0.Add(time.Second), 2), lnk1, ws1, t0.Add(time.Second))) // a second left
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	if got := storedKeys(t, s); got != 1 {
@@ -277,7 +278,7 @@ func TestExpireLoop(t *testing.T) {
 	f := newFeed()
 	f.add(tracked(v7At(t0, 1), lnk1, ws1, t0))
 	f.add(tracked("tid-1", lnk1, ws1, t0))
-	if err := s.Apply(ctx, f.events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(f.events)); err != nil {
 		t.Fatal(err)
 	}
 	clk.Set(t0.AddDate(1, 0, 0))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -142,7 +143,7 @@ func memPhase(phase, dir string, n int) (memResult, error) {
 		for g.n < n {
 			batch := g.batch(benchBatch)
 			t0 := time.Now()
-			if err := s.Apply(ctx, batch); err != nil {
+			if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 				return r, err
 			}
 			applying += time.Since(t0)
@@ -160,7 +161,7 @@ func memPhase(phase, dir string, n int) (memResult, error) {
 			if i%640 == 0 && g.n < g.total {
 				batch := g.batch(64)
 				t0 := time.Now()
-				if err := s.Apply(ctx, batch); err != nil {
+				if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 					return r, err
 				}
 				applying += time.Since(t0)

@@ -1,6 +1,7 @@
 package clickindex
 
 import (
+	"github.com/linkd/linkd/projections"
 	"maps"
 	"math/rand/v2"
 	"testing"
@@ -45,7 +46,7 @@ func TestValueGivesTheSameIndex(t *testing.T) {
 	apply := func(events []eventstore.RecordedEvent) map[string]string {
 		s := openTest(t, t.TempDir(), Options{})
 		for lo := 0; lo < len(events); lo += 700 {
-			if err := s.Apply(t.Context(), events[lo:min(lo+700, len(events))]); err != nil {
+			if err := s.Apply(t.Context(), projections.Envelopes(events[lo:min(lo+700, len(events))])); err != nil {
 				t.Fatal(err)
 			}
 		}

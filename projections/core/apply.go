@@ -21,13 +21,13 @@ import (
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/storage/sidedb"
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
+	"github.com/linkd/linkd/projections"
 )
 
 // Apply implements projections.Projector.
-func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -41,7 +41,8 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), journeys: journeys}
 	maxPos := eventstore.Start
 	clicks := map[string]clickAgg{}
-	for _, re := range events {
+	for i := range events {
+		re := &events[i]
 		if maxPos.Less(re.Position) {
 			maxPos = re.Position
 		}
@@ -118,7 +119,7 @@ func (a *applier) rowVersion(table, id string) (int64, error) {
 	return v, err
 }
 
-func (a *applier) apply(re eventstore.RecordedEvent) error {
+func (a *applier) apply(re *projections.Event) error {
 	table, kind := "", ""
 	switch eventstore.Category(re.Stream) {
 	case "link":
@@ -146,7 +147,7 @@ func (a *applier) apply(re eventstore.RecordedEvent) error {
 	if int64(re.Version) <= v {
 		return nil // applied before
 	}
-	e, err := eventcache.Decode(re)
+	e, err := re.Decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return a.bump(table, id, re.Version) // a newer binary's event: skip it, keep the version
 	}

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -30,13 +31,13 @@ func BenchmarkApplySales(b *testing.B) {
 		l.Add(b, conversion.CustomerStream("w1", fmt.Sprint(i)), &conversion.CustomerCreated{CustomerID: fmt.Sprintf("c%d", i),
 			WorkspaceID: "w1", ExternalID: fmt.Sprint(i), At: t0})
 		if len(l.Events) == 4096 {
-			if err := s.Apply(ctx, l.Events); err != nil {
+			if err := s.Apply(ctx, projections.Envelopes(l.Events)); err != nil {
 				b.Fatal(err)
 			}
 			l.Events = l.Events[:0]
 		}
 	}
-	if err := s.Apply(ctx, l.Events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(l.Events)); err != nil {
 		b.Fatal(err)
 	}
 	l.Events = l.Events[:0]
@@ -48,7 +49,7 @@ func BenchmarkApplySales(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < len(l.Events); i += 50 {
-		if err := s.Apply(ctx, l.Events[i:min(i+50, len(l.Events))]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(l.Events[i:min(i+50, len(l.Events))])); err != nil {
 			b.Fatal(err)
 		}
 	}

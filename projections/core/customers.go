@@ -8,8 +8,7 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/conversion"
-	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -48,8 +47,8 @@ var customerSchema = []string{
 // only from an older version; a lead or sale is its journey row, keyed by
 // the stream version (a redelivered event changes nothing), and a first
 // lead's click is set only where none is.
-func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
-	e, err := eventcache.Decode(re)
+func (a *applier) applyCustomer(re *projections.Event) error {
+	e, err := re.Decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil // every event below checks its own version
 	}
@@ -93,7 +92,7 @@ func (a *applier) applyCustomer(re eventstore.RecordedEvent) error {
 
 // journeyEvent writes a lead or sale of a customer's journey under the
 // version of its event in the customer's stream (journeys.go).
-func (a *applier) journeyEvent(re eventstore.RecordedEvent, customerID string, e queries.CustomerEvent) error {
+func (a *applier) journeyEvent(re *projections.Event, customerID string, e queries.CustomerEvent) error {
 	a.key = journeyKey(a.key[:0], customerID, re.Version)
 	a.val = encodeJourneyEvent(a.val[:0], e)
 	return a.journeys.Set(a.key, a.val, nil)

@@ -10,7 +10,7 @@ import (
 	"github.com/linkd/linkd/domain/pixel"
 	"github.com/linkd/linkd/domain/utmtemplate"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
+	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -56,7 +56,7 @@ var extensionSchema = []string{
 }
 
 // applyExtension applies an event of a template or pixel stream, once.
-func (a *applier) applyExtension(re eventstore.RecordedEvent) error {
+func (a *applier) applyExtension(re *projections.Event) error {
 	table, kind := "utm_templates", KindUTMTemplate
 	if eventstore.Category(re.Stream) == pixel.Category {
 		table, kind = "pixels", KindPixel
@@ -69,7 +69,7 @@ func (a *applier) applyExtension(re eventstore.RecordedEvent) error {
 	if int64(re.Version) <= v {
 		return nil // applied before
 	}
-	e, err := eventcache.Decode(re)
+	e, err := re.Decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return a.bump(table, id, re.Version)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -56,7 +57,7 @@ func (l *log) link(t *testing.T, id, ws string, at time.Time) {
 
 func apply(t *testing.T, s *core.Store, events []eventstore.RecordedEvent) {
 	t.Helper()
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 }

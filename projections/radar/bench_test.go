@@ -3,6 +3,7 @@ package radar
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -154,7 +155,7 @@ func buildSite(path string, events, visitors int, day0 time.Time) error {
 			batch = append(batch, ev)
 			versions[v]++
 			if len(batch) == cap(batch) || i == events {
-				if err := s.Apply(ctx, batch); err != nil {
+				if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 					return err
 				}
 				batch = batch[:0]
@@ -213,7 +214,7 @@ func BenchmarkApplyHits(b *testing.B) {
 		}
 		b.StartTimer()
 		t := time.Now()
-		if err := s.Apply(ctx, batch); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(batch)); err != nil {
 			b.Fatal(err)
 		}
 		applying += time.Since(t)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestPeopleEqualsGroupingTheRange(t *testing.T) {
 		versions[stream]++
 	}
 	ctx := context.Background()
-	if err := s.Apply(ctx, events); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	grouped := func(lo, hi, afterMS int64, afterID string, n int) []personRef {

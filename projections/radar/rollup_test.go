@@ -3,6 +3,7 @@ package radar
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -129,7 +130,7 @@ func TestRollupsAgreeWithHits(t *testing.T) {
 		if i%70 == 0 {
 			clock = clock.Add(flushEvery)
 		}
-		if err := live.Apply(ctx, events[i:min(i+7, len(events))]); err != nil {
+		if err := live.Apply(ctx, projections.Envelopes(events[i:min(i+7, len(events))])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,12 +146,12 @@ func TestRollupsAgreeWithHits(t *testing.T) {
 	// store recomputes them.
 	crashed := openAt(t, filepath.Join(dir, "crashed.db"))
 	crashed.roll.now = func() time.Time { return clock }
-	if err := crashed.Apply(ctx, events[:len(events)/2]); err != nil {
+	if err := crashed.Apply(ctx, projections.Envelopes(events[:len(events)/2])); err != nil {
 		t.Fatal(err)
 	}
 	crashed.roll.now = func() time.Time { return clock.Add(-time.Hour) } // never due again
 	for i := len(events) / 2; i < len(events); i += 100 {
-		if err := crashed.Apply(ctx, events[i:min(i+100, len(events))]); err != nil {
+		if err := crashed.Apply(ctx, projections.Envelopes(events[i:min(i+100, len(events))])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +168,7 @@ func TestRollupsAgreeWithHits(t *testing.T) {
 	replay := openAt(t, filepath.Join(dir, "replay.db"))
 	defer replay.Close()
 	for range 2 {
-		if err := replay.Apply(ctx, events); err != nil {
+		if err := replay.Apply(ctx, projections.Envelopes(events)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +196,7 @@ func TestCloseWritesRollups(t *testing.T) {
 	clock := time.Now()
 	s.roll.now = func() time.Time { return clock }
 	s.roll.last = clock // nothing due before Close
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	want := readAll(t, s, ranges[0])
@@ -224,24 +225,24 @@ func TestFailedBatchLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	clean := openAt(t, filepath.Join(t.TempDir(), "clean.db"))
 	defer clean.Close()
-	if err := clean.Apply(ctx, events); err != nil {
+	if err := clean.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	s := openAt(t, filepath.Join(t.TempDir(), "failed.db"))
 	defer s.Close()
 	half := len(events) / 2
-	if err := s.Apply(ctx, events[:half/2]); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events[:half/2])); err != nil {
 		t.Fatal(err)
 	}
 	bad := append([]eventstore.RecordedEvent(nil), events[half/2:half]...)
 	broken := bad[len(bad)-1]
 	broken.Data = []byte(`{"hit":`)
 	bad[len(bad)-1] = broken
-	if err := s.Apply(ctx, bad); err == nil {
+	if err := s.Apply(ctx, projections.Envelopes(bad)); err == nil {
 		t.Fatal("a batch with an undecodable event was applied")
 	}
 	for i := half / 2; i < len(events); i += 97 {
-		if err := s.Apply(ctx, events[i:min(i+97, len(events))]); err != nil {
+		if err := s.Apply(ctx, projections.Envelopes(events[i:min(i+97, len(events))])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,7 +258,7 @@ func TestLoadedDaysAreBounded(t *testing.T) {
 	events := visits(t)
 	path := filepath.Join(t.TempDir(), "radar.db")
 	s := openAt(t, path)
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close() // writes the days
@@ -288,7 +289,7 @@ func TestCrashAfterHitsBeforeCommit(t *testing.T) {
 	dir := t.TempDir()
 	clean := openAt(t, filepath.Join(dir, "clean.db"))
 	defer clean.Close()
-	if err := clean.Apply(ctx, events); err != nil {
+	if err := clean.Apply(ctx, projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 	want := readAll(t, clean, ranges[0])
@@ -298,7 +299,7 @@ func TestCrashAfterHitsBeforeCommit(t *testing.T) {
 	clock := time.Now()
 	s.roll.now = func() time.Time { return clock }
 	s.roll.last = clock // the days stay dirty
-	if err := s.Apply(ctx, events[:half]); err != nil {
+	if err := s.Apply(ctx, projections.Envelopes(events[:half])); err != nil {
 		t.Fatal(err)
 	}
 	// The lost transaction's hits, in Pebble alone: those of the clean
@@ -329,7 +330,7 @@ func TestCrashAfterHitsBeforeCommit(t *testing.T) {
 	if got, full := readAll(t, s, ranges[0]), want; got.O.Pageviews+got.O.Events >= full.O.Pageviews+full.O.Events {
 		t.Fatalf("recomputed with the %d hits of the lost transaction: %+v", orphans, got.O)
 	}
-	if err := s.Apply(ctx, events); err != nil { // delivered again
+	if err := s.Apply(ctx, projections.Envelopes(events)); err != nil { // delivered again
 		t.Fatal(err)
 	}
 	if got := readAll(t, s, ranges[0]); !reflect.DeepEqual(got, want) {

@@ -36,10 +36,10 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/hll"
 	"github.com/linkd/linkd/internal/storage/sidedb"
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
+	"github.com/linkd/linkd/projections"
 )
 
 // Name is the projection's name.
@@ -399,7 +399,7 @@ func (s *Store) Reset(ctx context.Context) error {
 }
 
 // Apply implements projections.Projector.
-func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -418,14 +418,15 @@ func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) er
 	return nil
 }
 
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []eventstore.RecordedEvent) error {
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, events []projections.Event) error {
 	conv := s.conv.NewBatch()
 	defer conv.Close()
 	hits := s.hits.NewBatch()
 	defer hits.Close()
 	a := &applier{Batch: sqlitedb.NewBatch(ctx, tx), visitors: s.visitors, roll: s.roll, tx: tx, conv: conv, hits: hits, applied: s.applied}
 	maxPos := eventstore.Start
-	for i, re := range events {
+	for i := range events {
+		re := &events[i]
 		if maxPos.Less(re.Position) {
 			maxPos = re.Position
 		}
@@ -574,11 +575,12 @@ func (a *applier) visitor(re eventstore.RecordedEvent, project, visitor string) 
 	return st, nil
 }
 
-func (a *applier) apply(re eventstore.RecordedEvent) error {
+func (a *applier) apply(ev *projections.Event) error {
+	re := ev.RecordedEvent
 	if !strings.HasPrefix(re.Stream, radar.StreamPrefix) && !strings.HasPrefix(re.Stream, conversion.CustomerStreamPrefix) {
 		return nil
 	}
-	e, err := eventcache.Decode(re)
+	e, err := ev.Decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil
 	}

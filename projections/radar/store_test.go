@@ -3,6 +3,7 @@ package radar_test
 import (
 	"context"
 	"fmt"
+	"github.com/linkd/linkd/projections"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -49,7 +50,7 @@ func openAt(t *testing.T, path string) *radarstore.Store {
 // apply applies events in one batch.
 func apply(t *testing.T, s *radarstore.Store, events []eventstore.RecordedEvent) {
 	t.Helper()
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,18 +120,18 @@ func TestReplayEqualsLive(t *testing.T) {
 
 	live := open(t)
 	for _, e := range l.Events {
-		if err := live.Apply(context.Background(), []eventstore.RecordedEvent{e}); err != nil {
+		if err := live.Apply(context.Background(), projections.Envelopes([]eventstore.RecordedEvent{e})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	replay := open(t)
 	for range 2 {
-		if err := replay.Apply(context.Background(), l.Events); err != nil {
+		if err := replay.Apply(context.Background(), projections.Envelopes(l.Events)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range l.Events { // prefixes again: every event repeated
-		if err := replay.Apply(context.Background(), l.Events[:i+1]); err != nil {
+		if err := replay.Apply(context.Background(), projections.Envelopes(l.Events[:i+1])); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -118,7 +118,7 @@ func Fixture(t testing.TB) []eventstore.RecordedEvent {
 
 func apply(t *testing.T, s Store, events []eventstore.RecordedEvent) {
 	t.Helper()
-	if err := s.Apply(context.Background(), events); err != nil {
+	if err := s.Apply(context.Background(), projections.Envelopes(events)); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 }

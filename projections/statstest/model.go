@@ -14,6 +14,7 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -56,7 +57,7 @@ var _ Store = (*Model)(nil)
 
 // Apply applies the events of click streams not applied yet (by stream
 // version); it skips events of other types and clicks it cannot decode.
-func (m *Model) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (m *Model) Apply(ctx context.Context, events []projections.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, ev := range events {

@@ -54,7 +54,7 @@ type Reader interface {
 // calls Flush before it reads (reads must show what Apply applied without
 // it too; the suite flushes to test what was applied, not when it shows).
 type Store interface {
-	Apply(ctx context.Context, events []eventstore.RecordedEvent) error
+	Apply(ctx context.Context, events []projections.Event) error
 	Checkpoint(ctx context.Context) (eventstore.Position, error)
 	Reset(ctx context.Context) error
 	Reader
@@ -134,7 +134,7 @@ func (e *env) sub(t *testing.T) *env {
 func (e *env) apply(batches ...[]eventstore.RecordedEvent) {
 	e.t.Helper()
 	for i, b := range batches {
-		if err := e.s.Apply(e.ctx, b); err != nil {
+		if err := e.s.Apply(e.ctx, projections.Envelopes(b)); err != nil {
 			e.t.Fatalf("Apply (batch %d of %d, %d events): %v", i+1, len(batches), len(b), err)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 )
 
 // matched is an event that some webhooks want, with the body they get.
@@ -28,8 +27,10 @@ type matched struct {
 // match finds the webhooks of byWS that want re and builds its body once.
 // live keeps only the webhooks created before the event (a replay asks
 // for one webhook, whatever its creation).
-func (s *Store) match(ctx context.Context, re *eventstore.RecordedEvent, byWS map[string][]*hook, live bool) (*matched, error) {
-	e, err := eventcache.Decode(*re)
+// decode is re's domain event (the pipeline's, decoded once per process,
+// when the event comes from it).
+func (s *Store) match(ctx context.Context, re *eventstore.RecordedEvent, decode func() (domain.Event, error), byWS map[string][]*hook, live bool) (*matched, error) {
+	e, err := decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil, nil
 	}
@@ -135,7 +136,7 @@ func (s *Store) linkAt(ctx context.Context, stream string, version uint64) (*lin
 	}
 	events := make([]domain.Event, 0, len(recs))
 	for _, r := range recs {
-		e, err := eventcache.Decode(r)
+		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +306,7 @@ func (s *Store) conversionData(ctx context.Context, re *eventstore.RecordedEvent
 		if r.Type != conversion.EventCustomerCreated && r.Type != conversion.EventCustomerUpdated {
 			continue
 		}
-		e, err := eventcache.Decode(r)
+		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
 			return nil, err
 		}

@@ -208,7 +208,7 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 				}
 				continue
 			}
-			m, err := s.match(ctx, re, byWS, false)
+			m, err := s.match(ctx, re, func() (domain.Event, error) { return domain.DecodeEvent(re.Type, re.Data) }, byWS, false)
 			if err != nil {
 				return n, err
 			}

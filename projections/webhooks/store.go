@@ -28,7 +28,6 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/eventcache"
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
 	"github.com/linkd/linkd/projections"
 )
@@ -264,7 +263,7 @@ func MessageID(eventID, webhookID string) string {
 }
 
 // Apply implements projections.Projector.
-func (s *Store) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -332,10 +331,11 @@ func (a *applier) index() {
 	}
 }
 
-func (a *applier) apply(ctx context.Context, re *eventstore.RecordedEvent) error {
+func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
+	re := &ev.RecordedEvent
 	switch {
 	case strings.HasPrefix(re.Stream, webhook.StreamPrefix):
-		return a.webhookEvent(re)
+		return a.webhookEvent(ev)
 	case re.Type == click.EventRecorded:
 		if !a.anyWants(webhook.TypeLinkClicked) {
 			return nil
@@ -357,7 +357,7 @@ func (a *applier) apply(ctx context.Context, re *eventstore.RecordedEvent) error
 	default:
 		return nil
 	}
-	m, err := a.s.match(ctx, re, a.byWS, true)
+	m, err := a.s.match(ctx, re, ev.Decode, a.byWS, true)
 	if err != nil || m == nil {
 		return err
 	}
@@ -400,7 +400,8 @@ func (s *Store) enqueue(b *sqlitedb.Batch, webhookID, eventID, eventType string,
 	return b.Exec(q, MessageID(eventID, webhookID), webhookID, eventID, eventType, body, ms, ms)
 }
 
-func (a *applier) webhookEvent(re *eventstore.RecordedEvent) error {
+func (a *applier) webhookEvent(ev *projections.Event) error {
+	re := &ev.RecordedEvent
 	id := strings.TrimPrefix(re.Stream, webhook.StreamPrefix)
 	var v int64 = -1
 	err := a.b.Tx.QueryRowContext(a.b.Ctx, `SELECT version FROM webhooks WHERE id = ?`, id).Scan(&v)
@@ -410,7 +411,7 @@ func (a *applier) webhookEvent(re *eventstore.RecordedEvent) error {
 	if int64(re.Version) <= v {
 		return nil // applied before
 	}
-	e, err := eventcache.Decode(*re)
+	e, err := ev.Decode()
 	if errors.Is(err, domain.ErrUnknownEvent) {
 		return nil
 	}

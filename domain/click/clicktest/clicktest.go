@@ -1,8 +1,7 @@
 // Package clicktest makes click.Recorded values for the tests of the
-// ClickRecorded wire format, which is written in several places: the JSON
-// tags of click.Recorded, its encoder (click.Recorded.AppendJSON) and the
-// fast decoders of the projections (projections/analytics and
-// projections/clickhouse, decode.go). Fields finds the fields by reflection
+// ClickRecorded wire format, which is written in three places: the JSON
+// tags of click.Recorded, its encoder (click.Recorded.AppendJSON) and its
+// decoder (click.Recorded.DecodePlain). Fields finds the fields by reflection
 // over the tags, so a field added to click.Recorded is in every test that
 // uses this package at once; each gets a value of its own, so a test tells
 // a field that is missing from the JSON from one read into another field.

@@ -164,7 +164,7 @@ func (p *Projector) Name() string         { return p.name }
 func (p *Projector) Categories() []string { return p.cats }
 
 // Apply applies events, all or nothing.
-func (p *Projector) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
+func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -1,31 +1,34 @@
-package clickhouse
+package click
 
 import (
-	"encoding/json"
 	"time"
 
-	"github.com/linkd/linkd/domain/click"
-	"github.com/linkd/linkd/internal/jsonscan"
+	"github.com/linkd/linkd/domain/internal/jsonscan"
 )
 
-// decodeClick decodes a ClickRecorded body into c. JSON decoding was the
-// largest client cost of Apply (about 7 µs a click with encoding/json), so the
-// bodies linkd writes itself (a flat object with the fields of
-// click.Recorded) take a fast path: one copy of the body into a string, of
-// which the fields without escapes are substrings (no other allocation but
-// the tracking expiry). Anything else (unknown or differently cased fields,
-// surrogate escapes, invalid UTF-8, nested values, unexpected syntax) falls
-// back to encoding/json. Either way c is what json.Unmarshal gives, and the
-// error is json.Unmarshal's (FuzzDecodeClick checks both). The scanner is
-// internal/jsonscan's, shared with projections/analytics, which decodes only
-// the counted fields.
-func decodeClick(data []byte, c *click.Recorded) error {
-	*c = click.Recorded{}
-	if fastDecodeClick(data, c) == nil {
-		return nil
+// DecodePlain implements domain.PlainDecoder: it reads the JSON AppendJSON
+// writes (a flat object with the fields of Recorded) without reflection,
+// the unescaped values as substrings of one copy of data. Anything else
+// (unknown or differently cased fields, surrogate escapes, invalid UTF-8,
+// nested values, unexpected syntax) it refuses, leaving r as it was, and
+// domain.DecodeEvent hands data to encoding/json. When it reads data, r is
+// what json.Unmarshal gives (FuzzDecodePlain checks).
+func (r *Recorded) DecodePlain(data []byte) bool {
+	var c Recorded
+	s := scanner{Scanner: jsonscan.Scanner{B: data}, s: string(data)}
+	for {
+		key, ok, err := s.Key()
+		if err != nil {
+			return false
+		}
+		if !ok {
+			*r = c
+			return true
+		}
+		if s.field(key, &c) != nil {
+			return false
+		}
 	}
-	*c = click.Recorded{}
-	return json.Unmarshal(data, c)
 }
 
 // scanner is jsonscan's, with the body as a string too: unescaped values
@@ -49,21 +52,8 @@ func (s *scanner) string(dst *string) error {
 	return err
 }
 
-func fastDecodeClick(data []byte, c *click.Recorded) error {
-	s := scanner{Scanner: jsonscan.Scanner{B: data}, s: string(data)}
-	for {
-		key, ok, err := s.Key()
-		if err != nil || !ok {
-			return err
-		}
-		if err := s.field(key, c); err != nil {
-			return err
-		}
-	}
-}
-
-// field decodes the value of one field of click.Recorded, by its JSON name.
-func (s *scanner) field(key []byte, c *click.Recorded) error {
+// field decodes the value of one field of Recorded, by its JSON name.
+func (s *scanner) field(key []byte, c *Recorded) error {
 	switch string(key) {
 	case "click_id":
 		return s.string(&c.ClickID)

@@ -1,6 +1,6 @@
-// Package jsonscan reads flat JSON objects in place, for the hand-written
-// fast paths of the projections' ClickRecorded decoders
-// (projections/analytics, projections/clickhouse). It handles what linkd
+// Package jsonscan reads flat JSON objects in place, for hand-written
+// event decoders beside their encoders (click.Recorded.DecodePlain). It
+// handles what linkd
 // itself writes; anything else (surrogate escapes, control characters,
 // invalid UTF-8, nested values, unexpected syntax) gives ErrSlowPath, and
 // the caller falls back to encoding/json, so that the result is always what
