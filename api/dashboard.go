@@ -185,6 +185,8 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	page("/dashboard/workspaces/{workspace_id}/members", d.membersPage, get)
 	page("/dashboard/workspaces/{workspace_id}/members", d.addMember, post)
 	page("/dashboard/workspaces/{workspace_id}/invitations", d.inviteMember, post)
+	page("/dashboard/workspaces/{workspace_id}/members/{user_id}/role", d.changeMemberRole, post)
+	page("/dashboard/workspaces/{workspace_id}/members/{user_id}/remove", d.removeMember, post)
 	page("/dashboard/radar", d.radarIndex, get)
 	page("/dashboard/radar/{project_id}", d.radarPage, get)
 	page("/dashboard/radar/{project_id}/people/{visitor_id}", d.radarVisitor, get)

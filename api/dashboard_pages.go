@@ -624,6 +624,29 @@ func (d *dashboard) addMember(w http.ResponseWriter, r *http.Request, c *dashCtx
 	http.Redirect(w, r, "/dashboard/workspaces/"+id+"/members?flash="+url.QueryEscape("Member added"), http.StatusSeeOther)
 }
 
+// changeMemberRole sets a member's role (admins only: the interface says
+// so); removeMember removes one. Both answer on the members page.
+func (d *dashboard) changeMemberRole(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	id, user := url.PathEscape(mux.Vars(r)["workspace_id"]), url.PathEscape(mux.Vars(r)["user_id"])
+	q := url.Values{"role": {strings.TrimSpace(r.PostFormValue("role"))}}
+	res := d.call(r.Context(), c, "PUT", "/v1/workspaces/"+id+"/members/"+user+"?"+q.Encode(), nil)
+	if !res.ok() {
+		d.renderMembers(w, r, c, res.Status, res.detail())
+		return
+	}
+	http.Redirect(w, r, "/dashboard/workspaces/"+id+"/members?flash="+url.QueryEscape("Role changed"), http.StatusSeeOther)
+}
+
+func (d *dashboard) removeMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+	id, user := url.PathEscape(mux.Vars(r)["workspace_id"]), url.PathEscape(mux.Vars(r)["user_id"])
+	res := d.call(r.Context(), c, "DELETE", "/v1/workspaces/"+id+"/members/"+user, nil)
+	if !res.ok() {
+		d.renderMembers(w, r, c, res.Status, res.detail())
+		return
+	}
+	http.Redirect(w, r, "/dashboard/workspaces/"+id+"/members?flash="+url.QueryEscape("Member removed"), http.StatusSeeOther)
+}
+
 // ---- customers
 
 func (d *dashboard) customersPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {

@@ -286,3 +286,37 @@ func TestDashboardWebhooks(t *testing.T) {
 		t.Errorf("form without its token: %d", st)
 	}
 }
+
+// An admin changes a member's role and removes a member on the members
+// page; a refused change (the last admin) answers on the page and changes
+// nothing.
+func TestDashboardMemberRoles(t *testing.T) {
+	s := apptest.Start(t)
+	d := newDashClient(t, s)
+	d.signIn(apptest.AdminEmail, apptest.AdminPassword)
+	ws := s.MustCreate("/v1/workspaces", apptest.OperatorKey, map[string]any{"name": "Team"})["id"].(string)
+	s.Do("POST", "/v1/workspaces/"+ws+"/members?user_id=bob&role=member", apptest.OperatorKey, nil)
+	s.Do("POST", "/v1/workspaces/"+ws+"/members?user_id=carol&role=member", apptest.OperatorKey, nil)
+	role := func(user string) string {
+		for _, m := range s.Do("GET", "/v1/workspaces/"+ws+"/members", apptest.OperatorKey, nil).List(t) {
+			if m := m.(map[string]any); m["user_id"] == user {
+				return m["role"].(string)
+			}
+		}
+		return ""
+	}
+	base := "/dashboard/workspaces/" + ws + "/members/"
+	if st, _, _ := d.post(base+"bob/role", url.Values{"csrf_token": {d.tok}, "role": {"admin"}}, s.URL); st != http.StatusSeeOther || role("bob") != "admin" {
+		t.Fatalf("make bob admin: %d, role %q", st, role("bob"))
+	}
+	if st, _, _ := d.post(base+"carol/remove", url.Values{"csrf_token": {d.tok}}, s.URL); st != http.StatusSeeOther || role("carol") != "" {
+		t.Fatalf("remove carol: %d, role %q", st, role("carol"))
+	}
+	if st, _, _ := d.post(base+"bob/remove", url.Values{}, s.URL); st != http.StatusForbidden || role("bob") != "admin" {
+		t.Errorf("remove without the CSRF token: %d, bob %q", st, role("bob"))
+	}
+	st, body, _ := d.get("/dashboard/workspaces/" + ws + "/members")
+	if st != 200 || !strings.Contains(body, `aria-label="Remove bob"`) || strings.Contains(body, "Remove carol") {
+		t.Errorf("members page: %d", st)
+	}
+}
