@@ -20,7 +20,6 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/internal/radarjs"
-	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -72,12 +71,12 @@ type Server struct {
 	q        queries.Queries
 	links    *LinkCache
 	head     Head
-	core     *projections.Watermark
-	statsWM  *projections.Watermark
-	clicksWM *projections.Watermark
-	radarWM  *projections.Watermark
+	core     *eventstore.Watermark
+	statsWM  *eventstore.Watermark
+	clicksWM *eventstore.Watermark
+	radarWM  *eventstore.Watermark
 	// webhooksWM tells how far the webhook projection has applied the log.
-	webhooksWM *projections.Watermark
+	webhooksWM *eventstore.Watermark
 	webhooks   WebhookReplayer
 	tracker    http.Handler
 	hasher     Hasher
@@ -110,17 +109,17 @@ type Deps struct {
 	Head      Head
 	// CoreWatermark and StatsWatermark tell how far the core and the
 	// statistics projections have applied the log.
-	CoreWatermark  *projections.Watermark
-	StatsWatermark *projections.Watermark
+	CoreWatermark  *eventstore.Watermark
+	StatsWatermark *eventstore.Watermark
 	// ClickIndexWatermark tells how far the click-id index has applied the
 	// log (conversions wait for it).
-	ClickIndexWatermark *projections.Watermark
+	ClickIndexWatermark *eventstore.Watermark
 	// RadarWatermark tells how far the Radar projection has applied the
 	// log.
-	RadarWatermark *projections.Watermark
+	RadarWatermark *eventstore.Watermark
 	// WebhooksWatermark tells how far the webhook projection has applied
 	// the log; Webhooks replays ranges of it.
-	WebhooksWatermark *projections.Watermark
+	WebhooksWatermark *eventstore.Watermark
 	Webhooks          WebhookReplayer
 	Hasher            Hasher
 	// Cipher opens link passwords, which their owners read back.
@@ -390,7 +389,7 @@ func (s *Server) waitCore(ctx context.Context, res commands.Result) {
 	s.wait(ctx, s.core, res.Position)
 }
 
-func (s *Server) wait(ctx context.Context, wm *projections.Watermark, pos eventstore.Position) {
+func (s *Server) wait(ctx context.Context, wm *eventstore.Watermark, pos eventstore.Position) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
 	defer cancel()
 	if err := wm.Wait(ctx, pos); err != nil {
@@ -400,11 +399,11 @@ func (s *Server) wait(ctx context.Context, wm *projections.Watermark, pos events
 
 // barrier waits until a projection has applied everything appended so far,
 // so that a read shows every write, click and access answered before it.
-func (s *Server) barrier(ctx context.Context, wm *projections.Watermark) {
+func (s *Server) barrier(ctx context.Context, wm *eventstore.Watermark) {
 	if wm == nil || s.head == nil {
 		return
 	}
-	if err := projections.CatchUp(ctx, s.head, s.cfg.WaitTimeout, wm); err != nil && ctx.Err() == nil {
+	if err := eventstore.CatchUp(ctx, s.head, s.cfg.WaitTimeout, wm); err != nil && ctx.Err() == nil {
 		s.log.Warn("projection did not catch up in time", "err", err)
 	}
 }

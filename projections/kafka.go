@@ -73,7 +73,7 @@ type KafkaRunner struct {
 
 type kafkaEntry struct {
 	p         Projector
-	wm        *Watermark
+	wm        *eventstore.Watermark
 	maxEvents int
 	applied   atomic.Uint64
 	batches   atomic.Uint64
@@ -121,14 +121,14 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 		if b, ok := p.(Batcher); ok && b.MaxBatch() > maxEvents {
 			maxEvents = b.MaxBatch()
 		}
-		r.entries = append(r.entries, &kafkaEntry{p: p, wm: NewWatermark(eventstore.Start), maxEvents: maxEvents})
+		r.entries = append(r.entries, &kafkaEntry{p: p, wm: eventstore.NewWatermark(eventstore.Start), maxEvents: maxEvents})
 	}
 	return r, nil
 }
 
 // Watermark returns the watermark of the named projection, or nil. The
 // relay of the same process registers the events it publishes on it.
-func (r *KafkaRunner) Watermark(name string) *Watermark {
+func (r *KafkaRunner) Watermark(name string) *eventstore.Watermark {
 	for _, e := range r.entries {
 		if e.p.Name() == name {
 			return e.wm

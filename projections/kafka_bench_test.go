@@ -9,8 +9,8 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // BenchmarkKafkaRunner measures how fast one runner instance applies a

@@ -42,7 +42,7 @@ type LocalRunner struct {
 
 type entry struct {
 	p        Projector
-	wm       *Watermark
+	wm       *eventstore.Watermark
 	maxBatch int
 	linger   time.Duration // r.opts.Linger, or the Lingerer's
 	// lingerFor: the Lingerer's linger applies only to batches mostly of
@@ -78,13 +78,13 @@ func NewLocalRunner(store eventstore.Store, projectors []Projector, opts LocalOp
 		if c, ok := p.(CategoryLingerer); ok {
 			lingerFor = c.LingerFor()
 		}
-		r.entries = append(r.entries, &entry{p: p, wm: NewWatermark(eventstore.Start), maxBatch: max, linger: linger, lingerFor: lingerFor})
+		r.entries = append(r.entries, &entry{p: p, wm: eventstore.NewWatermark(eventstore.Start), maxBatch: max, linger: linger, lingerFor: lingerFor})
 	}
 	return r
 }
 
 // Watermark returns the watermark of the named projection, or nil.
-func (r *LocalRunner) Watermark(name string) *Watermark {
+func (r *LocalRunner) Watermark(name string) *eventstore.Watermark {
 	for _, e := range r.entries {
 		if e.p.Name() == name {
 			return e.wm

@@ -18,7 +18,7 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 func TestParseBrokers(t *testing.T) {

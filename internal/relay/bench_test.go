@@ -12,8 +12,8 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // BenchmarkRelayKafka measures how fast a relay publishes a log it is

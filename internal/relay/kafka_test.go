@@ -12,9 +12,9 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // kafkaPath runs the Kafka path of linkd in the test: a runner over

@@ -33,15 +33,14 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/projections"
 )
 
 // Follower is a projection that reads follow writes through: the relay
 // registers on its watermark every event of its categories before
 // publishing it, and reports each batch handed out (see
-// projections.Watermark). The projection's runner reports Done.
+// eventstore.Watermark). The projection's runner reports Done.
 type Follower struct {
-	Watermark  *projections.Watermark
+	Watermark  *eventstore.Watermark
 	Categories []string
 }
 
@@ -142,7 +141,7 @@ type Relay struct {
 }
 
 type follower struct {
-	wm   *projections.Watermark
+	wm   *eventstore.Watermark
 	cats map[string]bool
 }
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // checkModel fails the test unless m holds what a replay of store builds,
@@ -51,7 +51,7 @@ func TestRelayPublishesInStreamOrder(t *testing.T) {
 	m := bustest.NewModel()
 	proj := bustest.NewProjector("all", m, "link", "clicks")
 	pub := &applyPublisher{apply: proj.Apply}
-	wm := projections.NewWatermark(eventstore.Start)
+	wm := eventstore.NewWatermark(eventstore.Start)
 	cp := relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))
 	r := relay.New(store, pub, cp, relay.Options{
 		Workers: 8, MaxBatch: 64, MaxInFlight: 128, PublishBatch: 4, Logger: quiet,

@@ -14,10 +14,10 @@ import (
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickindex"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // TestKafkaWriteLatency reports how long a link creation takes when the

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linkd/linkd/internal/bus/bustest"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // The crash and replay tests again, with linkd relaying events over Kafka

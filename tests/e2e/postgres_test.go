@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // The crash and replay tests again with the event log in PostgreSQL

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linkd/linkd/internal/bus/bustest"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"

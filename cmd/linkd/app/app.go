@@ -79,7 +79,7 @@ type statsProjection interface {
 // runner feeds the projections: in process, or from Kafka.
 type runner interface {
 	Run(ctx context.Context) error
-	Watermark(name string) *projections.Watermark
+	Watermark(name string) *eventstore.Watermark
 }
 
 // NewLogger makes the structured logger of cfg.
@@ -190,7 +190,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	var radarModel queries.RadarReadModel = a.radar
 	if a.chRadar != nil {
 		radarModel = radarReports{ch: a.chRadar, people: a.radar, head: a.store, log: log,
-			marks: []*projections.Watermark{a.runner.Watermark(a.chRadar.Name()), a.runner.Watermark(a.stats.Name())}}
+			marks: []*eventstore.Watermark{a.runner.Watermark(a.chRadar.Name()), a.runner.Watermark(a.stats.Name())}}
 	}
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,

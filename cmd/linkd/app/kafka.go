@@ -41,7 +41,7 @@ func newKafkaRunner(cfg Config, store eventstore.Store, projs []projections.Proj
 	}, nil
 }
 
-func (k *kafkaMode) Watermark(name string) *projections.Watermark { return k.runner.Watermark(name) }
+func (k *kafkaMode) Watermark(name string) *eventstore.Watermark { return k.runner.Watermark(name) }
 
 // Run runs relay and consumers until ctx ends.
 func (k *kafkaMode) Run(ctx context.Context) error {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections/clickhouse"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
@@ -31,8 +31,8 @@ func openClickHouseRadar(ctx context.Context, stats statsProjection) (*clickhous
 type radarReports struct {
 	ch     *clickhouse.RadarProjection
 	people *radarstore.Store
-	head   projections.Head
-	marks  []*projections.Watermark
+	head   eventstore.HeadReader
+	marks  []*eventstore.Watermark
 	log    *slog.Logger
 }
 
@@ -42,8 +42,8 @@ var _ queries.RadarReadModel = radarReports{}
 const radarWait = 10 * time.Second
 
 func (r radarReports) wait(ctx context.Context) error {
-	err := projections.CatchUp(ctx, r.head, radarWait, r.marks...)
-	if errors.Is(err, projections.ErrBehind) {
+	err := eventstore.CatchUp(ctx, r.head, radarWait, r.marks...)
+	if errors.Is(err, eventstore.ErrBehind) {
 		// Answer with what ClickHouse has rather than not at all.
 		r.log.Warn("radar: ClickHouse has not applied the latest events; the report may miss them")
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
@@ -67,7 +68,7 @@ func benchVisible(b *testing.B, mode embedded.Durability) {
 		}
 		links = append(links, l)
 	}
-	wms := []*projections.Watermark{runner.Watermark(core.Name), runner.Watermark(analytics.Name)}
+	wms := []*eventstore.Watermark{runner.Watermark(core.Name), runner.Watermark(analytics.Name)}
 	rec := commands.RecordClickHandler{Deps: deps}
 	const writers = 64
 	var next atomic.Int64

@@ -129,8 +129,8 @@ func (r clickIndexReader) TrackedClick(ctx context.Context, id string) (queries.
 // (reads follow writes); a known click costs no wait.
 type conversionClicks struct {
 	query queries.ClickByTrackingIDHandler
-	head  projections.Head
-	index *projections.Watermark
+	head  eventstore.HeadReader
+	index *eventstore.Watermark
 	wait  time.Duration
 }
 
@@ -138,7 +138,7 @@ func (c conversionClicks) ClickByTrackingID(ctx context.Context, trackingID stri
 	q := queries.ClickByTrackingID{TrackingID: trackingID}
 	tc, err := c.query.Handle(ctx, q)
 	if domain.KindOf(err) == domain.KindNotFound && c.index != nil {
-		_ = projections.CatchUp(ctx, c.head, c.wait, c.index) // behind in time: answer what the index has
+		_ = eventstore.CatchUp(ctx, c.head, c.wait, c.index) // behind in time: answer what the index has
 		tc, err = c.query.Handle(ctx, q)
 	}
 	if err != nil {

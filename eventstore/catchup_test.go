@@ -1,4 +1,4 @@
-package projections_test
+package eventstore_test
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/projections"
 )
 
 type fixedHead eventstore.Position
@@ -22,22 +21,22 @@ func (h fixedHead) Head(context.Context) (eventstore.Position, error) {
 func TestCatchUp(t *testing.T) {
 	t.Parallel()
 	head := fixedHead(eventstore.Position{Commit: 10, Prepare: 10})
-	a, b := projections.NewWatermark(eventstore.Start), projections.NewWatermark(eventstore.Start)
+	a, b := eventstore.NewWatermark(eventstore.Start), eventstore.NewWatermark(eventstore.Start)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		a.Advance(eventstore.Position(head))
 		time.Sleep(20 * time.Millisecond)
 		b.Advance(eventstore.Position(head))
 	}()
-	if err := projections.CatchUp(context.Background(), head, 5*time.Second, a, nil, b); err != nil {
+	if err := eventstore.CatchUp(context.Background(), head, 5*time.Second, a, nil, b); err != nil {
 		t.Fatalf("CatchUp: %v", err)
 	}
 	if !a.Reached(eventstore.Position(head)) || !b.Reached(eventstore.Position(head)) {
 		t.Fatal("CatchUp returned before both watermarks reached the head")
 	}
-	behind := projections.NewWatermark(eventstore.Start)
+	behind := eventstore.NewWatermark(eventstore.Start)
 	start := time.Now()
-	if err := projections.CatchUp(context.Background(), head, 30*time.Millisecond, behind); !errors.Is(err, projections.ErrBehind) {
+	if err := eventstore.CatchUp(context.Background(), head, 30*time.Millisecond, behind); !errors.Is(err, eventstore.ErrBehind) {
 		t.Fatalf("a watermark that never moves: %v, want ErrBehind", err)
 	}
 	if time.Since(start) > 5*time.Second {
@@ -45,10 +44,10 @@ func TestCatchUp(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := projections.CatchUp(ctx, head, time.Second, behind); !errors.Is(err, context.Canceled) {
+	if err := eventstore.CatchUp(ctx, head, time.Second, behind); !errors.Is(err, context.Canceled) {
 		t.Fatalf("an ended context: %v", err)
 	}
-	if err := projections.CatchUp(ctx, head, time.Second, a, b); err != nil {
+	if err := eventstore.CatchUp(ctx, head, time.Second, a, b); err != nil {
 		t.Fatalf("watermarks already there: %v", err)
 	}
 }

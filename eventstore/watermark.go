@@ -1,4 +1,4 @@
-package projections
+package eventstore
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/linkd/linkd/eventstore"
 )
 
 // Watermark tells how far a projection has applied the global log, so that
@@ -28,16 +26,16 @@ import (
 // load costs readers nothing.
 type Watermark struct {
 	mu      sync.Mutex
-	floor   eventstore.Position // everything up to here was published
-	queue   []eventstore.Position
-	done    map[eventstore.Position]bool
+	floor   Position // everything up to here was published
+	queue   []Position
+	done    map[Position]bool
 	changed chan struct{}
 	wanted  chan struct{} // one pending signal at most
 }
 
 // NewWatermark starts at position start (already applied).
-func NewWatermark(start eventstore.Position) *Watermark {
-	return &Watermark{floor: start, done: map[eventstore.Position]bool{}, changed: make(chan struct{}), wanted: make(chan struct{}, 1)}
+func NewWatermark(start Position) *Watermark {
+	return &Watermark{floor: start, done: map[Position]bool{}, changed: make(chan struct{}), wanted: make(chan struct{}, 1)}
 }
 
 // Wanted receives when a reader waits for a position not reached yet. The
@@ -51,7 +49,7 @@ func (w *Watermark) notifyLocked() {
 }
 
 // Advance records that everything up to p is applied.
-func (w *Watermark) Advance(p eventstore.Position) {
+func (w *Watermark) Advance(p Position) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.floor.Less(p) {
@@ -61,7 +59,7 @@ func (w *Watermark) Advance(p eventstore.Position) {
 }
 
 // Register records that the projection must apply the event at p.
-func (w *Watermark) Register(p eventstore.Position) {
+func (w *Watermark) Register(p Position) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.queue = append(w.queue, p)
@@ -69,10 +67,10 @@ func (w *Watermark) Register(p eventstore.Position) {
 }
 
 // Published records that every event up to p was registered or irrelevant.
-func (w *Watermark) Published(p eventstore.Position) { w.Advance(p) }
+func (w *Watermark) Published(p Position) { w.Advance(p) }
 
 // Done records that the event at p was applied.
-func (w *Watermark) Done(p eventstore.Position) {
+func (w *Watermark) Done(p Position) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, registered := w.done[p]; !registered {
@@ -90,7 +88,7 @@ func (w *Watermark) Done(p eventstore.Position) {
 	}
 }
 
-func (w *Watermark) reachedLocked(p eventstore.Position) bool {
+func (w *Watermark) reachedLocked(p Position) bool {
 	if len(w.queue) > 0 {
 		return p.Less(w.queue[0])
 	}
@@ -98,7 +96,7 @@ func (w *Watermark) reachedLocked(p eventstore.Position) bool {
 }
 
 // Reached reports whether every event up to p is applied.
-func (w *Watermark) Reached(p eventstore.Position) bool {
+func (w *Watermark) Reached(p Position) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.reachedLocked(p)
@@ -106,7 +104,7 @@ func (w *Watermark) Reached(p eventstore.Position) bool {
 
 // Position is the furthest position known to be applied (the published
 // floor when nothing is pending).
-func (w *Watermark) Position() eventstore.Position {
+func (w *Watermark) Position() Position {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.floor
@@ -120,7 +118,7 @@ func (w *Watermark) Pending() int {
 }
 
 // Wait blocks until p is reached or ctx ends.
-func (w *Watermark) Wait(ctx context.Context, p eventstore.Position) error {
+func (w *Watermark) Wait(ctx context.Context, p Position) error {
 	for {
 		w.mu.Lock()
 		if w.reachedLocked(p) {
@@ -141,28 +139,28 @@ func (w *Watermark) Wait(ctx context.Context, p eventstore.Position) error {
 	}
 }
 
-// Head reads the end of the log: the position a read that must follow
-// every write answered so far waits for.
-type Head interface {
-	Head(ctx context.Context) (eventstore.Position, error)
+// HeadReader reads the end of the log: the position a read that must
+// follow every write answered so far waits for (every Store is one).
+type HeadReader interface {
+	Head(ctx context.Context) (Position, error)
 }
 
 // ErrBehind is CatchUp's error when a watermark did not reach the head in
 // time: the caller serves what the projection has, and may say so.
-var ErrBehind = errors.New("projections: a projection did not catch up with the log in time")
+var ErrBehind = errors.New("eventstore: a projection did not catch up with the log in time")
 
 // CatchUp is the one wait behind "reads follow writes": it reads the head
 // of the log as it is now and waits, at most timeout in all, until every
 // watermark (nil ones are skipped) has reached it. It returns nil when they
 // have, ErrBehind when the timeout passed first, ctx's error when ctx
 // ended, and the head's read error.
-func CatchUp(ctx context.Context, head Head, timeout time.Duration, marks ...*Watermark) error {
+func CatchUp(ctx context.Context, head HeadReader, timeout time.Duration, marks ...*Watermark) error {
 	if head == nil {
 		return nil
 	}
 	at, err := head.Head(ctx)
 	if err != nil {
-		return fmt.Errorf("projections: head of the log: %w", err)
+		return fmt.Errorf("eventstore: head of the log: %w", err)
 	}
 	var wctx context.Context
 	for _, wm := range marks {
