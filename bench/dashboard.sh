@@ -44,6 +44,10 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" -b "$jar" -H "Origin: ht
 api() { curl -sf -H "Authorization: Bearer $KEY" "http://$ADDR$1"; }
 ws=$(api /v1/workspaces | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
 link=$(api "/v1/links?page_size=1" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
+project=$(api "/v1/projects?page_size=1" | { grep -o '"id":"[^"]*"' || true; } | head -1 | cut -d'"' -f4)
+if [ -z "$project" ]; then
+  project=$(curl -sf -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"name":"Site"}' "http://$ADDR/v1/projects" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
+fi
 today=$(date -u +%F)
 start=$(date -u -d '29 days ago' +%F)
 
@@ -66,3 +70,4 @@ row "/dashboard/workspaces/$ws" "/v1/stats/workspaces/$ws?start_date=$start&end_
 row /dashboard/keys /v1/api-keys
 row /dashboard/customers "/v1/customers?page_size=20"
 row /dashboard/webhooks "/v1/webhooks?page_size=100"
+row "/dashboard/radar/$project" "/v1/projects/$project"
