@@ -41,7 +41,7 @@ func (h CreateWebhookHandler) Handle(ctx context.Context, c CreateWebhook) (*web
 	if err := checkWebhookURL(ctx, h.Deps, u); err != nil {
 		return nil, "", Result{}, err
 	}
-	w, res, err := webhookWorkspace(ctx, h.Deps, c.Actor, c.WorkspaceID)
+	w, res, err := extensionWorkspace(ctx, h.Deps, c.Actor, c.WorkspaceID, "") // every plan has webhooks
 	if err != nil {
 		return nil, "", res, err
 	}

@@ -30,9 +30,9 @@ func loadPixel(ctx context.Context, s EventStore, id string) (*pixel.Pixel, erro
 	return pixel.Load(events)
 }
 
-// extensionWorkspace is the workspace a new template or pixel goes to (the
-// actor's default one when none is named): the actor administers it and
-// its plan has feature.
+// extensionWorkspace is the workspace a new template, pixel or webhook
+// goes to (the actor's default one when none is named): the actor
+// administers it and its plan has feature ("" for a thing every plan has).
 func extensionWorkspace(ctx context.Context, d *Deps, a Actor, workspaceID, feature string) (*workspace.Workspace, Result, error) {
 	var res Result
 	var w *workspace.Workspace
@@ -48,7 +48,7 @@ func extensionWorkspace(ctx context.Context, d *Deps, a Actor, workspaceID, feat
 	if !w.IsAdmin(a.UserID) {
 		return nil, res, domain.ErrInsufficientPermissions()
 	}
-	if w.Plan == workspace.PlanFree {
+	if feature != "" && w.Plan == workspace.PlanFree {
 		return nil, res, domain.PlanRequired(feature)
 	}
 	return w, res, nil

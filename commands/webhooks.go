@@ -5,7 +5,6 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/webhook"
-	"github.com/linkd/linkd/domain/workspace"
 )
 
 // Webhooks (an extension: /v1/webhooks) are managed by a workspace's
@@ -41,26 +40,6 @@ func webhookForAdmin(ctx context.Context, d *Deps, a Actor, id string) (*webhook
 		return nil, err
 	}
 	return w, nil
-}
-
-// webhookWorkspace is the workspace a new webhook goes to (the actor's
-// default one when none is named): the actor administers it.
-func webhookWorkspace(ctx context.Context, d *Deps, a Actor, workspaceID string) (*workspace.Workspace, Result, error) {
-	var res Result
-	var w *workspace.Workspace
-	var err error
-	if workspaceID == "" {
-		w, res, err = EnsureDefaultWorkspaceHandler{d}.Handle(ctx, EnsureDefaultWorkspace{Actor: a})
-	} else {
-		w, err = memberWorkspace(ctx, d.Store, a, workspaceID)
-	}
-	if err != nil {
-		return nil, res, err
-	}
-	if !w.IsAdmin(a.UserID) {
-		return nil, res, domain.ErrInsufficientPermissions()
-	}
-	return w, res, nil
 }
 
 // checkWebhookURL asks the configured checker, when there is one.
