@@ -91,6 +91,7 @@ type message struct {
 	body      []byte
 	attempts  int
 	createdAt int64
+	round     int64 // a replay starts a new round (store.go addRound)
 }
 
 // Deliverer sends the messages of the store's queue.
@@ -569,7 +570,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 	var ok, failed int64
 	for _, r := range batch {
 		if r.abandon {
-			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending'`, r.msg.id); err != nil {
+			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending' AND round = ?`, r.msg.id, r.msg.round); err != nil {
 				return nil, err
 			}
 			continue
@@ -587,7 +588,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 				VALUES (?, ?, ?, ?, 'succeeded', ?, ?, ?, ?, NULL)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at); err != nil {
 				return nil, err
 			}
-			if err := b.Exec(`UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ?`, attempt, r.msg.id); err != nil {
+			if err := b.Exec(`UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ? AND round = ?`, attempt, r.msg.id, r.msg.round); err != nil {
 				return nil, err
 			}
 			continue
@@ -607,7 +608,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 		// A message done with keeps no body: a replay builds it again from
 		// the log.
 		if err := b.Exec(`UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
-			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ?`, status, attempt, next, status, r.msg.id); err != nil {
+			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ? AND round = ?`, status, attempt, next, status, r.msg.id, r.msg.round); err != nil {
 			return nil, err
 		}
 		if succeeded[r.webhookID] {
@@ -662,7 +663,7 @@ func (d *Deliverer) disable(id, reason string) {
 // message (afterAt, afterID) in due order, and how long until the next one
 // is due when none is.
 func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at FROM messages
+	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
 		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
 		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
 	if err != nil {
@@ -672,7 +673,7 @@ func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit 
 	var out []message
 	for rows.Next() {
 		var m message
-		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt); err != nil {
+		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt, &m.round); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, m)

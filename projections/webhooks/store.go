@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS messages (
 	created_at INTEGER NOT NULL,
 	attempts INTEGER NOT NULL DEFAULT 0,
 	status TEXT NOT NULL,
-	next_attempt_at INTEGER);
+	next_attempt_at INTEGER,
+	round INTEGER NOT NULL DEFAULT 0);
 DROP INDEX IF EXISTS messages_due;
 CREATE INDEX IF NOT EXISTS messages_queue ON messages (webhook_id, status, next_attempt_at, id);
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (next_attempt_at) WHERE status = 'pending';
@@ -154,6 +155,11 @@ func Open(path string, o Options) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("webhooks schema: %w", err)
 	}
+	if err := addRound(w); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("webhooks schema: %w", err)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -166,6 +172,18 @@ func Open(path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// addRound adds messages.round to a database made before it: a replay
+// starts a new round of a message, and the result of an attempt of the
+// round before (in flight when the replay queued it again) must not end it.
+func addRound(w *sql.DB) error {
+	var n int
+	if err := w.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('messages') WHERE name = 'round'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	_, err := w.Exec(`ALTER TABLE messages ADD COLUMN round INTEGER NOT NULL DEFAULT 0`)
+	return err
 }
 
 // Close closes the database.
@@ -394,7 +412,7 @@ func (s *Store) enqueue(b *sqlitedb.Batch, webhookID, eventID, eventType string,
 	if replay {
 		q = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
-			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at`
+			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1`
 	}
 	ms := now.UnixMilli()
 	return b.Exec(q, MessageID(eventID, webhookID), webhookID, eventID, eventType, body, ms, ms)
