@@ -17,6 +17,9 @@ const (
 	// migrateLock is held while the schema is checked and migrated, so
 	// that instances starting together migrate once.
 	migrateLock int64 = 0x6c696e6b64_02
+	// leaseClass is the first key of the two-key advisory locks that are
+	// leases (the second is hashtext of the lease's name).
+	leaseClass int32 = 0x6c696e6b
 )
 
 // notifyChannel is the LISTEN/NOTIFY channel every appending transaction
@@ -41,6 +44,20 @@ var migrations = []string{
 		CONSTRAINT linkd_events_stream_version UNIQUE (stream, version),
 		CONSTRAINT linkd_events_version_check CHECK (version >= 0),
 		CONSTRAINT linkd_events_position_check CHECK (position > 0)
+	)`,
+	// 2: what many instances share besides the log (ADR 0106): the
+	// position of the last event of each category (the part of a stream's
+	// name before its first "-"), written by every append, and named
+	// checkpoints (the relay's).
+	`CREATE TABLE linkd_heads (
+		category text PRIMARY KEY,
+		position bigint NOT NULL
+	);
+	INSERT INTO linkd_heads (category, position)
+		SELECT split_part(stream, '-', 1), max(position) FROM linkd_events GROUP BY 1;
+	CREATE TABLE linkd_checkpoints (
+		name     text PRIMARY KEY,
+		position bigint NOT NULL
 	)`,
 }
 

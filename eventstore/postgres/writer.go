@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -404,6 +405,7 @@ type groupRows struct {
 	now      time.Time
 	head     int64 // the log's head before the group: set by insert
 	ends     map[string]uint64
+	cats     []string // the categories of the group's streams (linkd_heads)
 }
 
 // plan checks each append of group in turn against heads as the ones
@@ -464,6 +466,9 @@ func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows
 			}
 			heads[p.Stream] = streamHead{version: v - 1, exists: true}
 			g.ends[p.Stream] = v - 1
+			if c, _, _ := strings.Cut(p.Stream, "-"); !slices.Contains(g.cats, c) {
+				g.cats = append(g.cats, c)
+			}
 			r.res[i] = eventstore.AppendResult{NextExpectedVersion: v - 1, Position: position(int64(len(g.streams)))}
 		}
 	}
@@ -486,6 +491,9 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
 			unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) WITH ORDINALITY AS u(s, v, i, t, d, m, o)`,
 		g.streams, g.versions, g.ids, g.types, g.datas, g.metas, g.now)
+	b.Queue(`INSERT INTO linkd_heads (category, position)
+		SELECT c, (SELECT max(position) FROM linkd_events) FROM unnest($1::text[]) AS u(c)
+		ON CONFLICT (category) DO UPDATE SET position = excluded.position`, g.cats)
 	b.Queue("SELECT pg_notify($1, (SELECT max(position) FROM linkd_events)::text)", notifyChannel)
 	commit := s.opts.beforeCommit == nil
 	if commit {
@@ -506,6 +514,9 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 			return err
 		}
 		if _, err := br.Exec(); err != nil { // insert
+			return err
+		}
+		if _, err := br.Exec(); err != nil { // heads
 			return err
 		}
 		if _, err := br.Exec(); err != nil { // notify

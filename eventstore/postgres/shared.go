@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkd/linkd/eventstore"
+)
+
+var (
+	_ eventstore.Leaser        = (*Store)(nil)
+	_ eventstore.Checkpoints   = (*Store)(nil)
+	_ eventstore.CategoryHeads = (*Store)(nil)
+)
+
+// leaseRetry is how often a process waiting for a lease asks for it, and
+// leaseCheck how often a holder checks that its session is alive.
+var (
+	leaseRetry = 500 * time.Millisecond
+	leaseCheck = time.Second
+)
+
+// AcquireLease implements eventstore.Leaser with a session-level advisory
+// lock on a connection of its own: PostgreSQL frees it when the session
+// ends, which it does at once when the holding process dies (its socket
+// closes). A holder that cannot reach the database for leaseCheck plus a
+// few seconds gives the lease up.
+func (s *Store) AcquireLease(ctx context.Context, name string) (context.Context, func(), error) {
+	for {
+		if err := s.enter(ctx); err != nil {
+			return nil, nil, err
+		}
+		conn, ok, err := s.tryLease(ctx, name)
+		s.exit()
+		if ok {
+			held, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go s.keepLease(held, cancel, conn, done)
+			return held, func() { cancel(); <-done }, nil
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("postgres: lease", "lease", name, "err", redact(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-s.ctx.Done():
+			return nil, nil, eventstore.ErrClosed
+		case <-time.After(leaseRetry):
+		}
+	}
+}
+
+func (s *Store) tryLease(ctx context.Context, name string) (*pgx.Conn, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, s.dsn)
+	if err != nil {
+		return nil, false, err
+	}
+	var ok bool
+	if err := conn.QueryRow(cctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", leaseClass, name).Scan(&ok); err != nil || !ok {
+		conn.Close(context.Background())
+		return nil, false, err
+	}
+	return conn, true, nil
+}
+
+// keepLease checks the lease's session until held ends or the session
+// fails, then closes the session, which frees the lock.
+func (s *Store) keepLease(held context.Context, cancel context.CancelFunc, conn *pgx.Conn, done chan struct{}) {
+	defer close(done)
+	defer func() {
+		cctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+		conn.Close(cctx)
+		c()
+	}()
+	defer cancel()
+	t := time.NewTicker(leaseCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-held.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			cctx, c := context.WithTimeout(held, 3*time.Second)
+			err := conn.Ping(cctx)
+			c()
+			if err != nil {
+				if held.Err() == nil {
+					s.log.Warn("postgres: lease lost", "err", redact(err))
+				}
+				return
+			}
+		}
+	}
+}
+
+// LoadCheckpoint implements eventstore.Checkpoints.
+func (s *Store) LoadCheckpoint(ctx context.Context, name string) (eventstore.Position, error) {
+	if err := s.enter(ctx); err != nil {
+		return eventstore.Start, err
+	}
+	defer s.exit()
+	var p int64
+	err := s.pool.QueryRow(ctx, "SELECT position FROM linkd_checkpoints WHERE name = $1", name).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eventstore.Start, nil
+	}
+	if err != nil {
+		return eventstore.Start, s.dbErr(ctx, "load checkpoint", err)
+	}
+	return position(p), nil
+}
+
+// SaveCheckpoint implements eventstore.Checkpoints.
+func (s *Store) SaveCheckpoint(ctx context.Context, name string, p eventstore.Position) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	_, err := s.pool.Exec(ctx, `INSERT INTO linkd_checkpoints (name, position) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET position = greatest(linkd_checkpoints.position, excluded.position)`, name, int64(p.Commit))
+	if err != nil {
+		return s.dbErr(ctx, "save checkpoint", err)
+	}
+	return nil
+}
+
+// CategoryHead implements eventstore.CategoryHeads from linkd_heads, which
+// every append writes. A category is compared by its part before the
+// first "-".
+func (s *Store) CategoryHead(ctx context.Context, categories []string) (eventstore.Position, error) {
+	if err := s.enter(ctx); err != nil {
+		return eventstore.Start, err
+	}
+	defer s.exit()
+	cats := make([]string, len(categories))
+	for i, c := range categories {
+		cats[i], _, _ = strings.Cut(c, "-")
+	}
+	var p int64
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(position), 0) FROM linkd_heads WHERE category = ANY($1)", cats).Scan(&p); err != nil {
+		return eventstore.Start, s.dbErr(ctx, "category head", err)
+	}
+	return position(p), nil
+}
