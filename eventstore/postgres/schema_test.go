@@ -56,7 +56,8 @@ func TestSchemaMigration(t *testing.T) {
 	}
 }
 
-// A role with only SELECT and INSERT on linkd's two tables runs linkd once
+// A role with only SELECT and INSERT on linkd's log and schema version
+// (and UPDATE on its heads and checkpoints) runs linkd once
 // the schema is in place (docs/operations.md, "Role rights").
 func TestLeastRights(t *testing.T) {
 	dsn := pgtest.DSN(t)
@@ -67,6 +68,7 @@ func TestLeastRights(t *testing.T) {
 		"CREATE ROLE "+role+" LOGIN",
 		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
 		"GRANT SELECT, INSERT ON linkd_events, linkd_schema_version TO "+role,
+		"GRANT SELECT, INSERT, UPDATE ON linkd_heads, linkd_checkpoints TO "+role,
 	)
 	t.Cleanup(func() {
 		exec(t, dsn, "DROP OWNED BY "+role, "DROP ROLE IF EXISTS "+role)
