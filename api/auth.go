@@ -66,6 +66,11 @@ func (s *Server) keyByValue(ctx context.Context, value string) (queries.APIKey, 
 		return queries.APIKey{}, nil
 	}
 	var hash string
+	if s.fresh != nil {
+		// A key deactivated on another instance is refused here at once;
+		// one made there is found. Behind or unreachable: the cache.
+		_ = s.fresh.Follow(ctx)
+	}
 	if h, ok := s.pubHashes.Load(value); ok {
 		hash = h.(string)
 	} else {

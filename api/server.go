@@ -71,6 +71,7 @@ type Server struct {
 	q        queries.Queries
 	links    *LinkCache
 	head     Head
+	fresh    queries.Freshness
 	core     *eventstore.Watermark
 	statsWM  *eventstore.Watermark
 	clicksWM *eventstore.Watermark
@@ -107,6 +108,10 @@ type Deps struct {
 	// API drops a deleted domain's entries from it at once.
 	LinkCache *LinkCache
 	Head      Head
+	// Fresh, with many instances, brings the core read model up to the
+	// changes of keys, workspaces and links answered by the others before
+	// a key is looked up (nil: one instance).
+	Fresh queries.Freshness
 	// CoreWatermark and StatsWatermark tell how far the core and the
 	// statistics projections have applied the log.
 	CoreWatermark  *eventstore.Watermark
@@ -155,7 +160,7 @@ func New(cfg Config, d Deps) *Server {
 		d.Clock = clock.System{}
 	}
 	s := &Server{
-		cfg: cfg, cmd: d.Commands, q: d.Queries, links: d.LinkCache, head: d.Head,
+		cfg: cfg, cmd: d.Commands, q: d.Queries, links: d.LinkCache, head: d.Head, fresh: d.Fresh,
 		core: d.CoreWatermark, statsWM: d.StatsWatermark, clicksWM: d.ClickIndexWatermark, radarWM: d.RadarWatermark, tracker: radarjs.Handler(), hasher: d.Hasher, cipher: d.Cipher,
 		webhooksWM: d.WebhooksWatermark, webhooks: d.Webhooks,
 		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,

@@ -112,12 +112,23 @@ type Decrypter interface {
 	Decrypt(text string) (string, error)
 }
 
+// Freshness brings a read model up to the changes answered by every
+// instance of a deployment before the call (nil: one instance, whose read
+// models follow its own writes already). An error leaves the read model
+// as it is: the caller serves what it shows.
+type Freshness interface {
+	Follow(ctx context.Context) error
+}
+
 // LinkAccessHandler answers LinkAccess.
 type LinkAccessHandler struct {
 	ReadModel LinkAccessReadModel
-	Clicks    ClickCounter // nil: the read model's count is trusted
-	Throttle  PasswordThrottle
-	Cipher    Decrypter
+	// Fresh, when set, is followed before each access: a link changed or
+	// deleted on another instance is seen at once.
+	Fresh    Freshness
+	Clicks   ClickCounter // nil: the read model's count is trusted
+	Throttle PasswordThrottle
+	Cipher   Decrypter
 	// DefaultHost is the host of the default short domain, as HostOnly
 	// gives it: lower case, no port.
 	DefaultHost string
@@ -129,6 +140,9 @@ type LinkAccessHandler struct {
 // the target for the visitor's platform. An expired or excluded link never
 // asks for its password.
 func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, error) {
+	if h.Fresh != nil {
+		_ = h.Fresh.Follow(ctx) // behind or unreachable: serve what is known
+	}
 	domainID, err := h.domainOf(ctx, q.Host)
 	if err != nil {
 		return Access{}, err

@@ -70,8 +70,11 @@ type Sources struct {
 	Core  CoreReadModel
 	Stats StatsReadModel
 	// Links serves LinkAccess: a cache over Core in the API.
-	Links  LinkAccessReadModel
-	Clicks ClickCounter
+	Links LinkAccessReadModel
+	// LinksFresh, with many instances, brings Links up to the changes of
+	// the others before each access.
+	LinksFresh Freshness
+	Clicks     ClickCounter
 	// ClickIndex finds the clicks that conversions name.
 	ClickIndex ClickIndex
 	// Radar serves the Radar reports.
@@ -94,7 +97,7 @@ func New(s Sources) Queries {
 	return Queries{
 		LinkByID:      LinkByIDHandler{ReadModel: s.Core},
 		LinksPage:     LinksPageHandler{ReadModel: s.Core},
-		LinkAccess:    LinkAccessHandler{ReadModel: s.Links, Clicks: s.Clicks, Throttle: s.Throttle, Cipher: s.Cipher, DefaultHost: HostOnly(s.DefaultHost)},
+		LinkAccess:    LinkAccessHandler{ReadModel: s.Links, Fresh: s.LinksFresh, Clicks: s.Clicks, Throttle: s.Throttle, Cipher: s.Cipher, DefaultHost: HostOnly(s.DefaultHost)},
 		ShortLinkHost: ShortLinkHostHandler{ReadModel: s.Core, DefaultHost: s.DefaultHost},
 
 		WorkspaceByID:    WorkspaceByIDHandler{ReadModel: s.Core},

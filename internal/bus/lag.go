@@ -9,22 +9,39 @@ import (
 	"github.com/IBM/sarama"
 )
 
+// GroupWatch reads consumer groups' progress, on one client for many
+// reads.
+type GroupWatch struct {
+	client sarama.Client
+	admin  sarama.ClusterAdmin
+}
+
+// NewGroupWatch connects to the brokers of cfg.
+func NewGroupWatch(cfg KafkaConfig) (*GroupWatch, error) {
+	client, err := sarama.NewClient(cfg.Brokers, cfg.SaramaConsumerConfig())
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	return &GroupWatch{client: client, admin: admin}, nil
+}
+
+// Close closes the client.
+func (g *GroupWatch) Close() error { return g.admin.Close() }
+
 // WaitConsumed waits until consumer group has committed offsets at or past
 // the end of every partition of topics, as the ends were when it was
 // called: everything published before then has been consumed and
-// acknowledged. Topics that do not exist yet hold nothing to wait for.
-// linkd calls it at start-up, before it serves, so that reads after a
-// restart show what was published before it.
-func WaitConsumed(ctx context.Context, cfg KafkaConfig, group string, topics []string) error {
-	sc := cfg.SaramaConsumerConfig()
-	client, err := sarama.NewClient(cfg.Brokers, sc)
-	if err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	defer client.Close()
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		return fmt.Errorf("kafka: %w", err)
+// acknowledged, by whichever member of the group. Topics that do not
+// exist yet hold nothing to wait for.
+func (g *GroupWatch) WaitConsumed(ctx context.Context, group string, topics []string) error {
+	client, admin := g.client, g.admin
+	if err := client.RefreshMetadata(topics...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+		return fmt.Errorf("kafka: metadata: %w", err)
 	}
 	ends := map[string]map[int32]int64{}
 	parts := map[string][]int32{}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
@@ -46,6 +48,9 @@ type App struct {
 	log    *slog.Logger
 	out    io.Writer
 	store  eventstore.Store
+	// raw is store without its metrics: what else it is (a shared store's
+	// eventstore.Leaser, Checkpoints, CategoryHeads) is asked of it.
+	raw    eventstore.Store
 	core   *core.Store
 	stats  statsProjection
 	clicks *clickindex.Store
@@ -136,6 +141,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	a.metrics = newMetrics()
 	a.store = a.metrics.instrument(store)
+	a.raw = store
 	a.closers = append(a.closers, store.Close)
 	if a.core, err = core.Open(filepath.Join(cfg.DataDir, "readmodel.db")); err != nil {
 		return nil, fmt.Errorf("read model: %w", err)
@@ -158,21 +164,31 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	a.closers = append(a.closers, a.hooks.Close)
-	projs := []projections.Projector{a.core, a.stats, a.clicks, a.radar, a.hooks}
+	// Each instance keeps its own read models (local); the ClickHouse
+	// ones are shared by every instance of a deployment (ADR 0106).
+	local := []projections.Projector{a.core, a.clicks, a.radar, a.hooks}
+	var shared []projections.Projector
+	if cfg.ClickHouseDSN != "" {
+		shared = append(shared, a.stats)
+	} else {
+		local = append(local, a.stats)
+	}
+	// Fed in log order, resuming after their checkpoints: core's click
+	// counts (core/clicks.go) and the stream versions of the statistics
+	// and the click index are written behind. With Kafka the shared ones
+	// are fed partition by partition, and write everything at once.
+	a.core.WriteClicksBehind()
+	writeVersionsBehind(local...)
 	if cfg.KafkaBrokers == "" {
-		// Fed in log order, resuming after their checkpoints: core's
-		// click counts (core/clicks.go) and the stream versions of the
-		// statistics and the click index are written behind.
-		a.core.WriteClicksBehind()
-		writeVersionsBehind(projs...)
+		writeVersionsBehind(shared...)
 	}
 	if a.chRadar, err = openClickHouseRadar(ctx, a.stats); err != nil {
 		return nil, fmt.Errorf("radar in ClickHouse: %w", err)
 	}
 	if a.chRadar != nil {
-		projs = append(projs, a.chRadar)
+		shared = append(shared, a.chRadar)
 	}
-	if a.runner, err = newRunner(cfg, a.store, projs, log, a.metrics); err != nil {
+	if a.runner, err = newRunner(cfg, a.store, a.raw, local, shared, log, a.metrics); err != nil {
 		return nil, err
 	}
 
@@ -192,8 +208,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		radarModel = radarReports{ch: a.chRadar, people: a.radar, head: a.store, log: log,
 			marks: []*eventstore.Watermark{a.runner.Watermark(a.chRadar.Name()), a.runner.Watermark(a.stats.Name())}}
 	}
+	fresh := a.follower()
 	q := queries.New(queries.Sources{
-		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
+		Core: a.core, Stats: a.stats, Links: links, LinksFresh: fresh, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
 		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 		Webhooks: a.hooks,
 	})
@@ -209,7 +226,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	a.server = api.New(api.Config{
 		DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme, KeyPrefix: cfg.KeyPrefix,
 	}, api.Deps{
-		Commands: cmds, Queries: q, LinkCache: links, Head: a.store,
+		Commands: cmds, Queries: q, LinkCache: links, Head: a.store, Fresh: fresh,
 		CoreWatermark: a.runner.Watermark(core.Name), StatsWatermark: a.runner.Watermark(a.stats.Name()),
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
 		RadarWatermark:      a.runner.Watermark(radarstore.Name),
@@ -247,6 +264,25 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}))
 	ok = true
 	return a, nil
+}
+
+// follower, on a store shared by many instances, brings the core read
+// model up to the changes of every category but the busy ones (clicks,
+// customers: their counts are not what a redirect or a key decides on)
+// before redirects and key lookups (ADR 0106). Nil for the embedded store:
+// its one process follows its own writes.
+func (a *App) follower() queries.Freshness {
+	heads, ok := a.raw.(eventstore.CategoryHeads)
+	if !ok {
+		return nil
+	}
+	var cats []string
+	for _, c := range a.core.Categories() {
+		if c+"-" != click.StreamPrefix && c != conversion.CustomerCategory {
+			cats = append(cats, c)
+		}
+	}
+	return eventstore.NewFollower(heads, cats, a.runner.Watermark(core.Name), 5*time.Second)
 }
 
 func closeOf(p any) func() error {

@@ -30,6 +30,7 @@ type metrics struct {
 	reqDur     *prometheus.HistogramVec
 	relayPos   prometheus.Gauge
 	relayPub   prometheus.Counter
+	relayLead  prometheus.Gauge
 	cmdDur     *prometheus.HistogramVec
 }
 
@@ -59,12 +60,15 @@ func newMetrics() *metrics {
 		relayPub: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "linkd_relay_published_total", Help: "Events the relay published to Kafka.",
 		}),
+		relayLead: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "linkd_relay_leader", Help: "1 while this instance holds the relay's lease and publishes the log to Kafka, else 0 (Kafka mode).",
+		}),
 		cmdDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "linkd_command_seconds", Help: "Latency of commands by name and outcome (ok, refused: the caller's error, failed: the store's or a bug).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"command", "outcome"}),
 	}
-	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub, m.cmdDur,
+	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub, m.relayLead, m.cmdDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

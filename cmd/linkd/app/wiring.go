@@ -30,16 +30,12 @@ func openStats(ctx context.Context, cfg Config, log *slog.Logger) (statsProjecti
 	if cfg.ClickHouseDSN != "" {
 		return openClickHouse(ctx, cfg, log)
 	}
-	// In process the feeder resumes after the checkpoint, which is written
-	// in the same batch as the data, so a batch lost with the process is
-	// simply fed again: no fsync per batch is needed. Kafka acknowledges
-	// what was applied, so there every batch is synced. For the same
-	// reason, in process the deltas may wait in memory five seconds, added up
-	// (Options.FlushEvery).
-	opts := analytics.Options{Logger: log}
-	if cfg.KafkaBrokers == "" {
-		opts.NoSync, opts.FlushEvery = true, 5*time.Second
-	}
+	// The embedded store is fed in process, from the event store, in both
+	// modes (ADR 0106): the feeder resumes after the checkpoint, which is
+	// written in the same batch as the data, so a batch lost with the
+	// process is simply fed again: no fsync per batch is needed, and the
+	// deltas may wait in memory five seconds, added up (Options.FlushEvery).
+	opts := analytics.Options{Logger: log, NoSync: true, FlushEvery: 5 * time.Second}
 	return analytics.Open(filepath.Join(cfg.DataDir, "analytics"), opts)
 }
 
@@ -54,13 +50,14 @@ func writeVersionsBehind(projs ...projections.Projector) {
 	}
 }
 
-// newRunner feeds the projections in process, or through Kafka when
-// brokers are configured.
-func newRunner(cfg Config, store eventstore.Store, projs []projections.Projector, log *slog.Logger, m *metrics) (runner, error) {
+// newRunner feeds the projections: every one in process when no brokers
+// are configured; with Kafka, the instance's own (local) in process and
+// the shared ones (ClickHouse) from Kafka (ADR 0106).
+func newRunner(cfg Config, store, raw eventstore.Store, local, shared []projections.Projector, log *slog.Logger, m *metrics) (runner, error) {
 	if cfg.KafkaBrokers != "" {
-		return newKafkaRunner(cfg, store, projs, log, m)
+		return newKafkaRunner(cfg, store, raw, local, shared, log, m)
 	}
-	return projections.NewLocalRunner(store, projs, projections.LocalOptions{Logger: log}), nil
+	return projections.NewLocalRunner(store, append(local, shared...), projections.LocalOptions{Logger: log}), nil
 }
 
 // dnsChecker adapts internal/dnscheck to the verify command.
@@ -87,17 +84,27 @@ func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) 
 }
 
 // openClickHouse opens the ClickHouse statistics projection.
+//
+// With Kafka the projection is shared by the instances of a deployment
+// (ADR 0106): each Apply writes the aggregates of its clicks before Kafka
+// hears it was applied, so that no instance holds another's clicks in
+// memory, and a killed one leaves nothing behind but what recovery of a
+// cut Apply covers.
 func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
-	return clickhouse.Open(ctx, cfg.ClickHouseDSN, clickhouse.Options{Logger: log})
+	o := clickhouse.Options{Logger: log}
+	if cfg.KafkaBrokers != "" {
+		o.FlushInterval = -1
+	}
+	return clickhouse.Open(ctx, cfg.ClickHouseDSN, o)
 }
 
 // openClickIndex opens the click-id index that conversions are attributed
 // through. Its expiry reads the application's clock. In process the
 // feeder resumes after the checkpoint, so batches need no fsync (as the
-// analytics store); with Kafka every batch is synced.
+// analytics store); it is fed in process in both modes (ADR 0106).
 func openClickIndex(cfg Config, clk clock.Clock, log *slog.Logger) (*clickindex.Store, error) {
 	return clickindex.Open(filepath.Join(cfg.DataDir, "clickindex"), clickindex.Options{
-		NoSync: cfg.KafkaBrokers == "", Now: clk.Now, Logger: log,
+		NoSync: true, Now: clk.Now, Logger: log,
 	})
 }
 

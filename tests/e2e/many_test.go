@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
+)
+
+// startKafkaServer runs kfake as a process of its own
+// (internal/testsupport/kafkaserver) and returns its brokers.
+func startKafkaServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(filepath.Dir(binary), "kafkaserver")
+	if _, err := os.Stat(bin); err != nil {
+		b := exec.Command("go", "build", "-o", bin, "github.com/linkd/linkd/internal/testsupport/kafkaserver")
+		b.Stderr = os.Stderr
+		if err := b.Run(); err != nil {
+			t.Fatalf("build kafkaserver: %v", err)
+		}
+	}
+	cmd := exec.Command(bin)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("kafkaserver: %v", err)
+	}
+	return line[:len(line)-1]
+}
+
+// deployment is three linkd serve processes on one PostgreSQL, one Kafka
+// and one ClickHouse.
+type deployment struct {
+	t     *testing.T
+	env   []string
+	dirs  []string
+	addrs []string
+	procs []*proc
+}
+
+func newDeployment(t *testing.T, n int) *deployment {
+	dsn := pgtest.DSN(t)
+	ch := chtest.DSN(t)
+	brokers := startKafkaServer(t)
+	d := &deployment{t: t, env: []string{
+		"LINKD_EVENTSTORE=" + dsn, "LINKD_KAFKA_BROKERS=" + brokers, "LINKD_KAFKA_PARTITIONS=6", "LINKD_CLICKHOUSE_DSN=" + ch,
+		"LINKD_SECRET=6c696e6b642d6d616e792d696e7374616e6365732d7365637265742d6b657921", "LINKD_DEFAULT_DOMAIN=go.example",
+	}}
+	for i := range n {
+		d.dirs = append(d.dirs, t.TempDir())
+		d.addrs = append(d.addrs, freeAddr(t))
+		d.procs = append(d.procs, start(t, d.dirs[i], d.addrs[i], d.env...))
+	}
+	t.Cleanup(func() {
+		for _, p := range d.procs {
+			if p != nil {
+				p.kill()
+			}
+		}
+	})
+	return d
+}
+
+func (d *deployment) url(i int) string { return d.procs[i%len(d.procs)].url }
+
+func decode[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return v
+}
+
+// TestManyInstances: three instances sharing PostgreSQL, Kafka and
+// ClickHouse behave as one service (DECISIONS "Many instances"): reads
+// follow writes across instances, a link made, changed or deleted on one is
+// followed at once by the others, keys too, counts are exact, and a SIGKILL
+// of one under load loses nothing acknowledged while the others serve.
+func TestManyInstances(t *testing.T) {
+	d := newDeployment(t, 3)
+	key := operatorKey
+
+	// A link made on one instance: read and followed at once on the others.
+	var lat []time.Duration
+	for i := range 30 {
+		st, b, _, err := do("POST", d.url(i)+"/v1/links", key, map[string]any{"original_url": fmt.Sprintf("https://example.com/many/%d", i), "enable_conversion_tracking": false})
+		if err != nil || st != 201 {
+			t.Fatalf("create: %d %v %s", st, err, b)
+		}
+		l := decode[struct{ ID, Code string }](t, b)
+		t0 := time.Now()
+		if st, b, _, _ := do("GET", d.url(i+1)+"/v1/links/"+l.ID, key, nil); st != 200 {
+			t.Fatalf("read on another instance right after the write: %d %s", st, b)
+		}
+		lat = append(lat, time.Since(t0))
+		if st, _, h, _ := do("GET", d.url(i+2)+"/"+l.Code, "", nil, "User-Agent", browserUA); st != 302 || h.Get("Location") != fmt.Sprintf("https://example.com/many/%d", i) {
+			t.Fatalf("redirect on a third instance right after the write: %d %q", st, h.Get("Location"))
+		}
+		// Changed on one: the next redirect anywhere follows the change.
+		if st, b, _, _ := do("PUT", d.url(i)+"/v1/links/"+l.ID, key, map[string]any{"original_url": "https://example.com/changed"}); st != 200 {
+			t.Fatalf("update: %d %s", st, b)
+		}
+		if st, _, h, _ := do("GET", d.url(i+1)+"/"+l.Code, "", nil, "User-Agent", browserUA); st != 302 || h.Get("Location") != "https://example.com/changed" {
+			t.Fatalf("redirect after a change made on another instance: %d %q", st, h.Get("Location"))
+		}
+		// Deleted on one: 404 on every other at once.
+		if st, b, _, _ := do("DELETE", d.url(i+2)+"/v1/links/"+l.ID, key, nil); st != 200 && st != 204 {
+			t.Fatalf("delete: %d %s", st, b)
+		}
+		for j := 0; j < 3; j++ {
+			if st, _, _, _ := do("GET", d.url(j)+"/"+l.Code, "", nil, "User-Agent", browserUA); st != 404 {
+				t.Fatalf("a deleted link answers %d on instance %d", st, j)
+			}
+		}
+	}
+	slices.Sort(lat)
+	t.Logf("a read on another instance right after a write: p50 %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
+
+	// Keys: made on one, usable on the others; deactivated, refused on all.
+	st, b, _, _ := do("POST", d.url(0)+"/v1/api-keys", key, map[string]any{"name": "many"})
+	if st != 201 {
+		t.Fatalf("key: %d %s", st, b)
+	}
+	k := decode[struct{ ID, Key string }](t, b)
+	if st, b, _, _ := do("GET", d.url(1)+"/v1/links?page_size=1", k.Key, nil); st != 200 {
+		t.Fatalf("a new key on another instance: %d %s", st, b)
+	}
+	_, _, _, _ = do("GET", d.url(2)+"/v1/links?page_size=1", k.Key, nil) // cached there
+	if st, b, _, _ := do("DELETE", d.url(1)+"/v1/api-keys/"+k.ID, key, nil); st != 200 && st != 204 {
+		t.Fatalf("deactivate: %d %s", st, b)
+	}
+	for j := 0; j < 3; j++ {
+		if st, _, _, _ := do("GET", d.url(j)+"/v1/links?page_size=1", k.Key, nil); st != 401 {
+			t.Errorf("a deactivated key answers %d on instance %d", st, j)
+		}
+	}
+
+	// A click limit holds across instances: 5 of 30 concurrent accesses.
+	st, b, _, _ = do("POST", d.url(0)+"/v1/links", key, map[string]any{"original_url": "https://example.com/limited", "expiration_click_count": 5})
+	if st != 201 {
+		t.Fatalf("limited: %d %s", st, b)
+	}
+	limited := decode[struct{ ID, Code string }](t, b)
+	var ok302, gone atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, _, _, _ := do("GET", d.url(i)+"/"+limited.Code, "", nil, "User-Agent", browserUA)
+			switch st {
+			case 302:
+				ok302.Add(1)
+			case 410:
+				gone.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok302.Load() != 5 || gone.Load() != 25 {
+		t.Errorf("a limit of 5 over three instances: %d redirects, %d gone", ok302.Load(), gone.Load())
+	}
+
+	// One sale per eventId, whichever instances it is sent to.
+	tid := trackedClick(t, d.url(1))
+	for i := range 6 {
+		body := map[string]any{"trackingId": tid, "customer": map[string]any{"externalId": "many-c"}, "eventId": "many-sale-1", "amount": 2.5, "currency": "usd"}
+		if st, b, _, _ := do("POST", d.url(i)+"/api/events/sale", key, body); st != 200 {
+			t.Fatalf("sale on instance %d: %d %s", i%3, st, b)
+		}
+	}
+	for j := 0; j < 3; j++ {
+		got := customers(t, d.url(j))
+		if got["many-c"][1] != 1 {
+			t.Errorf("instance %d: %v sales of many-c, want 1", j, got["many-c"])
+		}
+	}
+
+	// Clicks spread over the instances while one is killed: every answered
+	// redirect is counted, on every instance; the statistics (ClickHouse,
+	// through Kafka) show them within 5 seconds.
+	st, b, _, _ = do("POST", d.url(0)+"/v1/links", key, map[string]any{"original_url": "https://example.com/counted"})
+	if st != 201 {
+		t.Fatalf("counted: %d %s", st, b)
+	}
+	counted := decode[struct{ ID, Code string }](t, b)
+	var answered [3]atomic.Int64
+	var stop atomic.Bool
+	for c := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; !stop.Load(); n++ {
+				i := (c + n) % 3
+				if st, _, _, err := do("GET", d.url(i)+"/"+counted.Code, "", nil, "User-Agent", browserUA); err == nil && st == 302 {
+					answered[i].Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	d.procs[0].kill() // the first started: most likely the relay's holder
+	before := answered[1].Load() + answered[2].Load()
+	time.Sleep(1500 * time.Millisecond)
+	if after := answered[1].Load() + answered[2].Load(); after-before < 50 {
+		t.Errorf("the other instances answered %d redirects in 1.5 s after a kill", after-before)
+	}
+	stop.Store(true)
+	wg.Wait()
+	total := answered[0].Load() + answered[1].Load() + answered[2].Load()
+	d.procs[0] = start(t, d.dirs[0], d.addrs[0], d.env...)
+	for j := 0; j < 3; j++ {
+		st, b, _, _ := do("GET", d.url(j)+"/v1/links/"+counted.ID, key, nil)
+		l := decode[struct{ Clicks int64 }](t, b)
+		if st != 200 || l.Clicks < total {
+			t.Errorf("instance %d counts %d clicks, %d were answered (%d)", j, l.Clicks, total, st)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	statsFrom := time.Now()
+	for j := 0; j < 3; j++ {
+		for {
+			st, b, _, _ := do("GET", d.url(j)+"/v1/stats/links/"+counted.ID+"/summary", key, nil)
+			s := decode[struct {
+				TotalClicks int64 `json:"total_clicks"`
+			}](t, b)
+			if st == 200 && s.TotalClicks >= total {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("instance %d: statistics show %d clicks (%d), %d were answered", j, s.TotalClicks, st, total)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	t.Logf("%d redirects answered over three instances, one killed; all counted; statistics in %v", total, time.Since(statsFrom))
+}
