@@ -31,6 +31,7 @@ require (
 	github.com/x-way/crawlerdetect v0.2.31
 	github.com/yeqown/go-qrcode/v2 v2.2.5
 	github.com/yeqown/go-qrcode/writer/standard v1.3.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/image v0.10.0
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0
