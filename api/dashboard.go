@@ -23,9 +23,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/linkd/linkd/commands"
-	"github.com/linkd/linkd/domain/apikey"
 	"github.com/linkd/linkd/domain/user"
-	"github.com/linkd/linkd/queries"
 )
 
 // The dashboard (ADR 0102): server-rendered html/template pages under
@@ -62,14 +60,6 @@ type session struct {
 	checked       time.Time // when its stream was last read
 }
 
-// principal is the session's user as the holder of a full-access secret
-// key: what the dashboard shows is what such a key reads.
-func (s *session) principal() principal {
-	perms, _ := apikey.NormalizePermissions(apikey.AccessFull, nil)
-	return principal{key: queries.APIKey{UserID: s.userID, Name: "dashboard", Kind: apikey.KindSecret,
-		Access: apikey.AccessFull, Permissions: perms, IsActive: true}}
-}
-
 type dashboard struct {
 	s        *Server
 	router   http.Handler // the interface's router: pages call /v1 through it
@@ -80,10 +70,6 @@ type dashboard struct {
 	mu       sync.Mutex
 	sessions map[string]*session // hash of the cookie's value -> session read lately
 }
-
-// principalKey carries a session's principal to the /v1 handlers a page
-// calls in process; a request from the network never has it.
-type principalKey struct{}
 
 func newDashboard(s *Server) *dashboard {
 	d := &dashboard{s: s, sessions: map[string]*session{}, throttle: NewPasswordThrottle(5, 30, time.Minute)}
@@ -202,10 +188,12 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 	}))
 }
 
-// dashCtx is what a page handler gets: the session and its principal.
+// dashCtx is what a page handler gets: the session, and whom its calls
+// to the interface act as (the session's user: what the dashboard shows
+// is what a full-access key of theirs reads).
 type dashCtx struct {
 	sess *session
-	p    principal
+	as   User
 }
 
 func securityHeaders(w http.ResponseWriter) {
@@ -308,7 +296,7 @@ func (d *dashboard) authed(h func(w http.ResponseWriter, r *http.Request, c *das
 			http.Redirect(w, r, "/dashboard/login"+next, http.StatusSeeOther)
 			return
 		}
-		c := &dashCtx{sess: sess, p: sess.principal()}
+		c := &dashCtx{sess: sess, as: User{ID: sess.userID}}
 		if r.Method == http.MethodPost {
 			if !sameOrigin(r) || !tokensEqual(r.PostFormValue(csrfField), sess.csrf) {
 				d.render(w, r, c, http.StatusForbidden, "error", "Forbidden", map[string]any{
@@ -503,8 +491,12 @@ func (a apiResult) ok() bool { return a.Status >= 200 && a.Status < 300 }
 func (a apiResult) detail() string {
 	var e struct {
 		Detail any `json:"detail"`
+		Error  any `json:"error"` // the Radar reports' shape
 	}
-	if json.Unmarshal(a.Body, &e) == nil && e.Detail != nil {
+	if json.Unmarshal(a.Body, &e) == nil && e.Detail == nil {
+		e.Detail = e.Error
+	}
+	if e.Detail != nil {
 		if s, ok := e.Detail.(string); ok {
 			return s
 		}
@@ -561,7 +553,7 @@ func (d *dashboard) call(ctx context.Context, c *dashCtx, method, path string, b
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, principalKey{}, c.p), method, path, rd)
+	req, err := http.NewRequestWithContext(AsUser(ctx, c.as), method, path, rd)
 	if err != nil {
 		return apiResult{Status: http.StatusBadRequest, Body: []byte(`{"detail":"bad request"}`)}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/linkd/linkd/commands"
-	"github.com/linkd/linkd/domain"
 )
 
 // Invitations: a workspace admin makes a one-time link on the members
@@ -18,18 +17,15 @@ import (
 func (d *dashboard) inviteMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := mux.Vars(r)["workspace_id"]
 	inv, _, err := d.s.cmd.InviteMember.Handle(r.Context(), commands.InviteMember{
-		Actor: c.p.actor(), WorkspaceID: id, Email: r.PostFormValue("email"), Role: r.PostFormValue("role"),
+		Actor: commands.Actor{UserID: c.as.ID}, WorkspaceID: id, Email: r.PostFormValue("email"), Role: r.PostFormValue("role"),
 	})
 	if err != nil {
-		d.renderMembersWith(w, r, c, errStatus(err), err.Error(), "")
+		d.renderMembersWith(w, r, c, ErrorStatus(err), err.Error(), "")
 		return
 	}
 	scheme := d.s.cfg.PublicScheme
 	d.renderMembersWith(w, r, c, http.StatusCreated, "", scheme+"://"+r.Host+"/dashboard/invite/"+url.PathEscape(inv.Token))
 }
-
-// errStatus is the status of an error: statusOf its domain kind.
-func errStatus(err error) int { return statusOf(domain.KindOf(err)) }
 
 func (d *dashboard) invitePage(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
@@ -40,7 +36,7 @@ func (d *dashboard) renderInvite(w http.ResponseWriter, r *http.Request, status 
 	token := mux.Vars(r)["token"]
 	inv, err := d.s.cmd.InvitationByToken(r.Context(), token)
 	if err != nil {
-		d.renderPublic(w, r, errStatus(err), "invite", "Invitation", err.Error(), map[string]any{"Invalid": true})
+		d.renderPublic(w, r, ErrorStatus(err), "invite", "Invitation", err.Error(), map[string]any{"Invalid": true})
 		return
 	}
 	taken, err := d.s.cmd.EmailTaken(r.Context(), inv.Email)
@@ -74,10 +70,10 @@ func (d *dashboard) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		if err == commands.ErrBadCredentials {
 			d.throttle.Failed(client, target, now)
 		}
-		d.renderInvite(w, r, errStatus(err), err.Error())
+		d.renderInvite(w, r, ErrorStatus(err), err.Error())
 		return
 	}
-	d.s.waitCore(r.Context(), res)
+	d.s.WaitCore(r.Context(), res)
 	if err := d.startSession(r.Context(), w, u.ID, u.Email); err != nil {
 		d.renderInvite(w, r, http.StatusInternalServerError, "You joined, but signing in failed: sign in at /dashboard/login.")
 		return

@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,7 +14,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/linkd/linkd/internal/qrcode"
-	"github.com/linkd/linkd/queries"
 )
 
 // The dashboard's pages: each reads and writes through d.call, the
@@ -685,39 +682,30 @@ func (d *dashboard) radarIndex(w http.ResponseWriter, r *http.Request, c *dashCt
 	d.render(w, r, c, http.StatusOK, "radarindex", "Radar", map[string]any{"Items": items})
 }
 
-// radarKey returns the session's principal as a key bound to the
-// project of the path, once the user has read the project (a member of
-// its workspace); else it has answered the page.
-func (d *dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx) (queries.APIKey, map[string]any, bool) {
+// radarKey returns the page's context acting as the session's user bound
+// to the project of the path, once the user has read the project (a
+// member of its workspace); else it has answered the page.
+func (d *dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx) (*dashCtx, map[string]any, bool) {
 	pid := mux.Vars(r)["project_id"]
 	proj, ok := d.getObject(w, r, c, "/v1/projects/"+url.PathEscape(pid))
 	if !ok {
-		return queries.APIKey{}, nil, false
+		return nil, nil, false
 	}
-	k := c.p.key
-	k.ProjectID = pid
-	d.s.barrier(r.Context(), d.s.radarWM)
-	return k, proj, true
+	k := *c
+	k.as.ProjectID = pid
+	return &k, proj, true
 }
 
-// radarAsk calls one of the interface's Radar reads as key k over
-// [from, to] with the extra query string, and decodes its answer.
-func radarAsk(ctx context.Context, k queries.APIKey, f func(context.Context, queries.APIKey, *http.Request) (any, error), from, to time.Time, extra string) (map[string]any, error) {
-	u := "/x?start=" + url.QueryEscape(from.Format(time.RFC3339)) + "&end=" + url.QueryEscape(to.Format(time.RFC3339)) + extra
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
+// radarAsk calls one of the interface's Radar reports
+// (/api/v1/radar/<report>) as k over [from, to] with the extra query
+// string, and decodes its answer (nil when it failed).
+func (d *dashboard) radarAsk(ctx context.Context, k *dashCtx, report string, from, to time.Time, extra string) (map[string]any, apiResult) {
+	res := d.call(ctx, k, http.MethodGet, "/api/v1/radar/"+report+"?start="+url.QueryEscape(from.Format(time.RFC3339))+
+		"&end="+url.QueryEscape(to.Format(time.RFC3339))+extra, nil)
+	if !res.ok() {
+		return nil, res
 	}
-	out, err := f(ctx, k, req)
-	if err != nil {
-		return nil, err
-	}
-	b, _ := json.Marshal(out)
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	_ = dec.Decode(&m)
-	return m, nil
+	return res.object(), res
 }
 
 func (d *dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time) {
@@ -730,15 +718,6 @@ func (d *dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time
 	return days, start, end
 }
 
-func (d *dashboard) radarFailed(w http.ResponseWriter, r *http.Request, c *dashCtx, err error) {
-	status, msg := http.StatusInternalServerError, err.Error()
-	var ee *eventError
-	if errors.As(err, &ee) {
-		status, msg = ee.status, ee.message
-	}
-	d.render(w, r, c, status, "error", http.StatusText(status), map[string]any{"Message": msg})
-}
-
 // radarPage is a project's Radar. The user may read it when they may read
 // the project (a member of its workspace); the reads are the interface's
 // Radar reads, as a key bound to the project.
@@ -749,26 +728,26 @@ func (d *dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx
 	}
 	days, start, end := d.radarPeriod(r)
 	ctx := r.Context()
-	overview, err := radarAsk(ctx, k, d.s.radarOverview, start, end, "")
-	if err != nil {
-		d.radarFailed(w, r, c, err)
+	overview, res := d.radarAsk(ctx, k, "overview", start, end, "")
+	if !res.ok() {
+		d.failed(w, r, c, res)
 		return
 	}
-	breakdowns, _ := radarAsk(ctx, k, d.s.radarBreakdowns, start, end, "&limit=10")
-	people, _ := radarAsk(ctx, k, d.s.radarPeople, start, end, "&limit=20")
+	breakdowns, _ := d.radarAsk(ctx, k, "breakdowns", start, end, "&limit=10")
+	people, _ := d.radarAsk(ctx, k, "people", start, end, "&limit=20")
 	// The chart: one overview per day.
 	var points []any
 	for i := 0; i < days; i++ {
 		from := start.AddDate(0, 0, i)
-		o, err := radarAsk(ctx, k, d.s.radarOverview, from, from.Add(24*time.Hour-time.Millisecond), "")
-		if err != nil {
+		o, res := d.radarAsk(ctx, k, "overview", from, from.Add(24*time.Hour-time.Millisecond), "")
+		if !res.ok() {
 			break
 		}
 		data, _ := o["data"].(map[string]any)
 		points = append(points, map[string]any{"day": from.Format("2006-01-02"), "people": data["people"], "pageviews": data["pageviews"]})
 	}
 	data := map[string]any{
-		"Project": proj, "ProjectID": k.ProjectID, "Days": days,
+		"Project": proj, "ProjectID": k.as.ProjectID, "Days": days,
 		"Overview":   overview["data"],
 		"Breakdowns": breakdowns["data"],
 		"People":     people["data"],
@@ -785,12 +764,12 @@ func (d *dashboard) radarVisitor(w http.ResponseWriter, r *http.Request, c *dash
 	}
 	_, start, end := d.radarPeriod(r)
 	start = start.AddDate(0, 0, -60) // a person's history: 90 days
-	o, err := radarAsk(r.Context(), k, d.s.radarPersonDetails, start, end, "&visitorId="+url.QueryEscape(mux.Vars(r)["visitor_id"]))
-	if err != nil {
-		d.radarFailed(w, r, c, err)
+	o, res := d.radarAsk(r.Context(), k, "people/details", start, end, "&visitorId="+url.QueryEscape(mux.Vars(r)["visitor_id"]))
+	if !res.ok() {
+		d.failed(w, r, c, res)
 		return
 	}
-	d.render(w, r, c, http.StatusOK, "visitor", "Visitor", map[string]any{"Project": proj, "ProjectID": k.ProjectID, "V": o["data"]})
+	d.render(w, r, c, http.StatusOK, "visitor", "Visitor", map[string]any{"Project": proj, "ProjectID": k.as.ProjectID, "V": o["data"]})
 }
 
 // webhookEvents are the event types a webhook may subscribe to.

@@ -381,8 +381,10 @@ func (s *Server) limitUnrouted(w http.ResponseWriter, r *http.Request) bool {
 	return s.rateLimit(w, r, principal{key: k}, resUnrouted)
 }
 
-// waitCore waits until the core projection shows a command's events.
-func (s *Server) waitCore(ctx context.Context, res commands.Result) {
+// WaitCore waits until the core projection shows a command's events:
+// reads follow writes, for the interface's commands and for those the
+// dashboard sends itself (commands.Commands).
+func (s *Server) WaitCore(ctx context.Context, res commands.Result) {
 	if !res.Wrote || s.core == nil {
 		return
 	}
