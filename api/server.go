@@ -84,7 +84,6 @@ type Server struct {
 	limiter    Limiter
 	log        *slog.Logger
 	clock      interface{ Now() time.Time }
-	dash       *dashboard
 
 	redirect *Redirector
 
@@ -160,7 +159,6 @@ func New(cfg Config, d Deps) *Server {
 		webhooksWM: d.WebhooksWatermark, webhooks: d.Webhooks,
 		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
-	s.dash = newDashboard(s)
 	return s
 }
 
@@ -172,7 +170,9 @@ func (s *Server) InvalidateKeys() {
 	})
 }
 
-// Handler returns the HTTP handler of the whole interface.
+// Handler returns the HTTP handler of the whole interface. extra adds the
+// routes of the listener's other parts (the metrics, the dashboard) to its
+// router, ahead of the short links they would otherwise be taken for.
 func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
@@ -285,9 +285,6 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/stats/workspaces/summary", resAnalytics, s.myWorkspaceSummary)
 	route("GET", "/stats/workspaces/{workspace_id}", resAnalytics, s.workspaceDailyStats)
 	route("GET", "/stats/workspaces/{workspace_id}/summary", resAnalytics, s.workspaceSummary)
-
-	// The dashboard (dashboard.go), before the short links it shadows.
-	s.dash.routes(r, r)
 
 	// Short links: everything else on GET/HEAD/POST at the top level.
 	if s.redirect != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/dashboard"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
@@ -217,6 +218,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Hasher: a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
+	dash := dashboard.New(dashboard.Config{DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme},
+		dashboard.Deps{API: a.server, Commands: cmds, Addresses: en, Logger: log, Clock: clk})
 	a.links = links
 	a.core.OnChange(func(changes []core.Change) {
 		keys := false
@@ -244,6 +247,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	})
 	a.handler = a.metrics.http(a.server.Handler(func(r *mux.Router) {
 		r.Handle("/metrics", a.metrics.handler(a)).Methods(http.MethodGet)
+		dash.Routes(r) // its pages call the interface in process through r
 	}))
 	ok = true
 	return a, nil

@@ -1,4 +1,13 @@
-package api
+// Package dashboard is linkd's web dashboard (ADR 0102): server-rendered
+// html/template pages under /dashboard/, each a view over the HTTP
+// interface (package api) itself. A page calls the /v1 handlers and the
+// Radar reports in process through the interface's router, as the
+// signed-in user (api.AsUser), so a person sees and changes exactly what
+// their keys would let them, through the same access rules, commands and
+// queries. Sign-in, sessions and invitations are commands of its own
+// (commands.Commands). The only JavaScript is one embedded file (the QR
+// preview and small conveniences); charts are SVG drawn on the server.
+package dashboard
 
 import (
 	"bytes"
@@ -13,6 +22,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,20 +32,14 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain/user"
+	"github.com/linkd/linkd/internal/clock"
 )
 
-// The dashboard (ADR 0102): server-rendered html/template pages under
-// /dashboard/, each a view over the interface itself. A page calls the
-// /v1 handlers in process, with the signed-in user as the principal of a
-// full-access secret key of theirs, so a person sees and changes exactly
-// what their keys would let them, through the same access rules, commands
-// and queries. The only JavaScript is one embedded file (the QR preview
-// and small conveniences); charts are SVG drawn on the server.
-
-//go:embed dashboard
-var dashboardFiles embed.FS
+//go:embed templates static
+var files embed.FS
 
 const (
 	sessionCookie   = "linkd_session"
@@ -60,28 +64,79 @@ type session struct {
 	checked       time.Time // when its stream was last read
 }
 
-type dashboard struct {
-	s        *Server
-	router   http.Handler // the interface's router: pages call /v1 through it
+// Config holds the settings the dashboard needs.
+type Config struct {
+	// DefaultDomain is the host (and port) of short URLs.
+	DefaultDomain string
+	// PublicScheme is "http" (the default) or "https": cookies are Secure
+	// under https, and invitation links use it.
+	PublicScheme string
+}
+
+// Waiter waits until the interface's reads show a command's events
+// (api.Server.WaitCore): the dashboard sends a few commands itself.
+type Waiter interface {
+	WaitCore(ctx context.Context, res commands.Result)
+}
+
+// Addresser names the client of a request for the sign-in throttle
+// (enrich.Enricher.AddressKey: an IPv6 /64 is one client).
+type Addresser interface {
+	AddressKey(r *http.Request, now time.Time) string
+}
+
+// Deps are the parts a Dashboard is built from.
+type Deps struct {
+	// API is the interface the pages are views over (*api.Server).
+	API Waiter
+	// Commands signs people in and out and handles invitations.
+	Commands *commands.Commands
+	// Addresses names sign-in's clients; without it, the remote address.
+	Addresses Addresser
+	Logger    *slog.Logger
+	// Clock is the one clock of the application (cmd/linkd/app).
+	Clock interface{ Now() time.Time }
+}
+
+// Dashboard serves the pages.
+type Dashboard struct {
+	cfg      Config
+	api      Waiter
+	cmd      *commands.Commands
+	addrs    Addresser
+	log      *slog.Logger
+	clock    interface{ Now() time.Time }
+	router   http.Handler // the interface's router: pages call it
 	pages    map[string]*template.Template
 	static   http.Handler
-	throttle *PasswordThrottle
+	throttle *api.PasswordThrottle
 
 	mu       sync.Mutex
 	sessions map[string]*session // hash of the cookie's value -> session read lately
 }
 
-func newDashboard(s *Server) *dashboard {
-	d := &dashboard{s: s, sessions: map[string]*session{}, throttle: NewPasswordThrottle(5, 30, time.Minute)}
+// New builds a Dashboard; Routes serves it.
+func New(cfg Config, deps Deps) *Dashboard {
+	if cfg.PublicScheme == "" {
+		cfg.PublicScheme = "http"
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	if deps.Clock == nil {
+		deps.Clock = clock.System{}
+	}
+	d := &Dashboard{cfg: cfg, api: deps.API, cmd: deps.Commands, addrs: deps.Addresses, log: deps.Logger, clock: deps.Clock,
+		sessions: map[string]*session{}, throttle: api.NewPasswordThrottle(5, 30, time.Minute)}
 	d.pages = parsePages()
-	sub, err := fs.Sub(dashboardFiles, "dashboard/static")
+	sub, err := fs.Sub(files, "static")
 	if err != nil {
 		panic(err)
 	}
-	files := http.FileServer(http.FS(sub))
+	static := http.FileServer(http.FS(sub))
 	d.static = http.StripPrefix("/dashboard/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
-		files.ServeHTTP(w, r)
+		static.ServeHTTP(w, r)
 	}))
 	return d
 }
@@ -113,26 +168,26 @@ func parsePages() map[string]*template.Template {
 		"q":     url.QueryEscape,
 		"path":  url.PathEscape,
 	}
-	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(dashboardFiles, "dashboard/templates/layout.html"))
-	names, err := fs.Glob(dashboardFiles, "dashboard/templates/*.html")
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
 	pages := map[string]*template.Template{}
 	for _, n := range names {
-		name := strings.TrimSuffix(n[len("dashboard/templates/"):], ".html")
+		name := strings.TrimSuffix(n[len("templates/"):], ".html")
 		if name == "layout" {
 			continue
 		}
-		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(dashboardFiles, n))
+		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(files, n))
 	}
 	return pages
 }
 
-// routes adds the dashboard's paths to r; router is the whole interface,
-// which pages call.
-func (d *dashboard) routes(r *mux.Router, router http.Handler) {
-	d.router = router
+// Routes adds the dashboard's paths to r, the router of the whole
+// interface (api.Server.Handler's extra), which the pages call in process.
+func (d *Dashboard) Routes(r *mux.Router) {
+	d.router = r
 	r.PathPrefix("/dashboard/static/").Handler(d.static).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/dashboard", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/dashboard/", http.StatusFound)
@@ -193,7 +248,7 @@ func (d *dashboard) routes(r *mux.Router, router http.Handler) {
 // is what a full-access key of theirs reads).
 type dashCtx struct {
 	sess *session
-	as   User
+	as   api.User
 }
 
 func securityHeaders(w http.ResponseWriter) {
@@ -216,9 +271,9 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (d *dashboard) secure() bool { return d.s.cfg.PublicScheme == "https" }
+func (d *Dashboard) secure() bool { return d.cfg.PublicScheme == "https" }
 
-func (d *dashboard) cookie(name, value string, maxAge int) *http.Cookie {
+func (d *Dashboard) cookie(name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{Name: name, Value: value, Path: "/dashboard", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: d.secure(), MaxAge: maxAge}
 }
@@ -231,12 +286,12 @@ func csrfOf(cookie string) string {
 }
 
 // current returns the request's session, or nil.
-func (d *dashboard) current(r *http.Request) *session {
+func (d *Dashboard) current(r *http.Request) *session {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil
 	}
-	now := d.s.clock.Now()
+	now := d.clock.Now()
 	h := tokenHash(c.Value)
 	d.mu.Lock()
 	sess := d.sessions[h]
@@ -244,9 +299,9 @@ func (d *dashboard) current(r *http.Request) *session {
 	if sess != nil && now.Sub(sess.checked) < sessionRecheck {
 		return sess
 	}
-	st, ok, err := d.s.cmd.SessionByHash(r.Context(), h)
+	st, ok, err := d.cmd.SessionByHash(r.Context(), h)
 	if err != nil {
-		d.s.log.Warn("dashboard: reading a session failed", "err", err)
+		d.log.Warn("dashboard: reading a session failed", "err", err)
 		return nil
 	}
 	d.mu.Lock()
@@ -284,7 +339,7 @@ func tokensEqual(a, b string) bool {
 // authed serves a page to a signed-in person; others go to the sign-in
 // page. Forms (POST) must come from this site with the session's token:
 // else 403, and nothing changes.
-func (d *dashboard) authed(h func(w http.ResponseWriter, r *http.Request, c *dashCtx)) http.Handler {
+func (d *Dashboard) authed(h func(w http.ResponseWriter, r *http.Request, c *dashCtx)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
 		sess := d.current(r)
@@ -296,7 +351,7 @@ func (d *dashboard) authed(h func(w http.ResponseWriter, r *http.Request, c *das
 			http.Redirect(w, r, "/dashboard/login"+next, http.StatusSeeOther)
 			return
 		}
-		c := &dashCtx{sess: sess, as: User{ID: sess.userID}}
+		c := &dashCtx{sess: sess, as: api.User{ID: sess.userID}}
 		if r.Method == http.MethodPost {
 			if !sameOrigin(r) || !tokensEqual(r.PostFormValue(csrfField), sess.csrf) {
 				d.render(w, r, c, http.StatusForbidden, "error", "Forbidden", map[string]any{
@@ -320,7 +375,7 @@ type pageView struct {
 	D     any
 }
 
-func (d *dashboard) render(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, name, title string, data any) {
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, name, title string, data any) {
 	t := d.pages[name]
 	v := pageView{Title: title, Nav: name, D: data}
 	if c != nil {
@@ -336,7 +391,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, c *dashCtx, s
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {
-		d.s.log.Error("dashboard: render", "page", name, "err", err)
+		d.log.Error("dashboard: render", "page", name, "err", err)
 		http.Error(w, "Internal server error", http.StatusInternalServerError)
 		return
 	}
@@ -348,7 +403,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, c *dashCtx, s
 
 // ---- sign-in
 
-func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
 	if d.current(r) != nil {
 		http.Redirect(w, r, "/dashboard/links", http.StatusSeeOther)
@@ -357,13 +412,13 @@ func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 	d.renderLogin(w, r, http.StatusOK, "", r.URL.Query().Get("next"))
 }
 
-func (d *dashboard) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg, next string) {
+func (d *Dashboard) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg, next string) {
 	d.renderPublic(w, r, status, "login", "Sign in", msg, map[string]any{"Next": safeNext(next), "Email": r.PostFormValue("email")})
 }
 
 // renderPublic renders a page for a person without a session (sign-in,
 // an invitation), with the sign-in form's token.
-func (d *dashboard) renderPublic(w http.ResponseWriter, r *http.Request, status int, name, title, msg string, data map[string]any) {
+func (d *Dashboard) renderPublic(w http.ResponseWriter, r *http.Request, status int, name, title, msg string, data map[string]any) {
 	tok := ""
 	if c, err := r.Cookie(loginCSRFCookie); err == nil && len(c.Value) == 43 {
 		tok = c.Value
@@ -374,7 +429,7 @@ func (d *dashboard) renderPublic(w http.ResponseWriter, r *http.Request, status 
 	var buf bytes.Buffer
 	err := d.pages[name].ExecuteTemplate(&buf, "layout.html", pageView{Title: title, Nav: name, CSRF: tok, Error: msg, D: data})
 	if err != nil {
-		d.s.log.Error("dashboard: render", "page", name, "err", err)
+		d.log.Error("dashboard: render", "page", name, "err", err)
 		http.Error(w, "Internal server error", http.StatusInternalServerError)
 		return
 	}
@@ -391,9 +446,9 @@ func safeNext(next string) string {
 	return ""
 }
 
-func (d *dashboard) clientKey(r *http.Request) string {
-	if d.s.redirect != nil && d.s.redirect.enricher != nil {
-		return d.s.redirect.enricher.AddressKey(r, d.s.clock.Now())
+func (d *Dashboard) clientKey(r *http.Request) string {
+	if d.addrs != nil {
+		return d.addrs.AddressKey(r, d.clock.Now())
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -402,7 +457,7 @@ func (d *dashboard) clientKey(r *http.Request) string {
 	return host
 }
 
-func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
 	c, err := r.Cookie(loginCSRFCookie)
 	if !sameOrigin(r) || err != nil || !tokensEqual(r.PostFormValue(csrfField), c.Value) {
@@ -411,26 +466,26 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := r.PostFormValue("next")
 	email, pw := r.PostFormValue("email"), r.PostFormValue("password")
-	now := d.s.clock.Now()
+	now := d.clock.Now()
 	client, target := d.clientKey(r), "signin|"+user.EmailKey(email)
 	if !d.throttle.Allowed(client, target, now) {
 		w.Header().Set("Retry-After", "60")
 		d.renderLogin(w, r, http.StatusTooManyRequests, "Too many attempts. Wait a minute and try again.", next)
 		return
 	}
-	u, _, err := d.s.cmd.SignIn.Handle(r.Context(), commands.SignIn{Email: email, Password: pw})
+	u, _, err := d.cmd.SignIn.Handle(r.Context(), commands.SignIn{Email: email, Password: pw})
 	if err != nil {
 		if err == commands.ErrBadCredentials {
 			d.throttle.Failed(client, target, now)
 			d.renderLogin(w, r, http.StatusUnauthorized, "Wrong email or password.", next)
 			return
 		}
-		d.s.log.Error("dashboard: sign-in", "err", err)
+		d.log.Error("dashboard: sign-in", "err", err)
 		d.renderLogin(w, r, http.StatusInternalServerError, "Signing in failed. Try again.", next)
 		return
 	}
 	if err := d.startSession(r.Context(), w, u.ID, u.Email); err != nil {
-		d.s.log.Error("dashboard: sign-in", "err", err)
+		d.log.Error("dashboard: sign-in", "err", err)
 		d.renderLogin(w, r, http.StatusInternalServerError, "Signing in failed. Try again.", next)
 		return
 	}
@@ -441,11 +496,11 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // startSession signs the user in: a new session and its cookie.
-func (d *dashboard) startSession(ctx context.Context, w http.ResponseWriter, userID, email string) error {
-	now := d.s.clock.Now()
+func (d *Dashboard) startSession(ctx context.Context, w http.ResponseWriter, userID, email string) error {
+	now := d.clock.Now()
 	tok := randomToken()
 	h := tokenHash(tok)
-	if _, err := d.s.cmd.StartSession.Handle(ctx, commands.StartSessionCmd{Hash: h, UserID: userID, Email: email}); err != nil {
+	if _, err := d.cmd.StartSession.Handle(ctx, commands.StartSessionCmd{Hash: h, UserID: userID, Email: email}); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -461,11 +516,11 @@ func (d *dashboard) startSession(ctx context.Context, w http.ResponseWriter, use
 	return nil
 }
 
-func (d *dashboard) logout(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	if ck, err := r.Cookie(sessionCookie); err == nil {
 		h := tokenHash(ck.Value)
-		if _, err := d.s.cmd.EndSession.Handle(r.Context(), commands.EndSessionCmd{Hash: h}); err != nil {
-			d.s.log.Error("dashboard: sign-out", "err", err)
+		if _, err := d.cmd.EndSession.Handle(r.Context(), commands.EndSessionCmd{Hash: h}); err != nil {
+			d.log.Error("dashboard: sign-out", "err", err)
 			d.render(w, r, c, http.StatusInternalServerError, "error", "Sign-out failed", map[string]any{"Message": "Signing out failed. Try again."})
 			return
 		}
@@ -544,7 +599,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 }
 
 // call sends a request to the interface in process as the session's user.
-func (d *dashboard) call(ctx context.Context, c *dashCtx, method, path string, body any) apiResult {
+func (d *Dashboard) call(ctx context.Context, c *dashCtx, method, path string, body any) apiResult {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -553,7 +608,7 @@ func (d *dashboard) call(ctx context.Context, c *dashCtx, method, path string, b
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(AsUser(ctx, c.as), method, path, rd)
+	req, err := http.NewRequestWithContext(api.AsUser(ctx, c.as), method, path, rd)
 	if err != nil {
 		return apiResult{Status: http.StatusBadRequest, Body: []byte(`{"detail":"bad request"}`)}
 	}
@@ -568,7 +623,7 @@ func (d *dashboard) call(ctx context.Context, c *dashCtx, method, path string, b
 
 // get calls GET path and decodes an object; a failure becomes the page's
 // answer (its status and message) and false.
-func (d *dashboard) getObject(w http.ResponseWriter, r *http.Request, c *dashCtx, path string) (map[string]any, bool) {
+func (d *Dashboard) getObject(w http.ResponseWriter, r *http.Request, c *dashCtx, path string) (map[string]any, bool) {
 	res := d.call(r.Context(), c, http.MethodGet, path, nil)
 	if !res.ok() {
 		d.failed(w, r, c, res)
@@ -577,7 +632,7 @@ func (d *dashboard) getObject(w http.ResponseWriter, r *http.Request, c *dashCtx
 	return res.object(), true
 }
 
-func (d *dashboard) failed(w http.ResponseWriter, r *http.Request, c *dashCtx, res apiResult) {
+func (d *Dashboard) failed(w http.ResponseWriter, r *http.Request, c *dashCtx, res apiResult) {
 	title := http.StatusText(res.Status)
 	d.render(w, r, c, res.Status, "error", title, map[string]any{"Message": res.detail()})
 }

@@ -1,4 +1,4 @@
-package api
+package dashboard
 
 import (
 	"bytes"
@@ -13,19 +13,20 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/internal/qrcode"
 )
 
 // The dashboard's pages: each reads and writes through d.call, the
 // interface itself.
 
-func (d *dashboard) home(w http.ResponseWriter, r *http.Request, _ *dashCtx) {
+func (d *Dashboard) home(w http.ResponseWriter, r *http.Request, _ *dashCtx) {
 	http.Redirect(w, r, "/dashboard/links", http.StatusSeeOther)
 }
 
 // options lists the workspaces, projects, domains, UTM templates and
 // pixels the user can choose from in forms and filters.
-func (d *dashboard) options(ctx context.Context, c *dashCtx, which ...string) map[string]any {
+func (d *Dashboard) options(ctx context.Context, c *dashCtx, which ...string) map[string]any {
 	out := map[string]any{}
 	for _, w := range which {
 		switch w {
@@ -53,7 +54,7 @@ func form(r *http.Request, names ...string) map[string]string {
 
 const linksPageSize = 20
 
-func (d *dashboard) linksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) linksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	q := r.URL.Query()
 	params := url.Values{}
 	for _, k := range []string{"workspace_id", "project_id", "archived"} {
@@ -137,15 +138,15 @@ var linkFields = []string{"original_url", "custom_code", "name", "description", 
 	"metadata.title", "metadata.description", "metadata.image", "metadata.favicon",
 	"qr_code_options.color", "qr_code_options.background_color", "has_public_stat", "enable_conversion_tracking"}
 
-func (d *dashboard) linkBuilder(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) linkBuilder(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.renderBuilder(w, r, c, http.StatusOK, map[string]string{"qr_code_options.color": "#000000", "qr_code_options.background_color": "#FFFFFF"}, "")
 }
 
-func (d *dashboard) renderBuilder(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, values map[string]string, msg string) {
+func (d *Dashboard) renderBuilder(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, values map[string]string, msg string) {
 	data := d.options(r.Context(), c, "workspaces", "projects", "domains", "utm-templates", "pixels")
 	data["V"] = values
 	data["Error"] = msg
-	data["ShortBase"] = d.s.cfg.PublicScheme + "://" + d.s.cfg.DefaultDomain + "/"
+	data["ShortBase"] = d.cfg.PublicScheme + "://" + d.cfg.DefaultDomain + "/"
 	d.render(w, r, c, status, "builder", "New link", data)
 }
 
@@ -180,7 +181,7 @@ func linkFormBody(v map[string]string) (map[string]any, error) {
 		case "expiration_date":
 			t, err := time.ParseInLocation("2006-01-02T15:04", val, time.UTC)
 			if err != nil {
-				t, err = ParseTime(val)
+				t, err = api.ParseTime(val)
 				if err != nil {
 					return nil, fmt.Errorf("expiration_date must be a date and time")
 				}
@@ -206,7 +207,7 @@ func linkFormBody(v map[string]string) (map[string]any, error) {
 	return body, nil
 }
 
-func (d *dashboard) createLink(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	values := form(r, linkFields...)
 	body, err := linkFormBody(values)
 	if err != nil {
@@ -222,7 +223,7 @@ func (d *dashboard) createLink(w http.ResponseWriter, r *http.Request, c *dashCt
 	http.Redirect(w, r, "/dashboard/links/"+url.PathEscape(id)+"?flash="+url.QueryEscape("Link created"), http.StatusSeeOther)
 }
 
-func (d *dashboard) archiveLink(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) archiveLink(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := mux.Vars(r)["link_id"]
 	archive := r.PostFormValue("is_archived") == "true"
 	res := d.call(r.Context(), c, "PUT", "/v1/links/"+url.PathEscape(id), map[string]any{"is_archived": archive})
@@ -281,7 +282,7 @@ func ranked(tot map[string]int64, limit int) []named {
 	return out
 }
 
-func (d *dashboard) linkPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) linkPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := url.PathEscape(mux.Vars(r)["link_id"])
 	l, ok := d.getObject(w, r, c, "/v1/links/"+id)
 	if !ok {
@@ -291,7 +292,7 @@ func (d *dashboard) linkPage(w http.ResponseWriter, r *http.Request, c *dashCtx)
 	if r.URL.Query().Get("flash") == "Link created" {
 		data["Created"] = true
 	}
-	now := d.s.clock.Now().UTC()
+	now := d.clock.Now().UTC()
 	start := now.AddDate(0, 0, -29).Format("2006-01-02")
 	days := d.call(r.Context(), c, "GET", "/v1/stats/links/"+id+"?start_date="+start+"&end_date="+now.Format("2006-01-02"), nil).list()
 	summary := d.call(r.Context(), c, "GET", "/v1/stats/links/"+id+"/summary?start_date="+start+"&end_date="+now.Format("2006-01-02"), nil).object()
@@ -312,7 +313,7 @@ type breakdown struct {
 	Rows       []named
 }
 
-func (d *dashboard) linkQR(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) linkQR(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := mux.Vars(r)["link_id"]
 	format := "png"
 	if r.URL.Query().Get("format") == "svg" {
@@ -346,7 +347,7 @@ func safeFileName(s string) string {
 
 // qrPreview draws the QR code of the text given, for the builder's live
 // preview (no logo: nothing is fetched).
-func (d *dashboard) qrPreview(w http.ResponseWriter, r *http.Request, _ *dashCtx) {
+func (d *Dashboard) qrPreview(w http.ResponseWriter, r *http.Request, _ *dashCtx) {
 	q := r.URL.Query()
 	text := q.Get("text")
 	if text == "" || len(text) > 2048 {
@@ -369,11 +370,11 @@ func (d *dashboard) qrPreview(w http.ResponseWriter, r *http.Request, _ *dashCtx
 
 // ---- keys
 
-func (d *dashboard) keysPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) keysPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.renderKeys(w, r, c, http.StatusOK, nil, "")
 }
 
-func (d *dashboard) renderKeys(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, created map[string]any, msg string) {
+func (d *Dashboard) renderKeys(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, created map[string]any, msg string) {
 	res := d.call(r.Context(), c, "GET", "/v1/api-keys", nil)
 	if !res.ok() {
 		d.failed(w, r, c, res)
@@ -384,7 +385,7 @@ func (d *dashboard) renderKeys(w http.ResponseWriter, r *http.Request, c *dashCt
 	d.render(w, r, c, status, "keys", "API keys", data)
 }
 
-func (d *dashboard) createKey(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	body := map[string]any{"name": r.PostFormValue("name")}
 	if r.PostFormValue("kind") == "publishable" {
 		body["kind"] = "publishable"
@@ -403,7 +404,7 @@ func (d *dashboard) createKey(w http.ResponseWriter, r *http.Request, c *dashCtx
 	d.renderKeys(w, r, c, http.StatusCreated, res.object(), "")
 }
 
-func (d *dashboard) deactivateKey(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) deactivateKey(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	res := d.call(r.Context(), c, "DELETE", "/v1/api-keys/"+url.PathEscape(mux.Vars(r)["key_id"]), nil)
 	if !res.ok() {
 		d.renderKeys(w, r, c, res.Status, nil, res.detail())
@@ -415,7 +416,7 @@ func (d *dashboard) deactivateKey(w http.ResponseWriter, r *http.Request, c *das
 // ---- simple collections: list and create
 
 // listPage reads a paged collection (items) or a list.
-func (d *dashboard) collection(ctx context.Context, c *dashCtx, path string) ([]any, apiResult) {
+func (d *Dashboard) collection(ctx context.Context, c *dashCtx, path string) ([]any, apiResult) {
 	res := d.call(ctx, c, "GET", path, nil)
 	if !res.ok() {
 		return nil, res
@@ -436,7 +437,7 @@ type collectionPage struct {
 	extra             []string                                // option lists
 }
 
-func (d *dashboard) showCollection(w http.ResponseWriter, r *http.Request, c *dashCtx, p collectionPage, status int, values map[string]string, msg string) {
+func (d *Dashboard) showCollection(w http.ResponseWriter, r *http.Request, c *dashCtx, p collectionPage, status int, values map[string]string, msg string) {
 	items, res := d.collection(r.Context(), c, p.list)
 	if !res.ok() {
 		d.failed(w, r, c, res)
@@ -446,11 +447,11 @@ func (d *dashboard) showCollection(w http.ResponseWriter, r *http.Request, c *da
 	data["Items"] = items
 	data["V"] = values
 	data["Error"] = msg
-	data["CNAMETarget"] = hostOnly(d.s.cfg.DefaultDomain)
+	data["CNAMETarget"] = hostOnly(d.cfg.DefaultDomain)
 	d.render(w, r, c, status, p.name, p.title, data)
 }
 
-func (d *dashboard) createIn(w http.ResponseWriter, r *http.Request, c *dashCtx, p collectionPage) {
+func (d *Dashboard) createIn(w http.ResponseWriter, r *http.Request, c *dashCtx, p collectionPage) {
 	values := form(r, p.fields...)
 	path, body := p.create(values)
 	res := d.call(r.Context(), c, "POST", path, body)
@@ -485,10 +486,10 @@ var projectsCollection = collectionPage{name: "projects", title: "Projects", lis
 		return "/v1/projects", nonEmpty(v, "name", "description", "color", "workspace_id")
 	}}
 
-func (d *dashboard) projectsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) projectsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showCollection(w, r, c, projectsCollection, http.StatusOK, nil, "")
 }
-func (d *dashboard) createProject(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createProject(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.createIn(w, r, c, projectsCollection)
 }
 
@@ -498,14 +499,14 @@ var domainsCollection = collectionPage{name: "domains", title: "Domains", list: 
 		return "/v1/domains", nonEmpty(v, "domain", "description", "workspace_id")
 	}}
 
-func (d *dashboard) domainsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) domainsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showCollection(w, r, c, domainsCollection, http.StatusOK, nil, "")
 }
-func (d *dashboard) createDomain(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createDomain(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.createIn(w, r, c, domainsCollection)
 }
 
-func (d *dashboard) verifyDomain(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	res := d.call(r.Context(), c, "GET", "/v1/domains/"+url.PathEscape(mux.Vars(r)["domain_id"])+"/verify", nil)
 	if !res.ok() {
 		d.showCollection(w, r, c, domainsCollection, res.Status, nil, res.detail())
@@ -525,10 +526,10 @@ var utmCollection = collectionPage{name: "utm", title: "UTM templates", list: "/
 		return "/v1/utm-templates", nonEmpty(v, "name", "workspace_id", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_name")
 	}}
 
-func (d *dashboard) utmPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) utmPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showCollection(w, r, c, utmCollection, http.StatusOK, nil, "")
 }
-func (d *dashboard) createUTM(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createUTM(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.createIn(w, r, c, utmCollection)
 }
 
@@ -538,10 +539,10 @@ var pixelsCollection = collectionPage{name: "pixels", title: "Pixels", list: "/v
 		return "/v1/pixels", nonEmpty(v, "name", "type", "pixel_id", "workspace_id")
 	}}
 
-func (d *dashboard) pixelsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) pixelsPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showCollection(w, r, c, pixelsCollection, http.StatusOK, nil, "")
 }
-func (d *dashboard) createPixel(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createPixel(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.createIn(w, r, c, pixelsCollection)
 }
 
@@ -551,21 +552,21 @@ var workspacesCollection = collectionPage{name: "workspaces", title: "Workspaces
 		return "/v1/workspaces", nonEmpty(v, "name", "description")
 	}}
 
-func (d *dashboard) workspacesPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) workspacesPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showCollection(w, r, c, workspacesCollection, http.StatusOK, nil, "")
 }
-func (d *dashboard) createWorkspace(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createWorkspace(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.createIn(w, r, c, workspacesCollection)
 }
 
 // workspacePage is a workspace's statistics.
-func (d *dashboard) workspacePage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) workspacePage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := url.PathEscape(mux.Vars(r)["workspace_id"])
 	ws, ok := d.getObject(w, r, c, "/v1/workspaces/"+id)
 	if !ok {
 		return
 	}
-	now := d.s.clock.Now().UTC()
+	now := d.clock.Now().UTC()
 	rng := "?start_date=" + now.AddDate(0, 0, -29).Format("2006-01-02") + "&end_date=" + now.Format("2006-01-02")
 	days := d.call(r.Context(), c, "GET", "/v1/stats/workspaces/"+id+rng, nil).list()
 	summary := d.call(r.Context(), c, "GET", "/v1/stats/workspaces/"+id+"/summary"+rng, nil).object()
@@ -581,17 +582,17 @@ func (d *dashboard) workspacePage(w http.ResponseWriter, r *http.Request, c *das
 	d.render(w, r, c, http.StatusOK, "workspace", "Workspace", data)
 }
 
-func (d *dashboard) membersPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) membersPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.renderMembers(w, r, c, http.StatusOK, "")
 }
 
-func (d *dashboard) renderMembers(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg string) {
+func (d *Dashboard) renderMembers(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg string) {
 	d.renderMembersWith(w, r, c, status, msg, "")
 }
 
 // renderMembersWith shows the members page, with an invitation's link
 // when one was just made (shown this once).
-func (d *dashboard) renderMembersWith(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg, inviteURL string) {
+func (d *Dashboard) renderMembersWith(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, msg, inviteURL string) {
 	id := url.PathEscape(mux.Vars(r)["workspace_id"])
 	ws, ok := d.getObject(w, r, c, "/v1/workspaces/"+id)
 	if !ok {
@@ -605,7 +606,7 @@ func (d *dashboard) renderMembersWith(w http.ResponseWriter, r *http.Request, c 
 	d.render(w, r, c, status, "members", "Members", map[string]any{"Workspace": ws, "Members": res.list(), "Error": msg, "InviteURL": inviteURL})
 }
 
-func (d *dashboard) addMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) addMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := url.PathEscape(mux.Vars(r)["workspace_id"])
 	q := url.Values{}
 	for _, k := range []string{"user_id", "role", "email"} {
@@ -623,7 +624,7 @@ func (d *dashboard) addMember(w http.ResponseWriter, r *http.Request, c *dashCtx
 
 // changeMemberRole sets a member's role (admins only: the interface says
 // so); removeMember removes one. Both answer on the members page.
-func (d *dashboard) changeMemberRole(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) changeMemberRole(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id, user := url.PathEscape(mux.Vars(r)["workspace_id"]), url.PathEscape(mux.Vars(r)["user_id"])
 	q := url.Values{"role": {strings.TrimSpace(r.PostFormValue("role"))}}
 	res := d.call(r.Context(), c, "PUT", "/v1/workspaces/"+id+"/members/"+user+"?"+q.Encode(), nil)
@@ -634,7 +635,7 @@ func (d *dashboard) changeMemberRole(w http.ResponseWriter, r *http.Request, c *
 	http.Redirect(w, r, "/dashboard/workspaces/"+id+"/members?flash="+url.QueryEscape("Role changed"), http.StatusSeeOther)
 }
 
-func (d *dashboard) removeMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) removeMember(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id, user := url.PathEscape(mux.Vars(r)["workspace_id"]), url.PathEscape(mux.Vars(r)["user_id"])
 	res := d.call(r.Context(), c, "DELETE", "/v1/workspaces/"+id+"/members/"+user, nil)
 	if !res.ok() {
@@ -646,7 +647,7 @@ func (d *dashboard) removeMember(w http.ResponseWriter, r *http.Request, c *dash
 
 // ---- customers
 
-func (d *dashboard) customersPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) customersPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	q := url.Values{"page_size": {"50"}}
 	for _, k := range []string{"search", "workspace_id", "page"} {
 		if v := r.URL.Query().Get(k); v != "" {
@@ -663,7 +664,7 @@ func (d *dashboard) customersPage(w http.ResponseWriter, r *http.Request, c *das
 	d.render(w, r, c, http.StatusOK, "customers", "Customers", data)
 }
 
-func (d *dashboard) customerPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) customerPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	o, ok := d.getObject(w, r, c, "/v1/customers/"+url.PathEscape(mux.Vars(r)["customer_id"]))
 	if !ok {
 		return
@@ -673,7 +674,7 @@ func (d *dashboard) customerPage(w http.ResponseWriter, r *http.Request, c *dash
 
 // ---- Radar
 
-func (d *dashboard) radarIndex(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) radarIndex(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	items, res := d.collection(r.Context(), c, "/v1/projects?page_size=100")
 	if !res.ok() {
 		d.failed(w, r, c, res)
@@ -685,7 +686,7 @@ func (d *dashboard) radarIndex(w http.ResponseWriter, r *http.Request, c *dashCt
 // radarKey returns the page's context acting as the session's user bound
 // to the project of the path, once the user has read the project (a
 // member of its workspace); else it has answered the page.
-func (d *dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx) (*dashCtx, map[string]any, bool) {
+func (d *Dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx) (*dashCtx, map[string]any, bool) {
 	pid := mux.Vars(r)["project_id"]
 	proj, ok := d.getObject(w, r, c, "/v1/projects/"+url.PathEscape(pid))
 	if !ok {
@@ -699,7 +700,7 @@ func (d *dashboard) radarKey(w http.ResponseWriter, r *http.Request, c *dashCtx)
 // radarAsk calls one of the interface's Radar reports
 // (/api/v1/radar/<report>) as k over [from, to] with the extra query
 // string, and decodes its answer (nil when it failed).
-func (d *dashboard) radarAsk(ctx context.Context, k *dashCtx, report string, from, to time.Time, extra string) (map[string]any, apiResult) {
+func (d *Dashboard) radarAsk(ctx context.Context, k *dashCtx, report string, from, to time.Time, extra string) (map[string]any, apiResult) {
 	res := d.call(ctx, k, http.MethodGet, "/api/v1/radar/"+report+"?start="+url.QueryEscape(from.Format(time.RFC3339))+
 		"&end="+url.QueryEscape(to.Format(time.RFC3339))+extra, nil)
 	if !res.ok() {
@@ -708,12 +709,12 @@ func (d *dashboard) radarAsk(ctx context.Context, k *dashCtx, report string, fro
 	return res.object(), res
 }
 
-func (d *dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time) {
+func (d *Dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time) {
 	days = 30
 	if r.URL.Query().Get("period") == "7d" {
 		days = 7
 	}
-	end = d.s.clock.Now().UTC()
+	end = d.clock.Now().UTC()
 	start = time.Date(end.Year(), end.Month(), end.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -(days - 1))
 	return days, start, end
 }
@@ -721,7 +722,7 @@ func (d *dashboard) radarPeriod(r *http.Request) (days int, start, end time.Time
 // radarPage is a project's Radar. The user may read it when they may read
 // the project (a member of its workspace); the reads are the interface's
 // Radar reads, as a key bound to the project.
-func (d *dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	k, proj, ok := d.radarKey(w, r, c)
 	if !ok {
 		return
@@ -757,7 +758,7 @@ func (d *dashboard) radarPage(w http.ResponseWriter, r *http.Request, c *dashCtx
 }
 
 // radarVisitor is one person of a project's Radar: their sessions.
-func (d *dashboard) radarVisitor(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) radarVisitor(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	k, proj, ok := d.radarKey(w, r, c)
 	if !ok {
 		return
@@ -777,11 +778,11 @@ var webhookEvents = []string{"link.created", "link.updated", "link.deleted", "li
 
 // webhooksPage lists the webhooks the user manages, with a form that adds
 // one; its secret is shown once, on the page that answers the form.
-func (d *dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	d.showWebhooks(w, r, c, http.StatusOK, nil, "", "")
 }
 
-func (d *dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, values map[string]string, msg, secret string) {
+func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *dashCtx, status int, values map[string]string, msg, secret string) {
 	items, res := d.collection(r.Context(), c, "/v1/webhooks?page_size=100")
 	if !res.ok() && res.Status != http.StatusForbidden {
 		d.failed(w, r, c, res)
@@ -799,7 +800,7 @@ func (d *dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *dash
 	d.render(w, r, c, status, "webhooks", "Webhooks", data)
 }
 
-func (d *dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	values := form(r, "url", "description", "workspace_id")
 	body := nonEmpty(values, "url", "description", "workspace_id")
 	events := r.PostForm["events"]
@@ -817,7 +818,7 @@ func (d *dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *das
 }
 
 // webhookPage is a webhook and its latest deliveries.
-func (d *dashboard) webhookPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
+func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, c *dashCtx) {
 	id := url.PathEscape(mux.Vars(r)["webhook_id"])
 	wh, ok := d.getObject(w, r, c, "/v1/webhooks/"+id)
 	if !ok {
