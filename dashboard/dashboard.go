@@ -36,6 +36,7 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain/user"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/password"
 )
 
 //go:embed templates static
@@ -109,7 +110,7 @@ type Dashboard struct {
 	router   http.Handler // the interface's router: pages call it
 	pages    map[string]*template.Template
 	static   http.Handler
-	throttle *api.PasswordThrottle
+	throttle *password.Throttle
 
 	mu       sync.Mutex
 	sessions map[string]*session // hash of the cookie's value -> session read lately
@@ -127,7 +128,7 @@ func New(cfg Config, deps Deps) *Dashboard {
 		deps.Clock = clock.System{}
 	}
 	d := &Dashboard{cfg: cfg, api: deps.API, cmd: deps.Commands, addrs: deps.Addresses, log: deps.Logger, clock: deps.Clock,
-		sessions: map[string]*session{}, throttle: api.NewPasswordThrottle(5, 30, time.Minute)}
+		sessions: map[string]*session{}, throttle: password.NewThrottle(5, 30, time.Minute)}
 	d.pages = parsePages()
 	sub, err := fs.Sub(files, "static")
 	if err != nil {

@@ -195,7 +195,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
-		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+		Throttle: password.NewThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 		Webhooks: a.hooks,
 	})
 	a.deliver = newDeliverer(cfg, a.hooks, deps, cipher)
