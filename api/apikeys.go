@@ -70,7 +70,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	k := made.Key
 	view := queries.APIKey{
 		ID: k.KeyID, UserID: k.UserID, Name: k.Name, Hash: k.Hash, Prefix: k.Prefix, Kind: k.Kind, Access: k.Access,
@@ -115,7 +115,7 @@ func (s *Server) deactivateAPIKey(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	s.InvalidateKeys()
 	writeJSON(w, http.StatusOK, map[string]string{"message": "API key deactivated successfully"})
 	return nil

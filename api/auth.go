@@ -32,6 +32,31 @@ type principal struct {
 	key queries.APIKey
 }
 
+// User is whom a request served in process acts as (ADR 0102): a user as
+// the holder of a full-access secret key of theirs, bound to a project
+// when ProjectID is set (the Radar reports read one project).
+type User struct{ ID, ProjectID string }
+
+// principalKey carries a User's principal in a request's context.
+type principalKey struct{}
+
+// AsUser returns ctx carrying u. A request made with it and served by the
+// interface's router in process (the dashboard's pages) passes the same
+// permission checks, commands and queries as u's key would, and counts
+// against no hourly request limit; a request from the network never
+// carries it.
+func AsUser(ctx context.Context, u User) context.Context {
+	perms, _ := apikey.NormalizePermissions(apikey.AccessFull, nil)
+	return context.WithValue(ctx, principalKey{}, principal{key: queries.APIKey{UserID: u.ID, ProjectID: u.ProjectID,
+		Name: "dashboard", Kind: apikey.KindSecret, Access: apikey.AccessFull, Permissions: perms, IsActive: true}})
+}
+
+// asUser returns the principal AsUser put in ctx.
+func asUser(ctx context.Context) (principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(principal)
+	return p, ok
+}
+
 func (p principal) actor() commands.Actor {
 	return commands.Actor{UserID: p.key.UserID, KeyID: p.key.ID, Operator: p.key.Operator}
 }
@@ -126,10 +151,10 @@ func permitted(k queries.APIKey, resource, method string) bool {
 // authenticated answer, a refusal included, carries the rate-limit headers.
 func (s *Server) authed(resource string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := r.Context().Value(principalKey{}).(principal); ok {
-			// A dashboard page calling in process as its signed-in user
-			// (dashboard.go): the same permission check and handler; the
-			// sign-in was throttled instead of the requests.
+		if p, ok := asUser(r.Context()); ok {
+			// A call in process as a user (AsUser): the same permission
+			// check and handler; the caller throttles its own sign-in
+			// instead of the requests.
 			if !permitted(p.key, resource, r.Method) {
 				s.writeError(w, r, domain.ErrInsufficientPermissions())
 				return

@@ -57,7 +57,7 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.domainAccess(r, p, d.ID)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.domainAccess(r, p, id)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	if s.links != nil {
 		s.links.Invalidate("domain", id)
 	}
@@ -145,7 +145,7 @@ func (s *Server) verifyDomain(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.domainAccess(r, p, id)
 	if err != nil {
 		return err

@@ -35,6 +35,10 @@ func statusOf(k domain.Kind) int {
 	}
 }
 
+// ErrorStatus is the status of an error: statusOf its domain kind (500
+// for any other error).
+func ErrorStatus(err error) int { return statusOf(domain.KindOf(err)) }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

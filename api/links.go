@@ -113,7 +113,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	return s.respondLink(w, r, p, http.StatusCreated, l.ID, true)
 }
 
@@ -330,7 +330,7 @@ func (s *Server) updateLink(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	return s.respondLink(w, r, p, http.StatusOK, l.ID, true)
 }
 
@@ -339,7 +339,7 @@ func (s *Server) deleteLink(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Link deleted successfully"})
 	return nil
 }

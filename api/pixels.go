@@ -42,7 +42,7 @@ func (s *Server) createPixel(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.pixelAccess(r, p, px.ID)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (s *Server) updatePixel(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.pixelAccess(r, p, id)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *Server) deletePixel(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Pixel deleted successfully"})
 	return nil
 }

@@ -43,7 +43,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, p princip
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.projectAccess(r, p, pr.ID)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, p princip
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.projectAccess(r, p, id)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, p princip
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Project deleted successfully"})
 	return nil
 }

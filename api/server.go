@@ -85,7 +85,6 @@ type Server struct {
 	limiter    Limiter
 	log        *slog.Logger
 	clock      interface{ Now() time.Time }
-	dash       *dashboard
 
 	redirect *Redirector
 
@@ -165,7 +164,6 @@ func New(cfg Config, d Deps) *Server {
 		webhooksWM: d.WebhooksWatermark, webhooks: d.Webhooks,
 		limiter: d.Limiter, redirect: d.Redirector, log: d.Logger, clock: d.Clock,
 	}
-	s.dash = newDashboard(s)
 	return s
 }
 
@@ -177,7 +175,9 @@ func (s *Server) InvalidateKeys() {
 	})
 }
 
-// Handler returns the HTTP handler of the whole interface.
+// Handler returns the HTTP handler of the whole interface. extra adds the
+// routes of the listener's other parts (the metrics, the dashboard) to its
+// router, ahead of the short links they would otherwise be taken for.
 func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
@@ -291,9 +291,6 @@ func (s *Server) Handler(extra func(r *mux.Router)) http.Handler {
 	route("GET", "/stats/workspaces/{workspace_id}", resAnalytics, s.workspaceDailyStats)
 	route("GET", "/stats/workspaces/{workspace_id}/summary", resAnalytics, s.workspaceSummary)
 
-	// The dashboard (dashboard.go), before the short links it shadows.
-	s.dash.routes(r, r)
-
 	// Short links: everything else on GET/HEAD/POST at the top level.
 	if s.redirect != nil {
 		// bound serves both before the router sees them.
@@ -386,8 +383,10 @@ func (s *Server) limitUnrouted(w http.ResponseWriter, r *http.Request) bool {
 	return s.rateLimit(w, r, principal{key: k}, resUnrouted)
 }
 
-// waitCore waits until the core projection shows a command's events.
-func (s *Server) waitCore(ctx context.Context, res commands.Result) {
+// WaitCore waits until the core projection shows a command's events:
+// reads follow writes, for the interface's commands and for those the
+// dashboard sends itself (commands.Commands).
+func (s *Server) WaitCore(ctx context.Context, res commands.Result) {
 	if !res.Wrote || s.core == nil {
 		return
 	}

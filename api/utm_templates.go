@@ -56,7 +56,7 @@ func (s *Server) createUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.utmTemplateAccess(r, p, t.ID)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func (s *Server) updateUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	v, err := s.utmTemplateAccess(r, p, id)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (s *Server) deleteUTMTemplate(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "UTM template deleted successfully"})
 	return nil
 }

@@ -78,7 +78,7 @@ func (s *Server) webhookRead(r *http.Request, p principal, id string) (queries.W
 // waitWebhooks waits until the webhook projection and the core one (a
 // default workspace made on the way) show a command's events.
 func (s *Server) waitWebhooks(ctx context.Context, res commands.Result) {
-	s.waitCore(ctx, res)
+	s.WaitCore(ctx, res)
 	if res.Wrote && s.webhooksWM != nil {
 		s.wait(ctx, s.webhooksWM, res.Position)
 	}

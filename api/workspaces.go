@@ -47,7 +47,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, p princ
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	return s.respondWorkspace(w, r, p, http.StatusCreated, ws.ID)
 }
 
@@ -86,7 +86,7 @@ func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request, p princ
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	return s.respondWorkspace(w, r, p, http.StatusOK, ws.ID)
 }
 
@@ -97,7 +97,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, p princ
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Workspace deleted successfully"})
 	return nil
 }
@@ -130,7 +130,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, p principal) 
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Member added successfully"})
 	return nil
 }
@@ -147,7 +147,7 @@ func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Member role updated successfully"})
 	return nil
 }
@@ -160,7 +160,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.waitCore(r.Context(), res)
+	s.WaitCore(r.Context(), res)
 	writeJSON(w, http.StatusOK, map[string]string{"message": "Member removed successfully"})
 	return nil
 }

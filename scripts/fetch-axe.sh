@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fetches axe-core (MPL-2.0) for the dashboard's accessibility test
-# (api/dashboard_browser_test.go) into a cache outside the tree: nothing of
+# (tests/browser/dashboard_test.go) into a cache outside the tree: nothing of
 # it is committed. The test reads $LINKD_AXE, else this cache, and skips its
 # accessibility check with a message when neither is there.
 set -eu

@@ -1,7 +1,8 @@
 // Package password hashes users' passwords with argon2id (RFC 9106) and
 // checks them. A hash is self-describing, in the PHC string form
 // "$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt>$<hash>", so that the
-// parameters can be raised later without invalidating older hashes.
+// parameters can be raised later without invalidating older hashes; and
+// it throttles wrong passwords (Throttle).
 package password
 
 import (

@@ -19,6 +19,7 @@ import (
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
+	"github.com/linkd/linkd/dashboard"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/workspace"
@@ -211,7 +212,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	fresh := a.follower()
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, LinksFresh: fresh, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
-		Throttle: api.NewPasswordThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+		Throttle: password.NewThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 		Webhooks: a.hooks,
 	})
 	a.deliver = newDeliverer(cfg, a.hooks, deps, cipher)
@@ -234,6 +235,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		Hasher: a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
 		Redirector: rd, Logger: log, Clock: clk,
 	})
+	dash := dashboard.New(dashboard.Config{DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme},
+		dashboard.Deps{API: a.server, Commands: cmds, Addresses: en, Logger: log, Clock: clk})
 	a.links = links
 	a.core.OnChange(func(changes []core.Change) {
 		keys := false
@@ -261,6 +264,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	})
 	a.handler = a.metrics.http(a.server.Handler(func(r *mux.Router) {
 		r.Handle("/metrics", a.metrics.handler(a)).Methods(http.MethodGet)
+		dash.Routes(r) // its pages call the interface in process through r
 	}))
 	ok = true
 	return a, nil

@@ -1,4 +1,4 @@
-package api
+package dashboard
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package api_test
+package dashboard_test
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package api
+package password
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-func TestPasswordThrottle(t *testing.T) {
+func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	th := NewPasswordThrottle(0, 0, 0)
+	th := NewThrottle(0, 0, 0)
 	// Per client and link: five wrong attempts, then refused for a minute.
-	for i := 0; i < DefaultPasswordPerClient; i++ {
+	for i := 0; i < DefaultPerClient; i++ {
 		if !th.Allowed("a", "l1", now) {
 			t.Fatalf("attempt %d refused", i+1)
 		}
@@ -22,7 +22,7 @@ func TestPasswordThrottle(t *testing.T) {
 	if !th.Allowed("a", "l2", now) || !th.Allowed("b", "l1", now) {
 		t.Errorf("another link or client refused")
 	}
-	if !th.Allowed("a", "l1", now.Add(DefaultPasswordWindow+time.Second)) {
+	if !th.Allowed("a", "l1", now.Add(DefaultWindow+time.Second)) {
 		t.Errorf("still refused after the window")
 	}
 	// Per link across clients: a guesser with many addresses gets 30.
@@ -34,13 +34,13 @@ func TestPasswordThrottle(t *testing.T) {
 			n++
 		}
 	}
-	if n != DefaultPasswordPerLink {
-		t.Errorf("%d wrong attempts across clients, want %d", n, DefaultPasswordPerLink)
+	if n != DefaultPerLink {
+		t.Errorf("%d wrong attempts across clients, want %d", n, DefaultPerLink)
 	}
 	if th.Allowed("owner", "l3", now.Add(30*time.Second)) {
 		t.Errorf("the link took attempts within the window")
 	}
-	if !th.Allowed("owner", "l3", now.Add(DefaultPasswordWindow+time.Second)) {
+	if !th.Allowed("owner", "l3", now.Add(DefaultWindow+time.Second)) {
 		t.Errorf("the owner is still locked out after the window")
 	}
 }

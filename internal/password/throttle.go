@@ -1,13 +1,11 @@
-package api
+package password
 
 import (
 	"sync"
 	"time"
-
-	"github.com/linkd/linkd/queries"
 )
 
-// PasswordThrottle counts wrong passwords in a sliding window, per client
+// Throttle counts wrong passwords in a sliding window, per client
 // and link, and per link across all clients:
 //   - a client (an IPv4 address, an IPv6 /64: enrich.AddressKey) gets
 //     PerClient wrong attempts on a link per window;
@@ -16,8 +14,10 @@ import (
 //     than that. Then the link refuses all attempts, its owner's included,
 //     until the oldest leaves the window: a minute at most by default.
 //
-// The short URL's form and the public read count together.
-type PasswordThrottle struct {
+// The short URL's form and the public read count together
+// (queries.PasswordThrottle); the dashboard's sign-in and invitations
+// name an email or an invitation where a link stands.
+type Throttle struct {
 	mu        sync.Mutex
 	perClient int
 	perLink   int
@@ -25,34 +25,32 @@ type PasswordThrottle struct {
 	seen      map[string][]time.Time // client|link and "|"+link -> wrong attempts
 }
 
-var _ queries.PasswordThrottle = (*PasswordThrottle)(nil)
-
-// Default limits of the password throttle.
+// Default limits of the throttle.
 const (
-	DefaultPasswordPerClient = 5
-	DefaultPasswordPerLink   = 30
-	DefaultPasswordWindow    = time.Minute
+	DefaultPerClient = 5
+	DefaultPerLink   = 30
+	DefaultWindow    = time.Minute
 )
 
-// NewPasswordThrottle allows perClient wrong attempts per client and link,
+// NewThrottle allows perClient wrong attempts per client and link,
 // and perLink per link, per window (zero values: the defaults).
-func NewPasswordThrottle(perClient, perLink int, window time.Duration) *PasswordThrottle {
+func NewThrottle(perClient, perLink int, window time.Duration) *Throttle {
 	if perClient <= 0 {
-		perClient = DefaultPasswordPerClient
+		perClient = DefaultPerClient
 	}
 	if perLink <= 0 {
-		perLink = DefaultPasswordPerLink
+		perLink = DefaultPerLink
 	}
 	if window <= 0 {
-		window = DefaultPasswordWindow
+		window = DefaultWindow
 	}
-	return &PasswordThrottle{perClient: perClient, perLink: perLink, window: window, seen: map[string][]time.Time{}}
+	return &Throttle{perClient: perClient, perLink: perLink, window: window, seen: map[string][]time.Time{}}
 }
 
 // Window is how long a wrong attempt counts.
-func (a *PasswordThrottle) Window() time.Duration { return a.window }
+func (a *Throttle) Window() time.Duration { return a.window }
 
-func (a *PasswordThrottle) recent(key string, now time.Time) []time.Time {
+func (a *Throttle) recent(key string, now time.Time) []time.Time {
 	ts := a.seen[key]
 	i := 0
 	for i < len(ts) && now.Sub(ts[i]) > a.window {
@@ -62,14 +60,14 @@ func (a *PasswordThrottle) recent(key string, now time.Time) []time.Time {
 }
 
 // Allowed reports whether the client may try a password on the link.
-func (a *PasswordThrottle) Allowed(client, linkID string, now time.Time) bool {
+func (a *Throttle) Allowed(client, linkID string, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.recent(client+"|"+linkID, now)) < a.perClient && len(a.recent("|"+linkID, now)) < a.perLink
 }
 
 // Failed counts a wrong attempt.
-func (a *PasswordThrottle) Failed(client, linkID string, now time.Time) {
+func (a *Throttle) Failed(client, linkID string, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.seen) > 100_000 {
