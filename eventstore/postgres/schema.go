@@ -59,10 +59,47 @@ var migrations = []string{
 		name     text PRIMARY KEY,
 		position bigint NOT NULL
 	)`,
+	// 3: the request rate limits every instance shares
+	// (internal/ratelimit/pglimit): one row per key, its GCRA theoretical
+	// arrival time in Unix nanoseconds (the key's quota is whole again
+	// then; a row whose tat has passed is the same as no row). Unlogged:
+	// counters need no WAL and no commit flush; a server crash empties
+	// them (limits start afresh). No index on tat, so that updates stay HOT.
+	`CREATE UNLOGGED TABLE linkd_rate_limits (
+		key text PRIMARY KEY,
+		tat bigint NOT NULL
+	) WITH (fillfactor = 70)`,
+	// 4: the wrong passwords every instance shares (pglimit): one row per
+	// target (a link, a dashboard account), the clients and Unix
+	// nanoseconds of its wrong attempts in the window, in two parallel
+	// arrays; expires is when the last of them leaves the window.
+	`CREATE UNLOGGED TABLE linkd_password_attempts (
+		target   text PRIMARY KEY,
+		clients  text[] NOT NULL,
+		attempts bigint[] NOT NULL,
+		expires  bigint NOT NULL
+	) WITH (fillfactor = 70)`,
 }
 
 // SchemaVersion is the version of the schema this package writes.
 var SchemaVersion = len(migrations)
+
+// Migrate creates or migrates the schema of the database connString names,
+// as Open does, without opening a store: for the packages that share the
+// schema (internal/ratelimit/pglimit) and their tests.
+func Migrate(ctx context.Context, connString string) error {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return fmt.Errorf("postgres: bad connection string: %w", redact(err))
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", redact(err))
+	}
+	defer pool.Close()
+	return migrate(ctx, pool)
+}
 
 // migrate creates the schema or brings it to SchemaVersion, under
 // migrateLock. It refuses a schema newer than it knows.

@@ -92,3 +92,34 @@ func TestLeastRights(t *testing.T) {
 		t.Fatalf("Recv as %s: %v %v", role, e.Stream, err)
 	}
 }
+
+// A database at version 2 (before the limits) migrates to the limits'
+// tables, unlogged, and Migrate alone does the same as Open.
+func TestMigrateToLimits(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if err := Migrate(t.Context(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, dsn,
+		"DROP TABLE linkd_rate_limits, linkd_password_attempts",
+		"DELETE FROM linkd_schema_version WHERE version > 2")
+	openT(t, dsn, Options{}).Close()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, table := range []string{"linkd_rate_limits", "linkd_password_attempts"} {
+		var persistence string
+		if err := conn.QueryRow(t.Context(), "SELECT relpersistence FROM pg_class WHERE relname = $1", table).Scan(&persistence); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if persistence != "u" {
+			t.Errorf("%s: relpersistence %q, want unlogged", table, persistence)
+		}
+	}
+	var v int
+	if err := conn.QueryRow(t.Context(), "SELECT max(version) FROM linkd_schema_version").Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d (%v), want %d", v, err, SchemaVersion)
+	}
+}

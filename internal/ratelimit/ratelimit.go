@@ -1,6 +1,10 @@
 // Package ratelimit counts API requests per key ("link:<id>",
 // "domains:<workspace>", ...) against limits such as 500 per hour, with the
-// generic cell rate algorithm (GCRA), in memory.
+// generic cell rate algorithm (GCRA), and wrong passwords per client and
+// target in a sliding window (Attempts): in memory for one instance, or for
+// a whole deployment through a shared Backend and AttemptsBackend
+// (internal/ratelimit/pglimit), which fail open to the in-memory ones
+// (Shared, SharedAttempts, Guard; ADR 0106).
 //
 // GCRA keeps one number per key, its theoretical arrival time (TAT): the
 // moment at which the key's quota would be whole again. A request at time
@@ -122,12 +126,11 @@ func New(opts ...Option) *Limiter {
 // per, and says whether it may proceed. Use a key with one limit and period
 // only. limit < 1 or per <= 0 allows nothing.
 func (l *Limiter) Allow(key string, limit int, per time.Duration, now time.Time) Decision {
-	if limit < 1 || per <= 0 {
-		return Decision{Limit: max(limit, 0), Reset: now, RetryAfter: max(per, time.Second)}
+	g, ok := NewGCRA(limit, per)
+	if !ok {
+		return Nothing(limit, per, now)
 	}
 	n := now.UnixNano()
-	e := max(int64(per)/int64(limit), 1) // emission interval
-	burst := e * int64(limit)            // = per, give or take rounding
 
 	s := &l.shards[maphash.String(l.seed, key)%shards]
 	s.mu.Lock()
@@ -136,16 +139,10 @@ func (l *Limiter) Allow(key string, limit int, per time.Duration, now time.Time)
 		s.nextSweep = n + l.sweepEvery
 	}
 	tat, known := s.tat[key]
-	tat = max(tat, n)
-	newTAT := tat + e
-	if allowAt := newTAT - burst; n < allowAt {
+	newTAT, allowed := g.Take(tat, n)
+	if !allowed {
 		s.mu.Unlock()
-		return Decision{
-			Limit:      limit,
-			Remaining:  0,
-			Reset:      time.Unix(0, tat),
-			RetryAfter: time.Duration(allowAt - n),
-		}
+		return g.Refused(tat, n)
 	}
 	if !known && len(s.tat) >= l.maxPerShard {
 		s.sweep(n)
@@ -158,13 +155,68 @@ func (l *Limiter) Allow(key string, limit int, per time.Duration, now time.Time)
 	}
 	s.tat[key] = newTAT
 	s.mu.Unlock()
+	return g.Granted(newTAT, n)
+}
 
+// GCRA is the arithmetic of one limit, shared by the Limiter and the
+// deployment-wide backends (internal/ratelimit/pglimit) so that both
+// answer alike. Times are Unix nanoseconds.
+type GCRA struct {
+	Limit int
+	// Interval is the emission interval, per/limit: one request's worth
+	// of quota comes back every Interval.
+	Interval int64
+	// Burst is Limit × Interval (per, give or take rounding): a key may be
+	// at most that far in debt.
+	Burst int64
+}
+
+// NewGCRA returns the arithmetic of limit requests per per; false when
+// limit < 1 or per <= 0 (allow nothing: see Nothing).
+func NewGCRA(limit int, per time.Duration) (GCRA, bool) {
+	if limit < 1 || per <= 0 {
+		return GCRA{}, false
+	}
+	e := max(int64(per)/int64(limit), 1)
+	return GCRA{Limit: limit, Interval: e, Burst: e * int64(limit)}, true
+}
+
+// Take says whether a request at n is allowed for a key whose theoretical
+// arrival time is tat (0 or any time before n for a fresh key), and the
+// key's TAT after it: max(tat, n) + Interval, to be stored when allowed.
+// The request is allowed when that TAT is at most Burst after n.
+func (g GCRA) Take(tat, n int64) (newTAT int64, allowed bool) {
+	newTAT = max(tat, n) + g.Interval
+	return newTAT, newTAT-g.Burst <= n
+}
+
+// Granted is the decision for a request at n that was allowed and moved
+// the key's TAT to newTAT.
+func (g GCRA) Granted(newTAT, n int64) Decision {
 	return Decision{
 		Allowed:   true,
-		Limit:     limit,
-		Remaining: int(min((n+burst-newTAT)/e, int64(limit))),
+		Limit:     g.Limit,
+		Remaining: int(max(min((n+g.Burst-newTAT)/g.Interval, int64(g.Limit)), 0)),
 		Reset:     time.Unix(0, newTAT),
 	}
+}
+
+// Refused is the decision for a request at n that was refused, the key's
+// TAT being tat.
+func (g GCRA) Refused(tat, n int64) Decision {
+	tat = max(tat, n)
+	return Decision{
+		Limit:      g.Limit,
+		Remaining:  0,
+		Reset:      time.Unix(0, tat),
+		RetryAfter: time.Duration(max(tat+g.Interval-g.Burst-n, 1)),
+	}
+}
+
+// Nothing is the decision of a limit that allows nothing (limit < 1 or
+// per <= 0).
+func Nothing(limit int, per time.Duration, now time.Time) Decision {
+	return Decision{Limit: max(limit, 0), Reset: now, RetryAfter: max(per, time.Second)}
 }
 
 // sweep drops keys whose quota is whole again at n.
