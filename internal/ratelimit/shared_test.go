@@ -22,7 +22,9 @@ type fakeBackend struct {
 	att   *Attempts
 }
 
-func newFakeBackend() *fakeBackend { return &fakeBackend{lim: New(), att: NewAttempts(5, 30, time.Minute)} }
+func newFakeBackend() *fakeBackend {
+	return &fakeBackend{lim: New(), att: NewAttempts(5, 30, time.Minute)}
+}
 
 func (f *fakeBackend) set(fail error, hang bool) {
 	f.mu.Lock()
