@@ -214,7 +214,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p principal, 
 	if resource == resAny {
 		resource = "keys"
 	}
-	d := s.limiter.Allow(resource+"|"+id, limit, time.Hour, s.clock.Now())
+	d := s.limiter.Allow(r.Context(), resource+"|"+id, limit, time.Hour, s.clock.Now())
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))

@@ -368,14 +368,14 @@ func (plainHasher) Hash(key string) string { return "hash:" + key }
 // refuseAll is a limiter whose budget is spent.
 type refuseAll struct{}
 
-func (refuseAll) Allow(_ string, limit int, per time.Duration, now time.Time) api.RateDecision {
+func (refuseAll) Allow(_ context.Context, _ string, limit int, per time.Duration, now time.Time) api.RateDecision {
 	return api.RateDecision{Allowed: false, Limit: limit, Remaining: 0, Reset: now.Add(per), RetryAfter: 42 * time.Minute}
 }
 
 // allowAll is a limiter with budget left.
 type allowAll struct{}
 
-func (allowAll) Allow(_ string, limit int, per time.Duration, now time.Time) api.RateDecision {
+func (allowAll) Allow(_ context.Context, _ string, limit int, per time.Duration, now time.Time) api.RateDecision {
 	return api.RateDecision{Allowed: true, Limit: limit, Remaining: limit - 1, Reset: now.Add(per)}
 }
 

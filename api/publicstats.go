@@ -40,7 +40,7 @@ func (s *Server) publicStatsAllowed(w http.ResponseWriter, r *http.Request) bool
 		return true
 	}
 	now := s.clock.Now()
-	d := s.limiter.Allow("public-stats|"+s.redirect.enricher.AddressKey(r, now), PublicStatsLimit, PublicStatsWindow, now)
+	d := s.limiter.Allow(r.Context(), "public-stats|"+s.redirect.enricher.AddressKey(r, now), PublicStatsLimit, PublicStatsWindow, now)
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))

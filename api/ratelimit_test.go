@@ -39,7 +39,7 @@ type countingLimiter struct {
 	limit map[string]int // key -> limit it was asked for
 }
 
-func (c *countingLimiter) Allow(key string, limit int, per time.Duration, now time.Time) RateDecision {
+func (c *countingLimiter) Allow(_ context.Context, key string, limit int, per time.Duration, now time.Time) RateDecision {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seen[key]++

@@ -43,9 +43,11 @@ type RateDecision struct {
 	RetryAfter time.Duration
 }
 
-// Limiter limits requests per key.
+// Limiter limits requests per key: in memory, or for the whole deployment
+// (cmd/linkd/app wires internal/ratelimit). It never fails: a shared
+// backend that does not answer falls back to the instance's own count.
 type Limiter interface {
-	Allow(key string, limit int, per time.Duration, now time.Time) RateDecision
+	Allow(ctx context.Context, key string, limit int, per time.Duration, now time.Time) RateDecision
 }
 
 // Config holds the settings the API needs.

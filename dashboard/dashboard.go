@@ -28,7 +28,8 @@ import (
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/internal/clock"
-	"github.com/linkd/linkd/internal/password"
+	"github.com/linkd/linkd/internal/ratelimit"
+	"github.com/linkd/linkd/queries"
 )
 
 //go:embed templates static
@@ -77,7 +78,11 @@ type Deps struct {
 	Commands *commands.Commands
 	// Addresses names sign-in's clients; without it, the remote address.
 	Addresses Addresser
-	Logger    *slog.Logger
+	// Throttle counts wrong passwords at sign-in and on invitations (for
+	// the deployment: ratelimit.SharedAttempts). Nil: in memory, five a
+	// minute per client and account, thirty per account.
+	Throttle queries.PasswordThrottle
+	Logger   *slog.Logger
 	// Clock is the one clock of the application (cmd/linkd/app).
 	Clock interface{ Now() time.Time }
 }
@@ -93,7 +98,7 @@ type Dashboard struct {
 	router   http.Handler // the interface's router: pages call it
 	pages    map[string]*template.Template
 	static   http.Handler
-	throttle *password.Throttle
+	throttle queries.PasswordThrottle
 
 	mu       sync.Mutex
 	sessions map[string]*session // hash of the cookie's value -> session read lately
@@ -111,7 +116,10 @@ func New(cfg Config, deps Deps) *Dashboard {
 		deps.Clock = clock.System{}
 	}
 	d := &Dashboard{cfg: cfg, api: deps.API, cmd: deps.Commands, addrs: deps.Addresses, log: deps.Logger, clock: deps.Clock,
-		sessions: map[string]*session{}, throttle: password.NewThrottle(5, 30, time.Minute)}
+		sessions: map[string]*session{}, throttle: deps.Throttle}
+	if d.throttle == nil {
+		d.throttle = ratelimit.NewAttempts(5, 30, time.Minute)
+	}
 	d.pages = parsePages()
 	sub, err := fs.Sub(files, "static")
 	if err != nil {

@@ -60,17 +60,17 @@ func (d *Dashboard) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	}
 	now := d.clock.Now()
 	client, target := d.clientKey(r), "invite|"+commands.InvitationTokenHash(mux.Vars(r)["token"])
-	if !d.throttle.Allowed(client, target, now) {
+	if !d.throttle.Try(r.Context(), client, target, now) {
 		d.renderInvite(w, r, http.StatusTooManyRequests, "Too many attempts. Wait a minute and try again.")
 		return
 	}
 	u, res, err := d.cmd.AcceptInvitation.Handle(r.Context(), commands.AcceptInvitation{
 		Token: mux.Vars(r)["token"], UserID: strings.TrimSpace(r.PostFormValue("user_id")), Password: r.PostFormValue("password"),
 	})
+	if err != commands.ErrBadCredentials {
+		d.throttle.Undo(r.Context(), client, target, now) // only wrong credentials count
+	}
 	if err != nil {
-		if err == commands.ErrBadCredentials {
-			d.throttle.Failed(client, target, now)
-		}
 		d.renderInvite(w, r, api.ErrorStatus(err), err.Error())
 		return
 	}

@@ -200,15 +200,17 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	email, pw := r.PostFormValue("email"), r.PostFormValue("password")
 	now := d.clock.Now()
 	client, target := d.clientKey(r), "signin|"+user.EmailKey(email)
-	if !d.throttle.Allowed(client, target, now) {
+	if !d.throttle.Try(r.Context(), client, target, now) {
 		w.Header().Set("Retry-After", "60")
 		d.renderLogin(w, r, http.StatusTooManyRequests, "Too many attempts. Wait a minute and try again.", next)
 		return
 	}
 	u, _, err := d.cmd.SignIn.Handle(r.Context(), commands.SignIn{Email: email, Password: pw})
+	if err != commands.ErrBadCredentials {
+		d.throttle.Undo(r.Context(), client, target, now) // only wrong credentials count
+	}
 	if err != nil {
 		if err == commands.ErrBadCredentials {
-			d.throttle.Failed(client, target, now)
 			d.renderLogin(w, r, http.StatusUnauthorized, "Wrong email or password.", next)
 			return
 		}

@@ -100,10 +100,19 @@ type ClickCounter interface {
 	Clicks(ctx context.Context, linkID string) (int64, error)
 }
 
-// PasswordThrottle limits wrong passwords per client and link.
+// PasswordThrottle limits wrong passwords per client and link
+// (internal/ratelimit: Attempts in one instance, SharedAttempts for a
+// deployment). An attempt is counted as wrong before its password is
+// compared, and taken back when it was right: so guesses sent at once
+// cannot all pass a check that none of them has counted yet.
 type PasswordThrottle interface {
-	Allowed(client, linkID string, now time.Time) bool
-	Failed(client, linkID string, now time.Time)
+	// Try counts an attempt of client on the link at now as a wrong one
+	// and reports true, or reports false and counts nothing when the
+	// client or the link has no attempts left.
+	Try(ctx context.Context, client, linkID string, now time.Time) bool
+	// Undo takes back the attempt Try counted at now.
+	Undo(ctx context.Context, client, linkID string, now time.Time)
+	// Window is how long a wrong attempt counts.
 	Window() time.Duration
 }
 
@@ -176,19 +185,20 @@ func (h LinkAccessHandler) Handle(ctx context.Context, q LinkAccess) (Access, er
 			a.Outcome = PasswordRequired
 			return a, nil
 		}
-		if !h.Throttle.Allowed(q.Client, l.ID, now) {
+		if !h.Throttle.Try(ctx, q.Client, l.ID, now) {
 			a.Outcome, a.RetryAfter = PasswordThrottled, h.Throttle.Window()
 			return a, nil
 		}
 		want, err := h.Cipher.Decrypt(l.PasswordEnc)
 		if err != nil {
+			h.Throttle.Undo(ctx, q.Client, l.ID, now)
 			return Access{}, err
 		}
 		if subtle.ConstantTimeCompare([]byte(*q.Password), []byte(want)) != 1 {
-			h.Throttle.Failed(q.Client, l.ID, now)
-			a.Outcome = PasswordWrong
+			a.Outcome = PasswordWrong // counted by Try
 			return a, nil
 		}
+		h.Throttle.Undo(ctx, q.Client, l.ID, now)
 	}
 	a.Outcome = Granted
 	a.Target, a.route = l.targetRoute(q.Platform)

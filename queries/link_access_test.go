@@ -30,11 +30,17 @@ func (f fakeClicks) Clicks(_ context.Context, id string) (int64, error) { return
 // fakeThrottle allows two wrong attempts per client and link.
 type fakeThrottle map[string]int
 
-func (f fakeThrottle) Allowed(client, linkID string, _ time.Time) bool {
-	return f[client+"|"+linkID] < 2
+func (f fakeThrottle) Try(_ context.Context, client, linkID string, _ time.Time) bool {
+	if f[client+"|"+linkID] >= 2 {
+		return false
+	}
+	f[client+"|"+linkID]++
+	return true
 }
-func (f fakeThrottle) Failed(client, linkID string, _ time.Time) { f[client+"|"+linkID]++ }
-func (f fakeThrottle) Window() time.Duration                     { return 90 * time.Second }
+func (f fakeThrottle) Undo(_ context.Context, client, linkID string, _ time.Time) {
+	f[client+"|"+linkID]--
+}
+func (f fakeThrottle) Window() time.Duration { return 90 * time.Second }
 
 // rot is a "cipher" that stores "enc:" + the password.
 type rot struct{}

@@ -45,10 +45,10 @@ import (
 
 // App is a running linkd: event store, projections, bus and interface.
 type App struct {
-	cfg    Config
-	log    *slog.Logger
-	out    io.Writer
-	store  eventstore.Store
+	cfg   Config
+	log   *slog.Logger
+	out   io.Writer
+	store eventstore.Store
 	// raw is store without its metrics: what else it is (a shared store's
 	// eventstore.Leaser, Checkpoints, CategoryHeads) is asked of it.
 	raw    eventstore.Store
@@ -62,7 +62,9 @@ type App struct {
 	// chRadar is Radar in ClickHouse, when the statistics are there.
 	chRadar *clickhouse.RadarProjection
 	limit   *clicklimit.Limiter
-	secret  *secrets.Secret
+	// limits are the request rate limits and password throttles.
+	limits limits
+	secret *secrets.Secret
 	// links is the cache of the links short URLs follow.
 	links *api.LinkCache
 
@@ -199,6 +201,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	a.closers = append(a.closers, en.Close)
 
+	if a.limits, err = openLimits(cfg, log); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.limits.close)
+
 	clk := a.clock()
 	deps := a.commandDeps()
 	cipher := a.secret.Cipher()
@@ -212,7 +219,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	fresh := a.follower()
 	q := queries.New(queries.Sources{
 		Core: a.core, Stats: a.stats, Links: links, LinksFresh: fresh, Clicks: recorder, ClickIndex: clickIndexReader{a.clicks}, Radar: radarModel,
-		Throttle: password.NewThrottle(0, 0, 0), Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
+		Throttle: a.limits.passwords, Cipher: cipher, Clock: clk, DefaultHost: cfg.ShortDomain(),
 		Webhooks: a.hooks,
 	})
 	a.deliver = newDeliverer(cfg, a.hooks, deps, cipher)
@@ -232,11 +239,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		ClickIndexWatermark: a.runner.Watermark(clickindex.Name),
 		RadarWatermark:      a.runner.Watermark(radarstore.Name),
 		WebhooksWatermark:   a.runner.Watermark(webhooks.Name), Webhooks: a.hooks,
-		Hasher: a.secret.Hasher(), Cipher: cipher, Limiter: newLimiter(),
+		Hasher: a.secret.Hasher(), Cipher: cipher, Limiter: a.limits.requests,
 		Redirector: rd, Logger: log, Clock: clk,
 	})
 	dash := dashboard.New(dashboard.Config{DefaultDomain: cfg.ShortDomain(), PublicScheme: cfg.PublicScheme},
-		dashboard.Deps{API: a.server, Commands: cmds, Addresses: en, Logger: log, Clock: clk})
+		dashboard.Deps{API: a.server, Commands: cmds, Addresses: en, Throttle: a.limits.signIn, Logger: log, Clock: clk})
 	a.links = links
 	a.core.OnChange(func(changes []core.Change) {
 		keys := false

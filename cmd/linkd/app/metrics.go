@@ -91,6 +91,12 @@ func (m *metrics) handler(a *App) http.Handler {
 		Name: "linkd_clicks_uncounted_total",
 		Help: "Accesses answered but not counted: a visitor over LINKD_CLICK_LIMIT clicks on one link in the hour.",
 	}, func() float64 { return float64(a.limit.Uncounted()) }))
+	if g := a.limits.guard; g != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "linkd_limits_local_total",
+			Help: "Rate-limit and password-throttle questions answered from this instance's own counts because the shared ones (PostgreSQL) failed or were resting after a failure.",
+		}, func() float64 { return float64(g.Fallbacks()) }))
+	}
 	var inner eventstore.Store = a.store
 	if in, ok := inner.(*instrumented); ok {
 		inner = in.Store

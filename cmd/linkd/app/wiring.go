@@ -6,13 +6,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/customdomain"
 	"github.com/linkd/linkd/internal/dnscheck"
-	"github.com/linkd/linkd/internal/ratelimit"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
@@ -71,16 +69,6 @@ func (d dnsChecker) Check(ctx context.Context, name, expected string) customdoma
 		CNAMERecord: r.CNAMERecord, ExpectedValue: r.ExpectedValue, ActualValue: r.ActualValue, Status: r.Status,
 		DNSConfigured: r.DNSConfigured, CNAMEAdded: r.CNAMEAdded, Valid: r.Valid,
 	}
-}
-
-// limiter adapts internal/ratelimit to the API.
-type limiter struct{ l *ratelimit.Limiter }
-
-func newLimiter() limiter { return limiter{ratelimit.New()} }
-
-func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) api.RateDecision {
-	d := l.l.Allow(key, limit, per, now)
-	return api.RateDecision{Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter}
 }
 
 // openClickHouse opens the ClickHouse statistics projection.
