@@ -111,9 +111,9 @@ func (g *Guard) Fallbacks() uint64 { return g.fallbacks.Load() }
 
 // Shared limits requests for the whole deployment through a Backend,
 // guarded by a Guard: when the backend fails it answers from a local
-// Limiter. The local Limiter counts every request of this instance all
-// along, so that, should the backend fail, this instance's own debt is
-// still held.
+// Limiter. The local Limiter counts this instance's allowed requests all
+// along, so that, should the backend fail, the instance's own share of
+// the deployment's debt is still held.
 type Shared struct {
 	backend Backend
 	local   *Limiter
@@ -127,21 +127,23 @@ func NewShared(backend Backend, local *Limiter, guard *Guard) *Shared {
 
 // Allow counts one request of key at now against limit requests per per.
 func (s *Shared) Allow(ctx context.Context, key string, limit int, per time.Duration, now time.Time) Decision {
-	local := s.local.Allow(key, limit, per, now)
 	var d Decision
 	if s.guard.Do(ctx, func(ctx context.Context) (err error) {
 		d, err = s.backend.Allow(ctx, key, limit, per, now)
 		return err
 	}) {
+		if d.Allowed {
+			s.local.Allow(key, limit, per, now)
+		}
 		return d
 	}
-	return local
+	return s.local.Allow(key, limit, per, now)
 }
 
 // SharedAttempts counts wrong passwords for the whole deployment through
 // an AttemptsBackend, guarded by a Guard, falling back to a local Attempts
-// that counts this instance's attempts all along. It implements
-// queries.PasswordThrottle.
+// that counts this instance's attempts all along (those the backend
+// counted). It implements queries.PasswordThrottle.
 type SharedAttempts struct {
 	backend   AttemptsBackend
 	local     *Attempts
@@ -162,18 +164,17 @@ func (s *SharedAttempts) Window() time.Duration { return s.local.window }
 // Try counts an attempt of client on target at now as a wrong one and
 // reports true, or reports false and counts nothing.
 func (s *SharedAttempts) Try(ctx context.Context, client, target string, now time.Time) bool {
-	local := s.local.Try(ctx, client, target, now)
 	var ok bool
-	if !s.guard.Do(ctx, func(ctx context.Context) (err error) {
+	if s.guard.Do(ctx, func(ctx context.Context) (err error) {
 		ok, err = s.backend.TryAttempt(ctx, s.namespace+target, client, now, s.local.perClient, s.local.perTarget, s.local.window)
 		return err
 	}) {
-		return local
+		if ok {
+			s.local.Try(ctx, client, target, now)
+		}
+		return ok
 	}
-	if local && !ok {
-		s.local.Undo(ctx, client, target, now) // not made: not this instance's either
-	}
-	return ok
+	return s.local.Try(ctx, client, target, now)
 }
 
 // Undo takes back the attempt Try counted for client on target at now.
