@@ -4,7 +4,7 @@
 // target in a sliding window (Attempts): in memory for one instance, or for
 // a whole deployment through a shared Backend and AttemptsBackend
 // (internal/ratelimit/pglimit), which fail open to the in-memory ones
-// (Shared, SharedAttempts, Guard; ADR 0106).
+// (Shared, SharedAttempts, Guard; ADR 0107).
 //
 // GCRA keeps one number per key, its theoretical arrival time (TAT): the
 // moment at which the key's quota would be whole again. A request at time

@@ -20,7 +20,7 @@ import (
 // own counts for a few seconds when they do not answer (ratelimit.Guard).
 // Otherwise they are in memory, per instance: the embedded store is one
 // instance, and with EventStoreDB each instance enforces the limits alone
-// (ADR 0106).
+// (ADR 0107).
 type limits struct {
 	requests  api.Limiter
 	passwords queries.PasswordThrottle

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // alternating between them meet the rate limit of spec section 8 once,
 // not once per instance, and a client guessing a link's password over both
 // gets five wrong guesses, not ten (DECISIONS.md, "Many instances: one
-// deployment"; ADR 0106).
+// deployment"; ADR 0107).
 func TestLimitsHoldForTheDeployment(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	shared := func(c *app.Config) {

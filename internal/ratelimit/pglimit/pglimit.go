@@ -1,6 +1,6 @@
 // Package pglimit keeps the counters of rate limits and of wrong passwords
 // in PostgreSQL, so that every linkd instance of a deployment counts
-// against the same ones (ADR 0106). It is the ratelimit.Backend and
+// against the same ones (ADR 0107). It is the ratelimit.Backend and
 // ratelimit.AttemptsBackend of a deployment whose event store is
 // PostgreSQL; its tables are created by that store's migrations
 // (eventstore/postgres: linkd_rate_limits, linkd_password_attempts, both
