@@ -32,7 +32,7 @@ import (
 	"github.com/linkd/linkd/internal/password"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/clickhouse"
+	chradar "github.com/linkd/linkd/projections/clickhouse/radar"
 	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
 	radarstore "github.com/linkd/linkd/projections/radar"
@@ -54,7 +54,7 @@ type App struct {
 	hooks   *webhooks.Store
 	deliver *webhooks.Deliverer
 	// chRadar is Radar in ClickHouse, when the statistics are there.
-	chRadar *clickhouse.RadarProjection
+	chRadar *chradar.Projection
 	limit   *clicklimit.Limiter
 	secret  *secrets.Secret
 	// links is the cache of the links short URLs follow.

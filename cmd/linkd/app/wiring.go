@@ -18,7 +18,7 @@ import (
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/analytics"
-	"github.com/linkd/linkd/projections/clickhouse"
+	chstats "github.com/linkd/linkd/projections/clickhouse/stats"
 	"github.com/linkd/linkd/projections/clickindex"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
@@ -88,7 +88,7 @@ func (l limiter) Allow(key string, limit int, per time.Duration, now time.Time) 
 
 // openClickHouse opens the ClickHouse statistics projection.
 func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
-	return clickhouse.Open(ctx, cfg.ClickHouseDSN, clickhouse.Options{Logger: log})
+	return chstats.Open(ctx, cfg.ClickHouseDSN, chstats.Options{Logger: log})
 }
 
 // openClickIndex opens the click-id index that conversions are attributed
