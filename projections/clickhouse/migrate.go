@@ -16,11 +16,11 @@ import (
 // Migrations.
 //
 // The schema is the files of migrations/, named NNNN_what.sql and numbered
-// from 0001 without gaps. Migrate (at Open) runs them in order and records in
-// schema_migrations each one the database had not had (version: the number,
-// description: the file's name). A database made before the schema was kept
-// in files has versions 1 to 4 recorded already, which files 0001 to 0004
-// are: its tables are the shape those files give.
+// from 0001 without gaps. Migrate (at Open, and when Radar starts) runs them in
+// order and records in schema_migrations each one the database had not had
+// (version: the number, description: the file's name). A database made
+// before the schema was kept in files has versions 1 to 4 recorded already,
+// which files 0001 to 0004 are: its tables are the shape those files give.
 //
 // ClickHouse has no transactions, and 18.16 no IF NOT EXISTS on columns, so
 // every statement is one the runner can run again, and a file interrupted
@@ -34,10 +34,13 @@ import (
 //   - DROP TABLE IF EXISTS {db}.x: for views made again with another SELECT
 //     (a view holds no data) and for what nothing writes any more.
 //
-// A recorded migration's statements run again at every start too, but for
-// its DROPs and for what a later statement drops or defines again: so every
-// start brings back a table, column or view that went missing, as linkd did
-// before the schema was kept in files, and never undoes a later migration.
+// Every start reads the tables and columns the database has (one query) and
+// makes again, from the statements of the recorded migrations, a table,
+// column or view that went missing, as linkd did before the schema was kept
+// in files; but it never runs a recorded migration's DROP again, nor a
+// statement whose object a later one drops or defines again. On an
+// up-to-date database Migrate runs no DDL but CREATE DATABASE and CREATE
+// TABLE schema_migrations, both IF NOT EXISTS.
 //
 // {db} stands for the database (backquoted). Statements end with ";" at the
 // end of a line; "--" starts a comment. A released file never changes: a
@@ -341,13 +344,17 @@ func (db *DB) migrate(ctx context.Context, ms []migration) error {
 	if err != nil {
 		return err
 	}
+	have, err := db.schema(ctx)
+	if err != nil {
+		return err
+	}
 	for _, m := range ms {
 		done := applied[m.version]
 		for _, s := range m.statements {
 			if done && (s.kind == dropTable || s.superseded) {
 				continue
 			}
-			if err := db.apply(ctx, s); err != nil {
+			if err := db.apply(ctx, s, have); err != nil {
 				return fmt.Errorf("migration %s: %s: %w", m.name, s.where, err)
 			}
 		}
@@ -364,25 +371,16 @@ func (db *DB) migrate(ctx context.Context, ms []migration) error {
 
 // applied returns the versions schema_migrations records.
 func (db *DB) applied(ctx context.Context) (map[uint32]bool, error) {
-	out, err := querySet[uint32](ctx, db, "SELECT version FROM "+db.Table(migrationsTable))
+	rows, err := db.conn.Query(ctx, "SELECT version FROM "+db.Table(migrationsTable))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", migrationsTable, err)
 	}
-	return out, nil
-}
-
-// querySet returns the values of the one column of q's rows.
-func querySet[T comparable](ctx context.Context, db *DB, q string, args ...any) (map[T]bool, error) {
-	rows, err := db.conn.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
 	defer rows.Close()
-	out := map[T]bool{}
+	out := map[uint32]bool{}
 	for rows.Next() {
-		var v T
+		var v uint32
 		if err := rows.Scan(&v); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s: %w", migrationsTable, err)
 		}
 		out[v] = true
 	}
@@ -404,42 +402,57 @@ func (db *DB) record(ctx context.Context, m migration) error {
 	return nil
 }
 
-// apply runs a statement so that running it again changes nothing.
-func (db *DB) apply(ctx context.Context, s statement) error {
-	if s.kind == addColumn {
-		have, err := db.columnsOf(ctx, s.name)
-		if err != nil || have[s.cols[0].name] {
-			return err
-		}
-	}
-	if err := db.conn.Exec(ctx, db.render(s.sql)); err != nil {
-		return err
-	}
-	if s.kind != createTable {
-		return nil
-	}
-	// The table may have been there, made by an older linkd: it gets the
-	// columns it lacks.
-	have, err := db.columnsOf(ctx, s.name)
+// schema returns the tables and views of the database, each with its
+// columns: one query, which on an up-to-date database is all Migrate reads.
+func (db *DB) schema(ctx context.Context) (map[string]map[string]bool, error) {
+	rows, err := db.conn.Query(ctx, "SELECT table, name FROM system.columns WHERE database = ?", db.name)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("columns of %s: %w", db.name, err)
 	}
-	for _, c := range s.cols {
-		if have[c.name] {
-			continue
+	defer rows.Close()
+	have := map[string]map[string]bool{}
+	for rows.Next() {
+		var table, name string
+		if err := rows.Scan(&table, &name); err != nil {
+			return nil, fmt.Errorf("columns of %s: %w", db.name, err)
 		}
-		if err := db.conn.Exec(ctx, "ALTER TABLE "+db.Table(s.name)+" ADD COLUMN "+c.def); err != nil {
-			return fmt.Errorf("add column %s.%s: %w", s.name, c.name, err)
+		if have[table] == nil {
+			have[table] = map[string]bool{}
 		}
+		have[table][name] = true
 	}
-	return nil
+	return have, rows.Err()
 }
 
-// columnsOf returns the names of the columns of a table.
-func (db *DB) columnsOf(ctx context.Context, table string) (map[string]bool, error) {
-	have, err := querySet[string](ctx, db, "SELECT name FROM system.columns WHERE database = ? AND table = ?", db.name, table)
-	if err != nil {
-		return nil, fmt.Errorf("columns of %s: %w", table, err)
+// apply runs a statement so that running it again changes nothing, and
+// keeps have (schema) up to date. What have holds already is not created
+// again; a table that is there, made by an older linkd, gets the columns
+// it lacks.
+func (db *DB) apply(ctx context.Context, s statement, have map[string]map[string]bool) error {
+	cols := have[s.name]
+	switch {
+	case s.kind == dropTable:
+		delete(have, s.name)
+	case s.kind == createView && cols != nil:
+		return nil
+	case s.kind == createView:
+		have[s.name] = map[string]bool{}
+	case cols == nil && s.kind == createTable:
+		have[s.name] = map[string]bool{}
+		for _, c := range s.cols {
+			have[s.name][c.name] = true
+		}
+	default: // a table that is there (or, for ADD COLUMN, an error)
+		for _, c := range s.cols {
+			if cols[c.name] {
+				continue
+			}
+			if err := db.conn.Exec(ctx, "ALTER TABLE "+db.Table(s.name)+" ADD COLUMN "+c.def); err != nil {
+				return fmt.Errorf("add column %s.%s: %w", s.name, c.name, err)
+			}
+			cols[c.name] = true
+		}
+		return nil
 	}
-	return have, nil
+	return db.conn.Exec(ctx, db.render(s.sql))
 }

@@ -25,7 +25,7 @@ ENGINE = Null;
 
 -- The key of a breakdown value is cityHash64('<dimension>:<value>'). The same
 -- entry may be written more than once: a ReplacingMergeTree folds the copies.
--- A new dimension extends the Enum8 (ALTER TABLE ... MODIFY COLUMN), in the
+-- A new dimension extends the Enum8, in a migration of its own, in the
 -- order of the projector's list.
 CREATE TABLE IF NOT EXISTS {db}.breakdown_values
 (
