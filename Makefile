@@ -35,8 +35,8 @@ test:
 # step is skipped, and says so.
 test-chdb:
 	@if lib=$$(scripts/chdb-lib.sh); then \
-		echo "LINKD_TEST_CHDB=$$lib $(GO) test -race -count=1 ./internal/testsupport/chdb/ ./projections/clickhouse/"; \
-		LINKD_TEST_CHDB=$$lib $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./internal/testsupport/chdb/ ./projections/clickhouse/; \
+		echo "LINKD_TEST_CHDB=$$lib $(GO) test -race -count=1 ./internal/testsupport/chdb/ ./projections/clickhouse/..."; \
+		LINKD_TEST_CHDB=$$lib $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./internal/testsupport/chdb/ ./projections/clickhouse/...; \
 	else \
 		echo "test-chdb: SKIPPED: no libchdb.so (see above): the ClickHouse tests ran on the 18.16 server only"; \
 	fi

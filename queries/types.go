@@ -159,7 +159,7 @@ type DailyStats struct {
 }
 
 // StatsReadModel is the whole statistics read model: what both statistics
-// stores (projections/analytics, embedded, and projections/clickhouse)
+// stores (projections/analytics, embedded, and projections/clickhouse/stats)
 // implement, and what the contract suite projections/statstest holds them
 // to. Each query declares the part of it that it reads.
 type StatsReadModel interface {

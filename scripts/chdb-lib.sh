@@ -4,7 +4,7 @@
 # run the ClickHouse projection's suite on current ClickHouse as well as on
 # the 18.16 server CI installs from Debian (internal/testsupport/chdb, `make test`).
 #
-#   lib=$(scripts/chdb-lib.sh) && LINKD_TEST_CHDB=$lib go test ./projections/clickhouse/
+#   lib=$(scripts/chdb-lib.sh) && LINKD_TEST_CHDB=$lib go test ./projections/clickhouse/...
 #
 # The library is the npm package @chdb/lib-linux-x64-gnu (178 MB packed,
 # 566 MB unpacked), fetched with `npm pack`, so the machine's npm settings

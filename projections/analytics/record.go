@@ -212,7 +212,7 @@ func (r *record) merge(o *record) {
 // lastClickOf reports whether the last click of b (its time, Unix
 // nanoseconds, and workspace) comes after that of a: in a later second, or
 // in the same second with a greater workspace id. Seconds, as ClickHouse
-// compares them (projections/clickhouse: argMax of workspace_id by last
+// compares them (projections/clickhouse/stats: argMax of workspace_id by last
 // click and workspace_id), so that both stores name the same workspace.
 func lastClickOf(aLast int64, aWS string, bLast int64, bWS string) bool {
 	as, bs := floorSecond(aLast), floorSecond(bLast)

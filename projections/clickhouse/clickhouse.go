@@ -1,48 +1,25 @@
-// Package clickhouse is the ClickHouse projection of linkd: it writes every
-// counted click, daily aggregates and the link dimension into ClickHouse
-// tables that analysts query directly (docs/analytics.md), and answers the
-// statistics queries (queries.StatsReadModel) from the aggregates.
+// Package clickhouse is what linkd's ClickHouse projections share: the
+// connection to the database, its schema and the helpers of their writes.
+// The projections are packages of their own, on one connection:
 //
-// # Tables
+//   - projections/clickhouse/stats: the statistics (clicks, daily
+//     aggregates and breakdowns, links, leads and sales) and their reads;
+//   - projections/clickhouse/radar: Radar (page views, custom events and
+//     visits) and its reports.
 //
-// clicks holds one row per counted click, inserted by Apply. The aggregates
-// derived from clicks are written at most every Options.FlushInterval, for
-// all the Applies of that interval (pending.go): the daily tables
-// (link_clicks_daily, workspace_clicks_daily: counters, unique visitors,
-// first and last click) through the Null table clicks_daily_input and its
-// materialized views, and the breakdowns (os, city, country, ...), counted
-// by the projector, as one map per link (or workspace) and day in
-// link_clicks_daily_breakdown_v2 and workspace_clicks_daily_breakdown_v2,
-// whose keys breakdown_values names. The records of days that are over are
-// kept in *_daily_final (uniques.go), breakdowns aside. links is the link
-// dimension (ReplacingMergeTree by stream version).
+// # Schema
 //
-// # Exactly-once counting on at-least-once delivery
-//
-// Dedup: a link's click stream numbers its clicks 0, 1, 2, ... and delivers
-// them in that order, so the projector keeps, per link, the highest click_seq
-// applied and skips anything at or below it. The mark is stored with the
-// data (max_click_seq, an aggregate state in link_clicks_daily), loaded
-// lazily per link and cached in memory (bounded); the marks of pending
-// clicks are kept until they are flushed.
-//
-// Atomicity: ClickHouse has no transactions, so every INSERT into clicks
-// carries an insert_id (increasing) that each target table keeps as an
-// aggregate (max_insert_id). Each INSERT covers one month (partition) and so
-// makes one part per table, committed atomically; INSERTs into clicks run
-// one at a time, and every flush writes one INSERT per target covering all
-// the pending units, of one month, in order. Every target therefore holds a
-// prefix of the units of clicks; a crash or a failed INSERT leaves at most
-// the last units of clicks missing from some targets. Recovery, run at Open
-// and after any failure, finds them (max_insert_id of the last units' keys)
-// and rebuilds exactly their contribution to the targets that lack them,
-// from clicks. See docs/analytics.md, "How a click is counted once".
+// The schema of the database, both projections' tables and views, is the
+// numbered SQL files of migrations/, embedded in the binary. Open applies the
+// ones a database has not had yet, in order, and records each in
+// schema_migrations (migrate.go); every start also makes again what went
+// missing. Analysts query the tables directly: they
+// are a stable interface (docs/analytics.md), so a migration only ever adds
+// (ADR 0105).
 package clickhouse
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -50,182 +27,89 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
-	"github.com/linkd/linkd/domain/conversion"
-	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/queries"
 )
-
-// ProjectionName is the name of the projection (replay --projection).
-const ProjectionName = "clickhouse"
 
 // DefaultDatabase is used when the DSN names no database.
 const DefaultDatabase = "linkd"
 
-// Options tune the projection. The zero value gives the defaults.
+// Options tune the connection, and bound what the projections do on it.
+// The zero value gives the defaults.
 type Options struct {
-	// QueryTimeout bounds each statistics query (default 10s).
+	// QueryTimeout bounds each query (default 10s).
 	QueryTimeout time.Duration
 	// InsertTimeout bounds each INSERT (default 60s).
 	InsertTimeout time.Duration
-	// DDLTimeout bounds schema creation, migration and Reset (default 2m).
+	// DDLTimeout bounds the migrations and a projection's Reset (default
+	// 2m).
 	DDLTimeout time.Duration
-	// RecoveryTimeout bounds the recovery after a crash or a failed Apply
-	// (default 10m).
+	// RecoveryTimeout bounds a projection's recovery after a crash or a
+	// failed write (default 10m).
 	RecoveryTimeout time.Duration
-	// MaxInsertRows bounds the rows of one INSERT into clicks (default
-	// 100000); larger batches are split.
-	MaxInsertRows int
-	// FlushInterval is how long the aggregates of applied clicks may wait
-	// before they are written to the aggregate tables (default 1s; see
-	// pending.go). The clicks themselves are written by Apply. Reads
-	// through this Projection see every applied click at once (they flush
-	// first when they need to); other readers of the tables (analysts, a
-	// second linkd) see them after at most this long, plus the time of the
-	// flush. Negative: with every Apply.
-	FlushInterval time.Duration
-	// MaxPendingClicks flushes the pending aggregates earlier when they
-	// cover this many clicks (default 262144, about 40 MB).
-	MaxPendingClicks int
-	// CheckpointEvery spaces the writes of the checkpoint (default 1s): the
-	// data of every Apply is in ClickHouse when it returns, but the
-	// checkpoint row is written at most this often (and by Flush and
-	// Close), saving a round trip per batch. After a crash the stored
-	// checkpoint may be this far behind: what comes again is skipped.
-	// Negative: after every Apply.
-	CheckpointEvery time.Duration
-	// CachedLinks bounds the links whose dedup mark (and dimension row) are
-	// kept in memory (default 1<<20, about 100 MB at most). A link not in
-	// the cache is looked up in ClickHouse.
-	CachedLinks int
-	// Logger receives warnings (undecodable events); default slog.Default().
+	// Logger receives warnings; default slog.Default().
 	Logger *slog.Logger
+	// Dial opens the connection pool; default clickhouse-go's
+	// clickhouse.Open, over the native protocol. The tests may run on
+	// current ClickHouse in process instead (internal/testsupport/chtest).
+	Dial func(*clickhouse.Options) (driver.Conn, error)
 }
 
-func (o *Options) withDefaults() (Options, error) {
+// Problems lists what is wrong with o, all of it.
+func (o Options) Problems() []error {
 	var errs []error
-	if o.QueryTimeout < 0 {
-		errs = append(errs, errors.New("QueryTimeout must not be negative"))
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"QueryTimeout", o.QueryTimeout}, {"InsertTimeout", o.InsertTimeout}, {"DDLTimeout", o.DDLTimeout}, {"RecoveryTimeout", o.RecoveryTimeout}} {
+		if d.v < 0 {
+			errs = append(errs, errors.New(d.name+" must not be negative"))
+		}
 	}
-	if o.InsertTimeout < 0 {
-		errs = append(errs, errors.New("InsertTimeout must not be negative"))
-	}
-	if o.DDLTimeout < 0 {
-		errs = append(errs, errors.New("DDLTimeout must not be negative"))
-	}
-	if o.RecoveryTimeout < 0 {
-		errs = append(errs, errors.New("RecoveryTimeout must not be negative"))
-	}
-	if o.MaxInsertRows < 0 {
-		errs = append(errs, errors.New("MaxInsertRows must not be negative"))
-	}
-	if o.CachedLinks < 0 {
-		errs = append(errs, errors.New("CachedLinks must not be negative"))
-	}
-	if o.MaxPendingClicks < 0 {
-		errs = append(errs, errors.New("MaxPendingClicks must not be negative"))
-	}
-	if len(errs) > 0 {
+	return errs
+}
+
+// WithDefaults returns o with the defaults in place of zero values.
+func (o Options) WithDefaults() (Options, error) {
+	if errs := o.Problems(); len(errs) > 0 {
 		return Options{}, fmt.Errorf("clickhouse: options: %w", errors.Join(errs...))
 	}
-	out := *o
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
 		}
 	}
-	def(&out.QueryTimeout, 10*time.Second)
-	def(&out.InsertTimeout, 60*time.Second)
-	def(&out.DDLTimeout, 2*time.Minute)
-	def(&out.RecoveryTimeout, 10*time.Minute)
-	def(&out.CheckpointEvery, time.Second)
-	def(&out.FlushInterval, time.Second)
-	if out.MaxPendingClicks == 0 {
-		out.MaxPendingClicks = 1 << 18
+	def(&o.QueryTimeout, 10*time.Second)
+	def(&o.InsertTimeout, 60*time.Second)
+	def(&o.DDLTimeout, 2*time.Minute)
+	def(&o.RecoveryTimeout, 10*time.Minute)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	if out.MaxInsertRows == 0 {
-		out.MaxInsertRows = 100_000
+	if o.Dial == nil {
+		o.Dial = clickhouse.Open
 	}
-	if out.CachedLinks == 0 {
-		out.CachedLinks = 1 << 20
-	}
-	if out.Logger == nil {
-		out.Logger = slog.Default()
-	}
-	return out, nil
+	return o, nil
 }
 
-// Projection is the ClickHouse projection and read model.
-type Projection struct {
+// DB is a connection pool to linkd's database, its schema up to date.
+type DB struct {
 	conn driver.Conn
-	db   string
+	name string
 	opts Options
-	log  *slog.Logger
-	run  string // random, in query ids of this process
-
-	mu           sync.Mutex // serializes Apply, flushes, Reset and recovery
-	closed       bool
-	needRecovery bool
-	pending      []string // query ids of the INSERTs since the last success
-	nextInsertID uint64
-	checkpoint   eventstore.Position // applied (in memory)
-	saved        eventstore.Position // in projection_checkpoint
-	savedAt      time.Time
-	clickMarks   *genCache[int64]    // link id -> highest click_seq applied, -1: none
-	links        *genCache[*linkRow] // link id -> latest row of links, nil: none
-
-	pmu  sync.RWMutex // guards pend (the pointer) and its marks and workspaces for reads
-	pend *pending     // aggregates not yet flushed
-	// flushing is the flush in flight (guarded by pmu as well, for reads),
-	// or one that failed, until recovery; flight is the one in flight
-	// (pending.go).
-	flushing *flight
-	flight   *flight
-	keyer    *keyer // value keys of the breakdowns
-	flushes  uint64
-	maxDay   int32 // latest day with clicks (days since 1970-01-01)
-	// Days up to these have final records (uniques.go), links and
-	// workspaces.
-	finalLink, finalWorkspace atomic.Int32
-
-	values *valueCache // breakdown_values, for reads
-
-	noFinalize bool // tests: flushes write no final records (as if they crashed before)
-	// beforeFinalize, when set (tests), runs in the flush in flight before
-	// it makes final records.
-	beforeFinalize func()
-
-	bgStop, bgDone chan struct{}
 }
-
-var (
-	_ projections.Projector     = (*Projection)(nil)
-	_ projections.Flusher       = (*Projection)(nil)
-	_ projections.StreamTracker = (*Projection)(nil)
-	_ queries.StatsReadModel    = (*Projection)(nil)
-)
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// dial opens the connection pool of Open: clickhouse-go's, over the native
-// protocol. The tests may run on current ClickHouse in process instead
-// (internal/testsupport/chtest, internal/testsupport/chdb).
-var dial = clickhouse.Open
-
 // Open connects to ClickHouse over the native protocol, creates the
-// database the DSN names (DefaultDatabase when none) and the schema if
-// missing, migrates an older schema, and recovers from an interrupted
-// Apply. The DSN is clickhouse-go's: clickhouse://user:password@host:9000/db.
-func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
-	o, err := opts.withDefaults()
+// database the DSN names (DefaultDatabase when none) if missing, and applies
+// the migrations it lacks. The DSN is clickhouse-go's:
+// clickhouse://user:password@host:9000/db.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +117,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: dsn: %w", err)
 	}
-	db := chOpts.Auth.Database
-	if db == "" {
-		db = DefaultDatabase
+	name := chOpts.Auth.Database
+	if name == "" {
+		name = DefaultDatabase
 	}
-	if !identRe.MatchString(db) {
-		return nil, fmt.Errorf("clickhouse: database name %q: use letters, digits and _", db)
+	if !identRe.MatchString(name) {
+		return nil, fmt.Errorf("clickhouse: database name %q: use letters, digits and _", name)
 	}
 	// Connect without a database: it may not exist yet. Every statement
 	// names its tables with the database.
@@ -257,7 +141,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		chOpts.DialTimeout = 10 * time.Second
 	}
 	boundWrites(chOpts, o.InsertTimeout)
-	conn, err := dial(chOpts)
+	conn, err := o.Dial(chOpts)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open: %w", err)
 	}
@@ -268,64 +152,29 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 		conn.Close()
 		return nil, fmt.Errorf("clickhouse: ping: %w", err)
 	}
-	run := make([]byte, 4)
-	_, _ = rand.Read(run)
-	p := &Projection{
-		conn:       conn,
-		db:         db,
-		opts:       o,
-		log:        o.Logger,
-		run:        hex.EncodeToString(run),
-		clickMarks: newGenCache[int64](o.CachedLinks),
-		links:      newGenCache[*linkRow](o.CachedLinks),
-		pend:       newPending(),
-		values:     newValueCache(o.CachedLinks),
-		bgStop:     make(chan struct{}),
-		bgDone:     make(chan struct{}),
+	db := &DB{conn: conn, name: name, opts: o}
+	if err := db.Migrate(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("clickhouse: schema: %w", err)
 	}
-	p.keyer = newKeyer(func(a, b dictEntry) {
-		p.log.Error("clickhouse projection: two breakdown values have the same key: their counts are merged",
-			"key", a.key, "first", dimensions[a.dim].name+":"+a.value, "second", dimensions[b.dim].name+":"+b.value)
-	})
-	// The start-up steps are idempotent; a connection lost under one of
-	// them (the server restarting, a connection the driver closed) is
-	// retried on a fresh connection of the pool.
+	return db, nil
+}
+
+// Retry runs f, again on a fresh connection of the pool when the one it
+// used was lost (the server restarting, a connection the driver closed),
+// up to three times. f must be idempotent.
+func (db *DB) Retry(ctx context.Context, f func(context.Context) error) error {
 	for attempt := 1; ; attempt++ {
-		err := p.start(ctx)
-		if err == nil {
-			break
+		err := f(ctx)
+		if err == nil || attempt == 3 || !lostConnection(err) || ctx.Err() != nil {
+			return err
 		}
-		if attempt == 3 || !lostConnection(err) || ctx.Err() != nil {
-			conn.Close()
-			return nil, err
-		}
-		p.log.Warn("clickhouse projection: connection lost while starting; retrying", "attempt", attempt, "err", err)
+		db.opts.Logger.Warn("clickhouse: connection lost; retrying", "attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
 		}
 	}
-	tick := max(o.FlushInterval/4, 10*time.Millisecond)
-	if o.FlushInterval < 0 {
-		tick = time.Second // flushes happen in Apply; this only finalizes days
-	}
-	go p.background(tick)
-	return p, nil
-}
-
-// start checks the schema, recovers what a crash left and loads the days
-// made final.
-func (p *Projection) start(ctx context.Context) error {
-	if err := p.ensureSchema(ctx); err != nil {
-		return fmt.Errorf("clickhouse: schema: %w", err)
-	}
-	if err := p.recoverLocked(ctx); err != nil {
-		return fmt.Errorf("clickhouse: recover: %w", err)
-	}
-	if err := p.loadDays(ctx); err != nil {
-		return fmt.Errorf("clickhouse: %w", err)
-	}
-	return nil
 }
 
 // lostConnection reports whether err is a connection that broke (rather
@@ -336,235 +185,20 @@ func lostConnection(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
-// Database is the database the projection writes.
-func (p *Projection) Database() string { return p.db }
+// Conn is the connection pool.
+func (db *DB) Conn() driver.Conn { return db.conn }
 
-// Name is "clickhouse".
-func (p *Projection) Name() string { return ProjectionName }
+// Name is the database's name.
+func (db *DB) Name() string { return db.name }
 
-// MaxBatch asks the in-process runner for deliveries of up to 32,768
-// events (projections.Batcher): each Apply writes a part of clicks, and on
-// 18.16 a part of 4,096 rows costs the server about three times the CPU per
-// click of one of 32,768 (ADR 0011).
-func (p *Projection) MaxBatch() int { return 32768 }
+// Options are the options db was opened with, defaults in place.
+func (db *DB) Options() Options { return db.opts }
 
-// Categories are the click streams and the link streams.
-func (p *Projection) Categories() []string {
-	return []string{"clicks", "link", conversion.CustomerCategory}
-}
+// Table is the name of a table of the database, as a statement names it.
+func (db *DB) Table(name string) string { return "`" + db.name + "`." + name }
 
-// Checkpoint is the global position of the last event applied. It is
-// stored in projection_checkpoint after the data (see
-// Options.CheckpointEvery), so after a crash it may be a little behind the
-// data: what comes again is skipped.
-func (p *Projection) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return eventstore.Start, errClosed
-	}
-	if p.needRecovery {
-		if err := p.recoverLocked(ctx); err != nil {
-			return eventstore.Start, fmt.Errorf("clickhouse: recover: %w", err)
-		}
-	}
-	return p.checkpoint, nil
-}
-
-// Reset drops every table and view of the projection and creates them
-// again, empty.
-func (p *Projection) Reset(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return errClosed
-	}
-	_ = p.waitFlushLocked(ctx) // whatever it did is dropped
-	p.pending = p.pending[:0]
-	if err := p.dropSchema(ctx); err != nil {
-		p.needRecovery = true
-		return fmt.Errorf("clickhouse: reset: %w", err)
-	}
-	if err := p.ensureSchema(ctx); err != nil {
-		p.needRecovery = true
-		return fmt.Errorf("clickhouse: reset: %w", err)
-	}
-	p.clickMarks.clear()
-	p.links.clear()
-	p.resetPending()
-	p.maxDay = 0
-	p.finalLink.Store(0)
-	p.finalWorkspace.Store(0)
-	p.checkpoint, p.saved = eventstore.Start, eventstore.Start
-	p.nextInsertID = 1
-	p.needRecovery = false
-	return nil
-}
-
-// resetPending drops the pending aggregates, and the record of which
-// breakdown values were written (after a failure it is not known).
-func (p *Projection) resetPending() {
-	p.pmu.Lock()
-	p.pend = newPending()
-	p.flushing = nil
-	p.pmu.Unlock()
-	p.keyer.forget()
-}
-
-// Flush writes the pending aggregates, and stores the checkpoint if it
-// moved since it was last stored. The clicks themselves are in ClickHouse
-// when Apply returns.
-func (p *Projection) Flush(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return errClosed
-	}
-	if err := p.flushOrRecoverLocked(ctx); err != nil {
-		return err
-	}
-	return p.saveCheckpoint(ctx)
-}
-
-func (p *Projection) saveCheckpoint(ctx context.Context) error {
-	if p.saved == p.checkpoint || p.needRecovery {
-		return nil
-	}
-	if err := p.writeCheckpoint(ctx, p.checkpoint); err != nil {
-		return err
-	}
-	p.saved, p.savedAt = p.checkpoint, time.Now()
-	return nil
-}
-
-// Close writes the pending aggregates and stores the checkpoint (if it can
-// within a few seconds; if not, the next Open recovers), and releases the
-// connections. Apply in progress finishes first.
-func (p *Projection) Close() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	p.closed = true
-	p.mu.Unlock()
-	close(p.bgStop)
-	<-p.bgDone
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	var err error
-	if err = p.waitFlushLocked(ctx); err != nil {
-		p.needRecovery = true
-	}
-	if !p.needRecovery {
-		if err = p.flushLocked(ctx); err != nil {
-			p.needRecovery = true
-		}
-	}
-	if err == nil {
-		err = p.saveCheckpoint(ctx)
-	}
-	cancel()
-	return errors.Join(err, p.conn.Close())
-}
-
-var errClosed = errors.New("clickhouse: projection closed")
-
-// genCache is a map bounded to about max entries: two generations, the
-// older dropped whole when the newer fills up.
-type genCache[V any] struct {
-	max      int
-	cur, old map[string]V
-}
-
-func newGenCache[V any](max int) *genCache[V] {
-	if max < 2 {
-		max = 2
-	}
-	return &genCache[V]{max: max, cur: map[string]V{}, old: map[string]V{}}
-}
-
-func (c *genCache[V]) get(k string) (V, bool) {
-	if v, ok := c.cur[k]; ok {
-		return v, true
-	}
-	if v, ok := c.old[k]; ok {
-		c.put(k, v)
-		return v, true
-	}
-	var zero V
-	return zero, false
-}
-
-func (c *genCache[V]) put(k string, v V) {
-	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.max/2 {
-		c.old = c.cur
-		c.cur = make(map[string]V, c.max/2)
-	}
-	c.cur[k] = v
-}
-
-func (c *genCache[V]) clear() {
-	c.cur = map[string]V{}
-	c.old = map[string]V{}
-}
-
-// valueCache holds entries of breakdown_values for reads: key -> value,
-// bounded like genCache, safe for concurrent use.
-type valueCache struct {
-	mu       sync.Mutex
-	max      int
-	cur, old map[uint64]dictEntry
-}
-
-func newValueCache(max int) *valueCache {
-	return &valueCache{max: max, cur: map[uint64]dictEntry{}, old: map[uint64]dictEntry{}}
-}
-
-func (c *valueCache) putLocked(e dictEntry) {
-	if _, ok := c.cur[e.key]; !ok && len(c.cur) >= c.max/2 {
-		c.old = c.cur
-		c.cur = make(map[uint64]dictEntry, c.max/2)
-	}
-	c.cur[e.key] = e
-}
-
-func (c *valueCache) putAll(entries []dictEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range entries {
-		c.putLocked(e)
-	}
-}
-
-// get returns the entries of keys it holds, and the keys it does not.
-func (c *valueCache) get(keys []uint64, out map[uint64]dictEntry) (missing []uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, k := range keys {
-		if _, ok := out[k]; ok {
-			continue
-		}
-		if e, ok := c.cur[k]; ok {
-			out[k] = e
-			continue
-		}
-		if e, ok := c.old[k]; ok {
-			c.putLocked(e)
-			out[k] = e
-			continue
-		}
-		missing = append(missing, k)
-	}
-	return missing
-}
-
-func (c *valueCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cur, c.old = map[uint64]dictEntry{}, map[uint64]dictEntry{}
-}
+// Close releases the connections.
+func (db *DB) Close() error { return db.conn.Close() }
 
 // allLoopback reports whether every address names this host (localhost or
 // a loopback IP).

@@ -1,7 +1,7 @@
 // Package radartest is the contract of the Radar reports (overview,
 // breakdowns, custom events): the same cases run against the embedded
 // Radar projection (projections/radar) and ClickHouse
-// (projections/clickhouse), so that both answer alike. People and visitor
+// (projections/clickhouse/radar), so that both answer alike. People and visitor
 // details are always read from the embedded projection and are tested
 // there.
 package radartest

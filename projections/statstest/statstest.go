@@ -1,7 +1,7 @@
 // Package statstest is the contract suite of the statistics read model: the
 // daily link and workspace records (queries.DailyStats, spec 2.7) that the
 // embedded analytics projection (projections/analytics) and the ClickHouse
-// projection (projections/clickhouse) both serve. Every store's tests run
+// projection (projections/clickhouse/stats) both serve. Every store's tests run
 // it with a factory that opens an empty store:
 //
 //	func TestStatsContract(t *testing.T) {

@@ -35,7 +35,7 @@ import (
 	"github.com/linkd/linkd/internal/password"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/clickhouse"
+	chradar "github.com/linkd/linkd/projections/clickhouse/radar"
 	"github.com/linkd/linkd/projections/clickindex"
 	"github.com/linkd/linkd/projections/core"
 	radarstore "github.com/linkd/linkd/projections/radar"
@@ -60,7 +60,7 @@ type App struct {
 	hooks   *webhooks.Store
 	deliver *webhooks.Deliverer
 	// chRadar is Radar in ClickHouse, when the statistics are there.
-	chRadar *clickhouse.RadarProjection
+	chRadar *chradar.Projection
 	limit   *clicklimit.Limiter
 	// limits are the request rate limits and password throttles.
 	limits limits

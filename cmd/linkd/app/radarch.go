@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/projections/clickhouse"
+	chradar "github.com/linkd/linkd/projections/clickhouse/radar"
+	chstats "github.com/linkd/linkd/projections/clickhouse/stats"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
 )
@@ -15,12 +16,12 @@ import (
 // openClickHouseRadar opens the Radar projector of ClickHouse on the
 // connection of the statistics projection, when that is ClickHouse (nil
 // otherwise).
-func openClickHouseRadar(ctx context.Context, stats statsProjection) (*clickhouse.RadarProjection, error) {
-	p, ok := stats.(*clickhouse.Projection)
+func openClickHouseRadar(ctx context.Context, stats statsProjection) (*chradar.Projection, error) {
+	p, ok := stats.(*chstats.Projection)
 	if !ok {
 		return nil, nil
 	}
-	return clickhouse.NewRadar(ctx, p)
+	return chradar.New(ctx, p.DB())
 }
 
 // radarReports serves the Radar reports: overview, breakdowns and custom
@@ -29,7 +30,7 @@ func openClickHouseRadar(ctx context.Context, stats statsProjection) (*clickhous
 // before the request; people and details from the embedded Radar
 // projection, always fresh (docs/decisions.md).
 type radarReports struct {
-	ch     *clickhouse.RadarProjection
+	ch     *chradar.Projection
 	people *radarstore.Store
 	head   eventstore.HeadReader
 	marks  []*eventstore.Watermark

@@ -16,7 +16,7 @@ import (
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/analytics"
-	"github.com/linkd/linkd/projections/clickhouse"
+	chstats "github.com/linkd/linkd/projections/clickhouse/stats"
 	"github.com/linkd/linkd/projections/clickindex"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/queries"
@@ -79,11 +79,11 @@ func (d dnsChecker) Check(ctx context.Context, name, expected string) customdoma
 // memory, and a killed one leaves nothing behind but what recovery of a
 // cut Apply covers.
 func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
-	o := clickhouse.Options{Logger: log}
+	o := chstats.Options{Logger: log}
 	if cfg.KafkaBrokers != "" {
 		o.FlushInterval = -1
 	}
-	return clickhouse.Open(ctx, cfg.ClickHouseDSN, o)
+	return chstats.Open(ctx, cfg.ClickHouseDSN, o)
 }
 
 // openClickIndex opens the click-id index that conversions are attributed

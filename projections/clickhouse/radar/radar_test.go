@@ -1,4 +1,4 @@
-package clickhouse
+package radar
 
 import (
 	"context"
@@ -15,31 +15,6 @@ import (
 	"github.com/linkd/linkd/projections/radartest"
 	"github.com/linkd/linkd/queries"
 )
-
-// radarPair is the Radar projector with the statistics projection that
-// writes the sales it joins (as linkd runs them).
-type radarPair struct {
-	*RadarProjection
-	stats *Projection
-}
-
-func (p radarPair) Apply(ctx context.Context, events []projections.Event) error {
-	if err := p.stats.Apply(ctx, events); err != nil {
-		return err
-	}
-	return p.RadarProjection.Apply(ctx, events)
-}
-
-func openRadarTest(t testing.TB, dsn string) radarPair {
-	t.Helper()
-	ctx := testCtx(t, 2*time.Minute)
-	stats := openTest(t, ctx, dsn)
-	r, err := NewRadar(ctx, stats)
-	if err != nil {
-		t.Fatalf("NewRadar: %v", err)
-	}
-	return radarPair{RadarProjection: r, stats: stats}
-}
 
 // The Radar reports' contract, shared with the embedded projection.
 func TestRadarContract(t *testing.T) {
@@ -59,12 +34,12 @@ func TestRadarRestartRedelivery(t *testing.T) {
 		}
 	}
 	for _, from := range []int{len(events) / 3, len(events) / 2} {
-		ctx := testCtx(t, time.Minute)
-		again, err := NewRadar(ctx, first.stats)
+		ctx := chtest.Context(t, time.Minute)
+		again, err := New(ctx, first.stats.DB())
 		if err != nil {
 			t.Fatal(err)
 		}
-		pair := radarPair{RadarProjection: again, stats: first.stats}
+		pair := radarPair{Projection: again, stats: first.stats}
 		cp, err := pair.Checkpoint(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -86,8 +61,8 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	}
 	// One row of each visit's latest state is left uncancelled.
 	var live, rows uint64
-	ctx := testCtx(t, time.Minute)
-	if err := first.p.conn.QueryRow(ctx, "SELECT toUInt64(sum(sign)), count() FROM "+first.p.tbl(tRadarSessions)+" WHERE project_id = 'p1'").Scan(&live, &rows); err != nil {
+	ctx := chtest.Context(t, time.Minute)
+	if err := first.conn.QueryRow(ctx, "SELECT toUInt64(sum(sign)), count() FROM "+first.db.Table(tRadarSessions)+" WHERE project_id = 'p1'").Scan(&live, &rows); err != nil {
 		t.Fatal(err)
 	}
 	if live != 6 {
@@ -95,7 +70,7 @@ func TestRadarRestartRedelivery(t *testing.T) {
 	}
 	// radar_daily_sources saw each row of radar_sessions once.
 	var visits int64
-	if err := first.p.conn.QueryRow(ctx, "SELECT sum(visits) FROM "+first.p.tbl(tRadarSources)+" WHERE project_id = 'p1'").Scan(&visits); err != nil {
+	if err := first.conn.QueryRow(ctx, "SELECT sum(visits) FROM "+first.db.Table(tRadarSources)+" WHERE project_id = 'p1'").Scan(&visits); err != nil {
 		t.Fatal(err)
 	}
 	if visits != 6 {
@@ -136,26 +111,26 @@ func TestRadarForgottenVisitorContinuesItsVisit(t *testing.T) {
 // radar_daily and radar_clicks (a crash between the two: here the views are
 // dropped for the batch) is rebuilt when the projector starts again.
 func TestRadarDailyRecovery(t *testing.T) {
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	first := openRadarTest(t, chtest.DSN(t))
 	events := radartest.Fixture(t)
 	half := 4 // c's hits (its click has sales) come next
 	if err := first.Apply(ctx, projections.Envelopes(events[:half])); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range radarViews {
-		if err := first.p.conn.Exec(ctx, "DROP TABLE "+first.p.tbl(v.name)); err != nil {
+	for _, v := range views {
+		if err := first.conn.Exec(ctx, "DROP TABLE "+first.db.Table(v.Name)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := first.Apply(ctx, projections.Envelopes(events[half:half+6])); err != nil {
 		t.Fatal(err)
 	}
-	again, err := NewRadar(ctx, first.stats) // a restart: the view is created again, radar_daily rebuilt
+	again, err := New(ctx, first.stats.DB()) // a restart: the view is created again, radar_daily rebuilt
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair := radarPair{RadarProjection: again, stats: first.stats}
+	pair := radarPair{Projection: again, stats: first.stats}
 	if err := pair.Apply(ctx, projections.Envelopes(events[half:])); err != nil {
 		t.Fatal(err)
 	}
@@ -169,25 +144,25 @@ func TestRadarDailyRecovery(t *testing.T) {
 // radar_daily_sources (and radar_sessions' entry_source and insert_id) gets
 // them filled from every row when the projector starts on it.
 func TestRadarNewTablesFilledAtStart(t *testing.T) {
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	first := openRadarTest(t, chtest.DSN(t))
 	if err := first.Apply(ctx, projections.Envelopes(radartest.Fixture(t))); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		"DROP TABLE " + first.p.tbl(tRadarHLLView), "DROP TABLE " + first.p.tbl(tRadarWeeklyView), "DROP TABLE " + first.p.tbl(tRadarSourceView),
-		"DROP TABLE " + first.p.tbl(tRadarHLL), "DROP TABLE " + first.p.tbl(tRadarWeekly), "DROP TABLE " + first.p.tbl(tRadarSources),
-		"ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN entry_source", "ALTER TABLE " + first.p.tbl(tRadarSessions) + " DROP COLUMN insert_id",
+		"DROP TABLE " + first.db.Table(tRadarHLLView), "DROP TABLE " + first.db.Table(tRadarWeeklyView), "DROP TABLE " + first.db.Table(tRadarSourceView),
+		"DROP TABLE " + first.db.Table(tRadarHLL), "DROP TABLE " + first.db.Table(tRadarWeekly), "DROP TABLE " + first.db.Table(tRadarSources),
+		"ALTER TABLE " + first.db.Table(tRadarSessions) + " DROP COLUMN entry_source", "ALTER TABLE " + first.db.Table(tRadarSessions) + " DROP COLUMN insert_id",
 	} {
-		if err := first.p.conn.Exec(ctx, q); err != nil {
+		if err := first.conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	again, err := NewRadar(ctx, first.stats)
+	again, err := New(ctx, first.stats.DB())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair := radarPair{RadarProjection: again, stats: first.stats}
+	pair := radarPair{Projection: again, stats: first.stats}
 	if _, err := pair.Checkpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -211,22 +186,22 @@ func TestRadarUniqueVisitorsOfDays(t *testing.T) {
 		{"large", radarExactLimit + 10000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := chtest.Context(t, 2*time.Minute)
 			pair := openRadarTest(t, chtest.DSN(t))
-			r := pair.RadarProjection
+			r := pair.Projection
 			// Visitor v: a page view of /p<v % 2> from source s<v % 2>
 			// on 2026-03-14, one visit each, through the views as the
 			// projector writes them (insert_id 1 and 2).
 			for _, q := range []string{
-				"INSERT INTO " + r.p.tbl(tRadarEvents) + " (project_id, visitor_id, session_id, timestamp, date, kind, hostname, pathname, source, insert_id) " +
+				"INSERT INTO " + r.db.Table(tRadarEvents) + " (project_id, visitor_id, session_id, timestamp, date, kind, hostname, pathname, source, insert_id) " +
 					"SELECT 'p1', toString(number), toString(number), toDateTime('2026-03-14 10:00:00') + number % 3600, toDate('2026-03-14'), 'pageview', 'a.example', " +
 					"concat('/p', toString(number % 2)), concat('s', toString(number % 2)), 1 FROM numbers(" + strconv.Itoa(tc.visitors) + ")",
-				"INSERT INTO " + r.p.tbl(tRadarSessions) + " (project_id, visitor_id, session_id, sign, version, started_at, ended_at, pageviews, is_bounce, " +
+				"INSERT INTO " + r.db.Table(tRadarSessions) + " (project_id, visitor_id, session_id, sign, version, started_at, ended_at, pageviews, is_bounce, " +
 					"source, entry_source, insert_id) SELECT 'p1', toString(number), toString(number), 1, 0, toDateTime('2026-03-14 10:00:00') + number % 3600, " +
 					"toDateTime('2026-03-14 10:00:00') + number % 3600, 1, 1, concat('s', toString(number % 2)), concat('s', toString(number % 2)), 2 FROM numbers(" +
 					strconv.Itoa(tc.visitors) + ")",
 			} {
-				if err := r.p.conn.Exec(ctx, q); err != nil {
+				if err := r.conn.Exec(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}

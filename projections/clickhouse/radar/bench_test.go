@@ -1,4 +1,4 @@
-package clickhouse
+package radar
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/internal/testsupport/cpu"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkRadarReports(b *testing.B) {
 		b.Skip("set LINKD_BENCH_RADAR_EVENTS (e.g. 10000000) to generate a Radar dataset and time the reports")
 	}
 	visitors := max(n/10, 1)
-	ctx := testCtx(b, time.Hour)
+	ctx := chtest.Context(b, time.Hour)
 	dsn := ""
 	if db := os.Getenv("LINKD_BENCH_RADAR_DB"); db != "" {
 		u, err := url.Parse(os.Getenv(chtest.EnvDSN))
@@ -54,18 +55,18 @@ func BenchmarkRadarReports(b *testing.B) {
 		dsn = chtest.DSN(b)
 	}
 	pair := openRadarTest(b, dsn)
-	r := pair.RadarProjection
+	r := pair.Projection
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t0 := time.Now()
 	var have uint64
-	if err := r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&have); err != nil {
+	if err := r.conn.QueryRow(ctx, "SELECT count() FROM "+r.db.Table(tRadarEvents)).Scan(&have); err != nil {
 		b.Fatal(err)
 	}
 	sql := func(q string) {
 		b.Helper()
-		q = strings.NewReplacer("{N}", strconv.Itoa(n), "{V}", strconv.Itoa(visitors), "{events}", r.p.tbl(tRadarEvents),
-			"{sessions}", r.p.tbl(tRadarSessions), "{sales}", r.p.tbl(tSales), "{daily}", r.p.tbl(tRadarDaily)).Replace(q)
-		if err := r.p.conn.Exec(ctx, q); err != nil {
+		q = strings.NewReplacer("{N}", strconv.Itoa(n), "{V}", strconv.Itoa(visitors), "{events}", r.db.Table(tRadarEvents),
+			"{sessions}", r.db.Table(tRadarSessions), "{sales}", r.db.Table(tSales), "{daily}", r.db.Table(tRadarDaily)).Replace(q)
+		if err := r.conn.Exec(ctx, q); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -82,27 +83,27 @@ func BenchmarkRadarReports(b *testing.B) {
 	if os.Getenv("LINKD_BENCH_RADAR_UNMERGED") == "" {
 		// Data of past days is merged by ClickHouse in the background;
 		// freshly generated data is not yet: merge it, as it would be.
-		for _, t := range radarTables() {
+		for _, t := range tables {
 			var parts uint64
-			if err := r.p.conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE database = ? AND table = ? AND active",
-				r.p.db, t.name).Scan(&parts); err != nil {
+			if err := r.conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE database = ? AND table = ? AND active",
+				r.db.Name(), t).Scan(&parts); err != nil {
 				b.Fatal(err)
 			}
 			var partitions uint64
-			if err := r.p.conn.QueryRow(ctx, "SELECT uniqExact(partition) FROM system.parts WHERE database = ? AND table = ? AND active",
-				r.p.db, t.name).Scan(&partitions); err != nil {
+			if err := r.conn.QueryRow(ctx, "SELECT uniqExact(partition) FROM system.parts WHERE database = ? AND table = ? AND active",
+				r.db.Name(), t).Scan(&partitions); err != nil {
 				b.Fatal(err)
 			}
 			if parts > partitions {
-				sql("OPTIMIZE TABLE " + r.p.tbl(t.name) + " FINAL")
+				sql("OPTIMIZE TABLE " + r.db.Table(t) + " FINAL")
 			}
 		}
 	}
 	var rows, sessions uint64
-	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarEvents)).Scan(&rows)
-	_ = r.p.conn.QueryRow(ctx, "SELECT count() FROM "+r.p.tbl(tRadarSessions)).Scan(&sessions)
-	b.Logf("%d events, %d session rows, %d visitors ready in %v (load average %s)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), loadavg())
-	benchRadarReports(ctx, b, r, start, serverPID(dsn))
+	_ = r.conn.QueryRow(ctx, "SELECT count() FROM "+r.db.Table(tRadarEvents)).Scan(&rows)
+	_ = r.conn.QueryRow(ctx, "SELECT count() FROM "+r.db.Table(tRadarSessions)).Scan(&sessions)
+	b.Logf("%d events, %d session rows, %d visitors ready in %v (load average %.2f)", rows, sessions, visitors, time.Since(t0).Round(time.Millisecond), cpu.LoadAverage())
+	benchRadarReports(ctx, b, r, start, chtest.ServerPID(dsn))
 }
 
 // generateRadar writes the dataset of BenchmarkRadarReports with sql.
@@ -151,7 +152,7 @@ func generateRadar(b *testing.B, sql func(string)) {
 // benchRadarReports times the reports of the 30-day and a 7-day range.
 // The machine is shared: besides latencies, the CPU time a report costs
 // the server (pid) and this process, which the load changes much less.
-func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, start time.Time, pid int) {
+func benchRadarReports(ctx context.Context, b *testing.B, r *Projection, start time.Time, pid int) {
 	month := queries.RadarRange{ProjectID: "p-bench", Start: start, End: start.AddDate(0, 0, 30).Add(-time.Second)}
 	week := queries.RadarRange{ProjectID: "p-bench", Start: start.AddDate(0, 0, 10), End: start.AddDate(0, 0, 17).Add(-time.Second)}
 	o, err := r.RadarOverview(ctx, month)
@@ -170,7 +171,7 @@ func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, st
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var lat []time.Duration
-			self, srv := selfCPU(), procCPU(pid)
+			self, srv := cpu.Process(), chtest.ServerCPU(pid)
 			for range b.N {
 				t := time.Now()
 				if err := bc.run(ctx); err != nil {
@@ -178,14 +179,12 @@ func benchRadarReports(ctx context.Context, b *testing.B, r *RadarProjection, st
 				}
 				lat = append(lat, time.Since(t))
 			}
-			reportPercentiles(b, lat)
-			b.ReportMetric(float64((selfCPU()-self).Microseconds())/1000/float64(b.N), "client-cpu-ms/op")
+			cpu.ReportPercentiles(b, lat)
+			b.ReportMetric(float64((cpu.Process()-self).Microseconds())/1000/float64(b.N), "client-cpu-ms/op")
 			if pid > 0 {
-				b.ReportMetric(float64((procCPU(pid)-srv).Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
+				b.ReportMetric(float64((chtest.ServerCPU(pid)-srv).Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
 			}
-			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
-				b.ReportMetric(v, "loadavg")
-			}
+			b.ReportMetric(cpu.LoadAverage(), "loadavg")
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"fmt"
@@ -26,9 +26,9 @@ func (p *Projection) crash() {
 // Flush), and the read model always shows them.
 func TestAggregatesAreFlushedLater(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	dsn := chtest.DSN(t)
-	p, err := Open(ctx, dsn, Options{FlushInterval: time.Hour})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 	checkAll(t, ctx, r, l.events, start, start)
 
 	// Without reads, the background flush writes them within FlushInterval.
-	q, err := Open(ctx, dsn, Options{FlushInterval: 50 * time.Millisecond})
+	q, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +86,14 @@ func TestAggregatesAreFlushedLater(t *testing.T) {
 // clicks and counts the redelivered events once.
 func TestCrashWithPendingAggregates(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	l := newEventLog()
 	start := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
 	genClicks(l, 900, 13, start, 4) // across a month end
 	ev := l.events
 
-	p, err := Open(ctx, dsn, Options{FlushInterval: time.Hour})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +130,9 @@ func TestCrashWithPendingAggregates(t *testing.T) {
 // exact throughout.
 func TestPastDaysAreFinal(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
-	p, err := Open(ctx, dsn, Options{FlushInterval: -1})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 
 	// A crash while late clicks were pending: recovery makes their
 	// records invalid before it rebuilds the daily tables.
-	q, err := Open(ctx, dsn, Options{FlushInterval: time.Hour})
+	q, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestPastDaysAreFinal(t *testing.T) {
 // in long form, no uniques tables): the new tables are filled from clicks.
 func TestUpgradeFromVersion1(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	l := newEventLog()
@@ -245,14 +245,14 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		"DROP TABLE " + p.tbl(tLinkBreakdown), "DROP TABLE " + p.tbl(tWorkspaceBreakdown),
 		"DROP TABLE " + p.tbl(tLinkBreakdown+inputSuffix), "DROP TABLE " + p.tbl(tWorkspaceBreakdown+inputSuffix),
 		"DROP TABLE " + p.tbl(tValues), "DROP TABLE " + p.tbl(tLinkFinal), "DROP TABLE " + p.tbl(tWorkspaceFinal),
-		"CREATE TABLE " + p.tbl("link_clicks_daily_breakdown") + " (link_id String, date Date, dimension " + dimensionType +
+		"CREATE TABLE " + p.tbl("link_clicks_daily_breakdown") + " (link_id String, date Date, dimension " + dimensionEnum() +
 			", value String, clicks UInt64, max_insert_id AggregateFunction(max, UInt64)) ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (link_id, date, dimension, value)",
-		"CREATE TABLE " + p.tbl("link_clicks_daily_breakdown_input") + " (link_id String, date Date, dimension " + dimensionType +
+		"CREATE TABLE " + p.tbl("link_clicks_daily_breakdown_input") + " (link_id String, date Date, dimension " + dimensionEnum() +
 			", value String, clicks UInt64, insert_id UInt64) ENGINE = Null",
 		"CREATE MATERIALIZED VIEW " + p.tbl("link_clicks_daily_breakdown_mv") + " TO " + p.tbl("link_clicks_daily_breakdown") +
 			" AS SELECT link_id, date, dimension, value, clicks, arrayReduce('maxState', [insert_id]) AS max_insert_id FROM " +
 			p.tbl("link_clicks_daily_breakdown_input"),
-		"TRUNCATE TABLE " + p.tbl(tMigrations),
+		"TRUNCATE TABLE " + p.tbl("schema_migrations"),
 	} {
 		if err := p.conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -316,8 +316,8 @@ func TestLateClicksWhileAFlushIsInFlight(t *testing.T) {
 	}{{"days made final after the late clicks came", false}, {"days made final before the late clicks came", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 2*time.Minute)
-			p, err := Open(ctx, chtest.DSN(t), Options{FlushInterval: time.Hour})
+			ctx := chtest.Context(t, 2*time.Minute)
+			p, err := Open(ctx, chtest.DSN(t), Options{Dial: chtest.Open, FlushInterval: time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/go-faster/city"
 
 	"github.com/linkd/linkd/domain/click"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -329,11 +330,10 @@ type breakdownRows struct {
 
 const breakdownInsertColumns = "date, keys, counts, insert_id" // after the key
 
-// columns are the values of the columns; the arrays go row by row (see
-// insertColumns): clickhouse-go takes a []uint64 row without reflection,
-// but a [][]uint64 column through reflection, element by element.
+// columns are the values of the columns; the arrays go row by row
+// (ch.RowByRow).
 func (r *breakdownRows) columns() []any {
-	return []any{r.key, r.day, rowByRow(r.keys), rowByRow(r.counts), r.insertID}
+	return []any{r.key, r.day, ch.RowByRow(r.keys), ch.RowByRow(r.counts), r.insertID}
 }
 
 func rowsOf(ky *keyer, m map[cellKey]*counts, order []cellKey, insertID uint64) *breakdownRows {

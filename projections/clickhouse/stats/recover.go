@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/click"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 )
 
 // recoverLocked brings every target table level with clicks after a crash
@@ -49,9 +50,9 @@ func (p *Projection) recoverLocked(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		haves := make([]uint64, len(views()))
+		haves := make([]uint64, len(views))
 		least := last
-		for i, v := range views() {
+		for i, v := range views {
 			if haves[i], err = p.lastUnitOf(ctx, v, recent); err != nil {
 				return err
 			}
@@ -64,7 +65,7 @@ func (p *Projection) recoverLocked(ctx context.Context) error {
 				return err
 			}
 		}
-		for i, v := range views() {
+		for i, v := range views {
 			if haves[i] < last {
 				if err := p.repair(ctx, v, haves[i]); err != nil {
 					return err
@@ -133,8 +134,8 @@ func targetKey(target string) string {
 
 // lastUnitOf returns the last insert_id of clicks that the target of v holds
 // (0: none).
-func (p *Projection) lastUnitOf(ctx context.Context, v view, recent []unitKey) (uint64, error) {
-	key := targetKey(v.target)
+func (p *Projection) lastUnitOf(ctx context.Context, v ch.View, recent []unitKey) (uint64, error) {
+	key := targetKey(v.Target)
 	keyOf := func(u unitKey) string {
 		if key == "workspace_id" {
 			return u.workspaceID
@@ -150,8 +151,8 @@ func (p *Projection) lastUnitOf(ctx context.Context, v view, recent []unitKey) (
 		}
 	}
 	have := map[string]uint64{}
-	err := p.forChunks(ctx, anyStrings(args), func(ctx context.Context, in string, args []any) error {
-		rows, err := p.conn.Query(ctx, "SELECT "+key+", maxMerge(max_insert_id) FROM "+p.tbl(v.target)+
+	err := p.db.ForChunks(ctx, anyStrings(args), func(ctx context.Context, in string, args []any) error {
+		rows, err := p.conn.Query(ctx, "SELECT "+key+", maxMerge(max_insert_id) FROM "+p.tbl(v.Target)+
 			" WHERE "+key+" IN ("+in+") GROUP BY "+key, args...)
 		if err != nil {
 			return err
@@ -170,7 +171,7 @@ func (p *Projection) lastUnitOf(ctx context.Context, v view, recent []unitKey) (
 		return rows.Err()
 	})
 	if err != nil {
-		return 0, fmt.Errorf("max insert_id of %s: %w", v.target, err)
+		return 0, fmt.Errorf("max insert_id of %s: %w", v.Target, err)
 	}
 	// The target holds a prefix of the units: the first one (from the
 	// last) that it holds is its last.
@@ -180,8 +181,8 @@ func (p *Projection) lastUnitOf(ctx context.Context, v view, recent []unitKey) (
 		}
 	}
 	var m uint64
-	if err := p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+p.tbl(v.target)).Scan(&m); err != nil {
-		return 0, fmt.Errorf("max insert_id of %s: %w", v.target, err)
+	if err := p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id) FROM "+p.tbl(v.Target)).Scan(&m); err != nil {
+		return 0, fmt.Errorf("max insert_id of %s: %w", v.Target, err)
 	}
 	return m, nil
 }
@@ -234,11 +235,11 @@ const repairRows = 200_000
 // repair rebuilds, from clicks, the contribution of every insert_id after
 // have to the target of view v: in runs of consecutive units of one month,
 // each one INSERT.
-func (p *Projection) repair(ctx context.Context, v view, have uint64) error {
+func (p *Projection) repair(ctx context.Context, v ch.View, have uint64) error {
 	rows, err := p.conn.Query(ctx, "SELECT insert_id, toYYYYMM(any(date)), count() FROM "+p.tbl(tClicks)+
 		" WHERE insert_id > ? GROUP BY insert_id ORDER BY insert_id", have)
 	if err != nil {
-		return fmt.Errorf("repair %s: %w", v.target, err)
+		return fmt.Errorf("repair %s: %w", v.Target, err)
 	}
 	type run struct {
 		from, to uint64
@@ -253,7 +254,7 @@ func (p *Projection) repair(ctx context.Context, v view, have uint64) error {
 		)
 		if err := rows.Scan(&id, &month, &n); err != nil {
 			rows.Close()
-			return fmt.Errorf("repair %s: %w", v.target, err)
+			return fmt.Errorf("repair %s: %w", v.Target, err)
 		}
 		if k := len(runs) - 1; k >= 0 && runs[k].month == month && runs[k].rows+n <= repairRows {
 			runs[k].to, runs[k].rows = id, runs[k].rows+n
@@ -263,31 +264,29 @@ func (p *Projection) repair(ctx context.Context, v view, have uint64) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("repair %s: %w", v.target, err)
+		return fmt.Errorf("repair %s: %w", v.Target, err)
 	}
 	for _, r := range runs {
-		p.log.Warn("clickhouse projection: rebuilding aggregates of clicks", "table", v.target,
+		p.log.Warn("clickhouse projection: rebuilding aggregates of clicks", "table", v.Target,
 			"insert_ids", strconv.FormatUint(r.from, 10)+"-"+strconv.FormatUint(r.to, 10), "clicks", r.rows)
 		if err := p.repairRun(ctx, v, r.from, r.to); err != nil {
-			return fmt.Errorf("repair %s, insert_ids %d to %d: %w", v.target, r.from, r.to, err)
+			return fmt.Errorf("repair %s, insert_ids %d to %d: %w", v.Target, r.from, r.to, err)
 		}
 	}
 	return nil
 }
 
-func (p *Projection) repairRun(ctx context.Context, v view, from, to uint64) error {
-	where := fmt.Sprintf(" WHERE insert_id >= %d AND insert_id <= %d", from, to)
-	if v.source == tDailyInput {
+func (p *Projection) repairRun(ctx context.Context, v ch.View, from, to uint64) error {
+	where := fmt.Sprintf("insert_id >= %d AND insert_id <= %d", from, to)
+	if v.Source == tDailyInput {
 		// The view's own SELECT, over those rows of clicks.
-		src := "(SELECT * FROM " + p.tbl(tClicks) + where + ")"
-		q := "INSERT INTO " + p.tbl(v.target) + " (" + tableByName(v.target).columnList() + ") " + v.query(src)
-		qctx := withQueryID(ctx, p.queryID(v.target+"-repair", to))
-		return p.conn.Exec(qctx, q)
+		qctx := withQueryID(ctx, p.queryID(v.Target+"-repair", to))
+		return p.conn.Exec(qctx, p.db.Refill(v, tClicks, where))
 	}
 	// Breakdowns are counted in Go: read the clicks back and count again,
 	// for this target only.
 	rs, err := p.conn.Query(ctx, "SELECT link_id, workspace_id, date, os, os_version, city, language, browser, "+
-		"country, continent, device_type, from_app, app, referrer FROM "+p.tbl(tClicks)+where)
+		"country, continent, device_type, from_app, app, referrer FROM "+p.tbl(tClicks)+" WHERE "+where)
 	if err != nil {
 		return err
 	}
@@ -317,8 +316,8 @@ func (p *Projection) repairRun(ctx context.Context, v view, from, to uint64) err
 	}
 	p.values.putAll(entries)
 	rows := rowsOf(p.keyer, bd.workspace, bd.wsOrder, to)
-	if v.target == tLinkBreakdown {
+	if v.Target == tLinkBreakdown {
 		rows = rowsOf(p.keyer, bd.link, bd.linkOrder, to)
 	}
-	return p.insertBreakdown(ctx, v.target, rows, p.queryID(v.source+"-repair", to))
+	return p.insertBreakdown(ctx, v.Target, rows, p.queryID(v.Source+"-repair", to))
 }

@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -88,17 +88,7 @@ func checkAll(t *testing.T, ctx context.Context, p statstest.Reader, events []ev
 // as an analyst's would be.
 func rawConn(t testing.TB, p *Projection, dsn string) driver.Conn {
 	t.Helper()
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Auth.Database = p.Database()
-	conn, err := chtest.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return chtest.Conn(t, dsn, p.Database())
 }
 
 func count(t testing.TB, ctx context.Context, conn driver.Conn, q string, args ...any) uint64 {
@@ -150,79 +140,9 @@ func TestSplitUnits(t *testing.T) {
 	}
 }
 
-func TestSchemaIsIdempotentAndMigrates(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
-	dsn := chtest.DSN(t)
-
-	// An older clicks table: fewer columns. Open adds the missing ones.
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := opts.Auth.Database
-	opts.Auth.Database = ""
-	conn, err := chtest.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{
-		"CREATE DATABASE IF NOT EXISTS `" + db + "`",
-		"CREATE TABLE `" + db + "`.clicks (click_id String, link_id String, workspace_id String, timestamp DateTime, date Date) " +
-			"ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (workspace_id, link_id, timestamp)",
-	} {
-		if err := conn.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	columns := func() map[string]string {
-		rows, err := conn.Query(ctx, "SELECT table, name, type FROM system.columns WHERE database = ? ORDER BY table, name", db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]string{}
-		for rows.Next() {
-			var tbl, name, typ string
-			if err := rows.Scan(&tbl, &name, &typ); err != nil {
-				t.Fatal(err)
-			}
-			out[tbl+"."+name] = typ
-		}
-		return out
-	}
-	for i := range 2 {
-		p, err := Open(ctx, dsn, Options{})
-		if err != nil {
-			t.Fatalf("Open #%d: %v", i+1, err)
-		}
-		p.Close()
-	}
-	got := columns()
-	for _, tb := range tables() {
-		for _, c := range tb.cols {
-			if got[tb.name+"."+c.name] != c.typ {
-				t.Errorf("%s.%s: type %q, want %q", tb.name, c.name, got[tb.name+"."+c.name], c.typ)
-			}
-		}
-	}
-	if n := count(t, ctx, conn, "SELECT toUInt64(count()) FROM `"+db+"`.schema_migrations"); n != schemaVersion {
-		t.Errorf("schema_migrations has %d rows, want %d", n, schemaVersion)
-	}
-	var views uint64
-	if err := conn.QueryRow(ctx, "SELECT toUInt64(count()) FROM system.tables WHERE database = ? AND engine = 'MaterializedView'", db).Scan(&views); err != nil {
-		t.Fatal(err)
-	}
-	if views != 4 {
-		t.Errorf("%d materialized views, want 4", views)
-	}
-}
-
 func TestClickAppearsInClicksAndDaily(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	conn := rawConn(t, p, dsn)
@@ -321,7 +241,7 @@ func TestClickAppearsInClicksAndDaily(t *testing.T) {
 
 func TestDuplicatesAreNeverCounted(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	conn := rawConn(t, p, dsn)
@@ -385,7 +305,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := chtest.Context(t, 2*time.Minute)
 			dsn := chtest.DSN(t)
 			p := openTest(t, ctx, dsn)
 			l := newEventLog()
@@ -421,7 +341,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 // counted twice.
 func TestFailedApplyRecovers(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	p := openTest(t, ctx, chtest.DSN(t))
 	l := newEventLog()
 	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -443,7 +363,7 @@ func TestFailedApplyRecovers(t *testing.T) {
 
 func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	conn := rawConn(t, p, dsn)
@@ -499,7 +419,7 @@ func TestResetAndReplayGiveTheSameNumbers(t *testing.T) {
 
 func TestLinksDimension(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	conn := rawConn(t, p, dsn)
@@ -558,7 +478,7 @@ func TestLinksDimension(t *testing.T) {
 // gets its views made again (a new version may define them differently).
 func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	// An "older" link_clicks_daily_mv that counts only clicks.
@@ -566,7 +486,7 @@ func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
 		"DROP TABLE " + p.tbl(tLinkDaily+"_mv"),
 		"CREATE MATERIALIZED VIEW " + p.tbl(tLinkDaily+"_mv") + " TO " + p.tbl(tLinkDaily) +
 			" AS SELECT link_id, date, workspace_id, count() AS clicks FROM " + p.tbl(tClicks) + " GROUP BY link_id, date, workspace_id",
-		"TRUNCATE TABLE " + p.tbl(tMigrations),
+		"TRUNCATE TABLE " + p.tbl("schema_migrations"),
 	} {
 		if err := p.conn.Exec(ctx, q); err != nil {
 			t.Fatal(err)
@@ -588,7 +508,7 @@ func TestViewsAreRecreatedOnNewVersion(t *testing.T) {
 func TestKillPending(t *testing.T) {
 	t.Parallel()
 	chtest.SkipOnChDB(t, "chDB runs one query at a time and keeps no query ids")
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	p := openTest(t, ctx, chtest.DSN(t))
 	id := "linkd-test-kill-" + p.run
 	done := make(chan error, 1)
@@ -624,14 +544,14 @@ func TestKillPending(t *testing.T) {
 // time with CheckpointEvery < 0), after Flush, and after Close.
 func TestCheckpointIsStored(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := chtest.Context(t, time.Minute)
 	dsn := chtest.DSN(t)
 	l := newEventLog()
 	genClicks(l, 30, 8, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), 1)
 	ev := l.events
 	stored := func() eventstore.Position {
 		t.Helper()
-		q, err := Open(ctx, dsn, Options{}) // another process, as after a crash
+		q, err := Open(ctx, dsn, Options{Dial: chtest.Open}) // another process, as after a crash
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -643,7 +563,7 @@ func TestCheckpointIsStored(t *testing.T) {
 		return cp
 	}
 
-	every, err := Open(ctx, dsn, Options{CheckpointEvery: -1})
+	every, err := Open(ctx, dsn, Options{Dial: chtest.Open, CheckpointEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -655,7 +575,7 @@ func TestCheckpointIsStored(t *testing.T) {
 	}
 	every.conn.Close()
 
-	lazy, err := Open(ctx, dsn, Options{CheckpointEvery: time.Hour})
+	lazy, err := Open(ctx, dsn, Options{Dial: chtest.Open, CheckpointEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +609,7 @@ func TestCheckpointIsStored(t *testing.T) {
 // the server squashes the blocks of an INSERT before it writes them.
 func TestUnitIsOnePart(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	l := newEventLog()
@@ -700,10 +620,10 @@ func TestUnitIsOnePart(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := rawConn(t, p, dsn)
-	if got := count(t, ctx, conn, "SELECT count() FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.db); got != 1 {
+	if got := count(t, ctx, conn, "SELECT count() FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.Database()); got != 1 {
 		t.Errorf("clicks has %d parts of level 0 after one unit, want 1", got)
 	}
-	if got := count(t, ctx, conn, "SELECT toUInt64(max(rows)) FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.db); got != uint64(n) {
+	if got := count(t, ctx, conn, "SELECT toUInt64(max(rows)) FROM system.parts WHERE database = ? AND table = 'clicks' AND level = 0", p.Database()); got != uint64(n) {
 		t.Errorf("the part of the unit has %d rows, want %d", got, n)
 	}
 	checkAll(t, ctx, p, l.events, start, start.AddDate(0, 0, 2))

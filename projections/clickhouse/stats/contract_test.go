@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"testing"
@@ -11,5 +11,7 @@ import (
 // The statistics contract, on a database of each test's own (on the test
 // server, or on chDB: see TestMain).
 func TestStatsContract(t *testing.T) {
-	statstest.Run(t, func(t *testing.T) statstest.Store { return openTest(t, testCtx(t, 2*time.Minute), chtest.DSN(t)) })
+	statstest.Run(t, func(t *testing.T) statstest.Store {
+		return openTest(t, chtest.Context(t, 2*time.Minute), chtest.DSN(t))
+	})
 }

@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -233,7 +233,7 @@ func (p *Projection) startFlushLocked(ctx context.Context) error {
 			run(p.invalidate(ctx, workspaceScope, q.lateWorkspaces, lateWsID)) &&
 			// One after the other: run at once, they were slower here
 			// (the server's file creations contend in the kernel).
-			run(p.insertColumns(ctx, tDailyInput, dailyInputList,
+			run(p.db.InsertColumns(ctx, tDailyInput, dailyInputColumns,
 				[]any{q.linkID, q.workspaceID, q.date, q.ts, q.qr, q.browser, q.os, q.visitor, q.seq, q.insertID}, dailyID)) &&
 			run(p.insertBreakdown(ctx, tLinkBreakdown, linkRows, linkBdID)) &&
 			run(p.insertBreakdown(ctx, tWorkspaceBreakdown, wsRows, wsBdID))
@@ -350,14 +350,6 @@ func asciiLowerIs(s, lower string) bool {
 	return true
 }
 
-var dailyInputList = func() string {
-	names := make([]string, len(dailyInputColumns))
-	for i, c := range dailyInputColumns {
-		names[i] = c.name
-	}
-	return strings.Join(names, ", ")
-}()
-
 // valueInserts returns the INSERT of entries into breakdown_values (which
 // the caller then adds to the values cache).
 func (p *Projection) valueInserts(entries []dictEntry) func(ctx context.Context, queryID string) error {
@@ -369,7 +361,7 @@ func (p *Projection) valueInserts(entries []dictEntry) func(ctx context.Context,
 		for i, e := range entries {
 			keys[i], dims[i], values[i] = e.key, e.dim+1, e.value
 		}
-		return p.insertColumns(ctx, tValues, "key, dimension, value", []any{keys, dims, values}, queryID)
+		return p.db.InsertColumns(ctx, tValues, "key, dimension, value", []any{keys, dims, values}, queryID)
 	}
 }
 
@@ -382,7 +374,7 @@ func (p *Projection) insertBreakdown(ctx context.Context, target string, b *brea
 	if target == tWorkspaceBreakdown {
 		key = "workspace_id"
 	}
-	return p.insertColumns(ctx, target+inputSuffix, key+", "+breakdownInsertColumns, b.columns(), queryID)
+	return p.db.InsertColumns(ctx, target+inputSuffix, key+", "+breakdownInsertColumns, b.columns(), queryID)
 }
 
 // hasPendingLink and hasPendingWorkspace tell whether a read must flush

@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -56,30 +56,6 @@ import (
 const (
 	finalLag = 2 // days: yesterday's clicks may still come in
 )
-
-// finalTable is a table of final daily records (see above). Its breakdownMap
-// columns are empty since schema version 3 (records made by older versions
-// still have them; queries ignore them).
-func finalTable(name, key string, withWorkspace bool) table {
-	cols := []col{{key, "String"}, {"date", "Date"}}
-	if withWorkspace {
-		cols = append(cols, col{"workspace_id", "String"})
-	}
-	for _, c := range dailyCounters {
-		cols = append(cols, col{c.name, "UInt64"})
-	}
-	cols = append(cols,
-		col{"unique_visitors", "UInt64"}, col{"first_click", "DateTime"}, col{"last_click", "DateTime"},
-		col{"breakdownMap.key", "Array(UInt64)"}, col{"breakdownMap.clicks", "Array(UInt64)"},
-		col{"as_of_insert_id", "UInt64"}, col{"valid", "UInt8"}, col{"version", "UInt64"},
-	)
-	return table{
-		name: name,
-		cols: cols,
-		engine: "ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(date) ORDER BY (" + key + ", date)" +
-			" SETTINGS index_granularity = 32",
-	}
-}
 
 // loadDays reads, at Open, the latest day with clicks and the latest days
 // made final.
@@ -164,14 +140,13 @@ func (p *Projection) finalize(ctx context.Context, s scope, cond string, args ..
 	if s.key == "link_id" {
 		ws, wsCol = linkWorkspace+", ", "workspace_id, "
 	}
-	var counters, sums []string
+	var sums []string
 	for _, c := range dailyCounters {
-		counters = append(counters, c.name)
-		sums = append(sums, "sum("+c.name+")")
+		sums = append(sums, "sum("+c+")")
 	}
-	q := "INSERT INTO " + p.tbl(s.final) + " (" + s.key + ", date, " + wsCol + strings.Join(counters, ", ") +
+	q := "INSERT INTO " + p.tbl(s.final) + " (" + s.key + ", date, " + wsCol + strings.Join(dailyCounters, ", ") +
 		", unique_visitors, first_click, last_click, as_of_insert_id, valid, version) " +
-		"SELECT " + s.key + ", date, " + ws + strings.Join(sums, ", ") + ", " + uniqFunc + "Merge(unique_visitors), " +
+		"SELECT " + s.key + ", date, " + ws + strings.Join(sums, ", ") + ", uniqMerge(unique_visitors), " +
 		"minMerge(first_click), maxMerge(last_click), maxMerge(max_insert_id) AS asof, 1, asof * 2 + 1 FROM " + p.tbl(s.daily) +
 		" WHERE " + cond + " GROUP BY " + s.key + ", date"
 	qctx, cancel := context.WithTimeout(ctx, p.opts.InsertTimeout)
@@ -197,7 +172,7 @@ func (p *Projection) refinalize(ctx context.Context, s scope, cells map[cellKey]
 	for _, d := range days {
 		keys := byDay[d]
 		sort.Strings(keys)
-		err := p.forChunks(ctx, keys, func(ctx context.Context, in string, args []any) error {
+		err := p.db.ForChunks(ctx, keys, func(ctx context.Context, in string, args []any) error {
 			return p.finalize(ctx, s, "date = toDate('"+utcDate(dayTime(d))+"') AND "+s.key+" IN ("+in+")", args...)
 		})
 		if err != nil {
@@ -228,7 +203,7 @@ func (p *Projection) invalidate(ctx context.Context, s scope, cells map[cellKey]
 		valid = append(valid, 0)
 		version = append(version, 2*id)
 	}
-	return p.insertColumns(ctx, s.final, s.key+", date, as_of_insert_id, valid, version",
+	return p.db.InsertColumns(ctx, s.final, s.key+", date, as_of_insert_id, valid, version",
 		[]any{keys, days, asOf, valid, version}, queryID)
 }
 

@@ -1,4 +1,4 @@
-package clickhouse
+package radar
 
 import (
 	"github.com/linkd/linkd/projections"
@@ -20,7 +20,7 @@ var radarDocBlock = regexp.MustCompile("(?s)```sql\n-- radar test: ([a-z_]+)\n(.
 // projectors (twice: delivery is at least once), and checks their rows,
 // worked out by hand from the fixture.
 func TestRadarDocumentedQueries(t *testing.T) {
-	data, err := os.ReadFile("../../docs/analytics.md")
+	data, err := os.ReadFile("../../../docs/analytics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRadarDocumentedQueries(t *testing.T) {
 		// click has none, and no visitor has clk-9.
 		"radar_revenue_by_source": {{"Direct / None", "eur", "2", "3550"}, {"Direct / None", "usd", "1", "10000"}, {"short.example/abc", "usd", "1", "4999"}},
 	}
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	pair := openRadarTest(t, dsn)
 	events := radartest.Fixture(t)
@@ -50,7 +50,7 @@ func TestRadarDocumentedQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn := rawConn(t, pair.stats, dsn)
+	conn := chtest.Conn(t, dsn, pair.stats.Database())
 	seen := map[string]bool{}
 	for _, m := range radarDocBlock.FindAllStringSubmatch(string(data), -1) {
 		name, q := m[1], strings.TrimSpace(m[2])
@@ -60,7 +60,7 @@ func TestRadarDocumentedQueries(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expected result for documented query %q: add one to this test", name)
 			}
-			if got := queryStrings(t, ctx, conn, q); !reflect.DeepEqual(got, exp) {
+			if got := chtest.QueryStrings(t, ctx, conn, q); !reflect.DeepEqual(got, exp) {
 				t.Errorf("%s\n got %v\nwant %v", q, got, exp)
 			}
 		})

@@ -1,4 +1,4 @@
-package clickhouse
+package radar
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func (s radarSaleSums) totals(currency string) queries.RadarSaleTotals {
 // radarSales sums the sales of the range on the server: the 25,000 sales
 // of a month of the benchmark's million visitors took 20 ms more to send
 // and scan one by one than to sum.
-func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) (radarSaleSums, error) {
+func (r *Projection) radarSales(ctx context.Context, rr queries.RadarRange, withCountry bool) (radarSaleSums, error) {
 	out := radarSaleSums{count: map[string]int{}, amount: map[string]map[string]int64{}}
 	var where string
 	var args []any
@@ -145,12 +145,12 @@ func (r *RadarProjection) radarSales(ctx context.Context, rr queries.RadarRange,
 	q := "SELECT cur, country, total, count(), sum(amt), uniqExact(visitor) FROM " +
 		"(SELECT conversion_id, any(amount) AS amt, any(currency) AS currency, min(visitor_id) AS visitor, " +
 		"argMin(visitor_country, visitor_id) AS country FROM " +
-		"(SELECT conversion_id, click_id AS click, amount, currency FROM " + r.p.tbl(tSales) + " FINAL WHERE click_id != ''" + where + ") AS s " +
+		"(SELECT conversion_id, click_id AS click, amount, currency FROM " + r.db.Table(tSales) + " FINAL WHERE click_id != ''" + where + ") AS s " +
 		"ALL INNER JOIN (SELECT visitor_id, finalizeAggregation(first_click) AS click, " + country + " AS visitor_country FROM " +
-		r.p.tbl(tRadarClicks) + " FINAL WHERE project_id = ?) AS v USING click GROUP BY conversion_id) " +
+		r.db.Table(tRadarClicks) + " FINAL WHERE project_id = ?) AS v USING click GROUP BY conversion_id) " +
 		"ARRAY JOIN [currency, ''] AS cur, [0, 1] AS total GROUP BY cur, country, total"
 	args = append(args, rr.ProjectID)
-	rows, err := r.p.conn.Query(ctx, q, args...)
+	rows, err := r.conn.Query(ctx, q, args...)
 	if err != nil {
 		return out, fmt.Errorf("radar sales: %w", err)
 	}
@@ -207,15 +207,15 @@ type radarSpan struct {
 // radar_weekly_hll for the whole weeks of s and of radar_daily_hll for its
 // other days (a 30-day range: 3 weeks and 9 days, 12 states per value
 // instead of 30).
-func (s radarSpan) visitors(r *RadarProjection, project, where string, whereArgs ...any) (string, []any, string) {
+func (s radarSpan) visitors(r *Projection, project, where string, whereArgs ...any) (string, []any, string) {
 	part := func(table, column, from, to, extra string, extraArgs ...any) (string, []any) {
 		args := append(append([]any{project, from, to}, extraArgs...), whereArgs...)
-		return "SELECT dimension, value, visitors FROM " + r.p.tbl(table) + " WHERE project_id = ? AND " + column + " >= toDate(?) AND " +
+		return "SELECT dimension, value, visitors FROM " + r.db.Table(table) + " WHERE project_id = ? AND " + column + " >= toDate(?) AND " +
 			column + " <= toDate(?)" + extra + " AND " + where, args
 	}
 	if s.exact {
 		q, args := part(tRadarDaily, "date", s.from, s.to, "")
-		return "(" + q + ")", args, uniqFunc + "Merge(visitors)"
+		return "(" + q + ")", args, "uniqMerge(visitors)"
 	}
 	first, last, ok := s.weeks()
 	if !ok {
@@ -252,7 +252,7 @@ func (s radarSpan) weeks() (first, last string, ok bool) {
 // radar_daily_sources over s.
 func (s radarSpan) sourceVisitors() string {
 	if s.exact {
-		return uniqFunc + "Merge(visitors)"
+		return "uniqMerge(visitors)"
 	}
 	return "uniqHLL12Merge(visitors_hll)"
 }
@@ -261,7 +261,7 @@ func (s radarSpan) sourceVisitors() string {
 // visitors: estimated from radar_daily_hll, counted again from radar_daily
 // when the estimate is at most radarExactLimit. ok is false for other
 // ranges.
-func (r *RadarProjection) radarSpan(ctx context.Context, rr queries.RadarRange) (radarSpan, uint64, bool, error) {
+func (r *Projection) radarSpan(ctx context.Context, rr queries.RadarRange) (radarSpan, uint64, bool, error) {
 	from, to, ok := radarDays(rr)
 	if !ok {
 		return radarSpan{}, 0, false, nil
@@ -271,7 +271,7 @@ func (r *RadarProjection) radarSpan(ctx context.Context, rr queries.RadarRange) 
 	for _, exact := range []bool{false, true} {
 		s.exact = exact
 		src, args, expr := s.visitors(r, rr.ProjectID, "dimension = 'all'")
-		if err := r.p.conn.QueryRow(ctx, "SELECT "+expr+" FROM "+src, args...).Scan(&people); err != nil {
+		if err := r.conn.QueryRow(ctx, "SELECT "+expr+" FROM "+src, args...).Scan(&people); err != nil {
 			return s, 0, true, err
 		}
 		if people > radarExactLimit {
@@ -304,9 +304,9 @@ func concurrently(fs ...func() error) error {
 }
 
 // RadarOverview implements queries.RadarReadModel.
-func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
+func (r *Projection) RadarOverview(ctx context.Context, rr queries.RadarRange) (queries.RadarOverview, error) {
 	rr = clampRange(rr)
-	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
 	var o queries.RadarOverview
 	var (
@@ -319,8 +319,8 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 		func() error {
 			if !days {
 				w, args := radarWhere(rr, "timestamp", "date")
-				return r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
-					r.p.tbl(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev)
+				return r.conn.QueryRow(ctx, "SELECT uniq(visitor_id), countIf(kind = 'pageview'), countIf(kind = 'event') FROM "+
+					r.db.Table(tRadarEvents)+" WHERE "+w, args...).Scan(&people, &pv, &ev)
 			}
 			_, n, _, err := r.radarSpan(ctx, rr)
 			people = n
@@ -331,19 +331,19 @@ func (r *RadarProjection) RadarOverview(ctx context.Context, rr queries.RadarRan
 				return nil
 			}
 			w, args := dailyWhere(rr, from, to, "kind")
-			return r.p.conn.QueryRow(ctx, "SELECT sumIf(hits, value = 'pageview'), sumIf(hits, value = 'event') FROM "+r.p.tbl(tRadarDaily)+
+			return r.conn.QueryRow(ctx, "SELECT sumIf(hits, value = 'pageview'), sumIf(hits, value = 'event') FROM "+r.db.Table(tRadarDaily)+
 				" WHERE "+w, args...).Scan(&pv, &ev)
 		},
 		func() error {
-			q, args := "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+r.p.tbl(tRadarSessions)+" WHERE ", []any(nil)
+			q, args := "SELECT sum(sign), sum(sign * is_bounce), sum(sign * (1 - is_bounce) * toInt64(duration_ms)) FROM "+r.db.Table(tRadarSessions)+" WHERE ", []any(nil)
 			var w string
 			if days {
-				q = "SELECT sum(visits), sum(bounces), sum(duration_ms) FROM " + r.p.tbl(tRadarSources) + " WHERE "
+				q = "SELECT sum(visits), sum(bounces), sum(duration_ms) FROM " + r.db.Table(tRadarSources) + " WHERE "
 				w, args = sourcesWhere(rr, from, to)
 			} else {
 				w, args = radarWhere(rr, "started_at", "")
 			}
-			return r.p.conn.QueryRow(ctx, q+w, args...).Scan(&visits, &bounces, &duration)
+			return r.conn.QueryRow(ctx, q+w, args...).Scan(&visits, &bounces, &duration)
 		},
 		func() (err error) {
 			sales, err = r.radarSales(ctx, rr, false)
@@ -363,8 +363,8 @@ func sourcesWhere(r queries.RadarRange, from, to string) (string, []any) {
 	return "project_id = ? AND date >= toDate(?) AND date <= toDate(?)", []any{r.ProjectID, from, to}
 }
 
-func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
-	rows, err := r.p.conn.Query(ctx, q, args...)
+func (r *Projection) radarCounts(ctx context.Context, q string, args ...any) ([]queries.RadarCount, error) {
+	rows, err := r.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -387,9 +387,9 @@ func (r *RadarProjection) radarCounts(ctx context.Context, q string, args ...any
 // counts the range's visitors, in one query: a query costs about 2 ms of
 // server CPU besides its work on 18.16, and the five took 13 ms more than
 // this one (30 days over 10 M events).
-func (r *RadarProjection) radarDimensions(ctx context.Context, project string, s radarSpan, limit int) (map[string][]queries.RadarCount, uint64, error) {
+func (r *Projection) radarDimensions(ctx context.Context, project string, s radarSpan, limit int) (map[string][]queries.RadarCount, uint64, error) {
 	src, args, expr := s.visitors(r, project, "(dimension = 'all' OR (dimension IN ('page', 'country', 'browser', 'os') AND value != ''))")
-	rows, err := r.p.conn.Query(ctx, "SELECT dimension, value, "+expr+" AS people FROM "+src+
+	rows, err := r.conn.Query(ctx, "SELECT dimension, value, "+expr+" AS people FROM "+src+
 		" GROUP BY dimension, value ORDER BY dimension, people DESC, value LIMIT "+strconv.Itoa(limit)+" BY dimension", args...)
 	if err != nil {
 		return nil, 0, err
@@ -415,13 +415,13 @@ func (r *RadarProjection) radarDimensions(ctx context.Context, project string, s
 }
 
 // RadarBreakdowns implements queries.RadarReadModel.
-func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
+func (r *Projection) RadarBreakdowns(ctx context.Context, rr queries.RadarRange, limit int) (queries.RadarBreakdowns, error) {
 	rr = clampRange(rr)
-	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
 	var b queries.RadarBreakdowns
 	w, args := radarWhere(rr, "timestamp", "date")
-	events := r.p.tbl(tRadarEvents)
+	events := r.db.Table(tRadarEvents)
 	lim := " LIMIT " + strconv.Itoa(limit)
 	from, to, days := radarDays(rr)
 	var (
@@ -434,7 +434,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 	// cond) by unique visitors over radar_events.
 	rawVisitors := func(dimension, column, cond string) func() error {
 		return func() error {
-			counts, err := r.radarCounts(ctx, "SELECT "+column+" AS name, "+uniqFunc+"(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
+			counts, err := r.radarCounts(ctx, "SELECT "+column+" AS name, uniq(visitor_id) AS people FROM "+events+" WHERE "+w+" AND "+cond+
 				" GROUP BY name ORDER BY people DESC, name"+lim, args...)
 			mu.Lock()
 			dims[dimension] = counts
@@ -451,7 +451,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			if days {
 				sw, sargs := sourcesWhere(rr, span.from, span.to)
 				b.Sources, err = r.radarCounts(ctx, "SELECT if(source = '', ?, source) AS name, "+span.sourceVisitors()+" AS people FROM "+
-					r.p.tbl(tRadarSources)+" WHERE "+sw+" GROUP BY name HAVING sum(visits) > 0 ORDER BY people DESC, name"+lim,
+					r.db.Table(tRadarSources)+" WHERE "+sw+" GROUP BY name HAVING sum(visits) > 0 ORDER BY people DESC, name"+lim,
 					append([]any{radarDirect}, sargs...)...)
 				return err
 			}
@@ -459,7 +459,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			// (a visit's cancelled states cancel out).
 			sw, sargs := radarWhere(rr, "started_at", "")
 			b.Sources, err = r.radarCounts(ctx, "SELECT name, count() AS people FROM "+
-				"(SELECT if(entry_source = '', ?, entry_source) AS name, visitor_id FROM "+r.p.tbl(tRadarSessions)+
+				"(SELECT if(entry_source = '', ?, entry_source) AS name, visitor_id FROM "+r.db.Table(tRadarSessions)+
 				" WHERE "+sw+" GROUP BY name, visitor_id HAVING sum(sign) > 0) GROUP BY name ORDER BY people DESC, name"+lim,
 				append([]any{radarDirect}, sargs...)...)
 			return err
@@ -480,7 +480,7 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 			hostQ, hostArgs := "SELECT hostname AS name, count() AS n FROM "+events+" WHERE "+w+" GROUP BY name ORDER BY n DESC, name"+lim, args
 			if days {
 				dw, dargs := dailyWhere(rr, from, to, "hostname")
-				hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name"+lim, dargs
+				hostQ, hostArgs = "SELECT value AS name, sum(hits) AS n FROM "+r.db.Table(tRadarDaily)+" WHERE "+dw+" GROUP BY name ORDER BY n DESC, name"+lim, dargs
 			}
 			hosts, err = r.radarCounts(ctx, hostQ, hostArgs...)
 			return err
@@ -530,9 +530,9 @@ func (r *RadarProjection) RadarBreakdowns(ctx context.Context, rr queries.RadarR
 }
 
 // RadarEvents implements queries.RadarReadModel.
-func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
+func (r *Projection) RadarEvents(ctx context.Context, rr queries.RadarRange, limit int) ([]queries.RadarEventStat, error) {
 	rr = clampRange(rr)
-	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
 	span, people, days, err := r.radarSpan(ctx, rr)
 	if err != nil {
@@ -547,16 +547,16 @@ func (r *RadarProjection) RadarEvents(ctx context.Context, rr queries.RadarRange
 
 // radarEvents ranks the custom events of the range by volume; span and
 // people are the range's (radarSpan) when days is true.
-func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int, span radarSpan, people uint64, days bool) ([]queries.RadarEventStat, error) {
+func (r *Projection) radarEvents(ctx context.Context, rr queries.RadarRange, limit int, span radarSpan, people uint64, days bool) ([]queries.RadarEventStat, error) {
 	lim := " LIMIT " + strconv.Itoa(limit)
 	var out []queries.RadarEventStat
 	if !days {
 		w, args := radarWhere(rr, "timestamp", "date")
-		events := r.p.tbl(tRadarEvents)
-		if err := r.p.conn.QueryRow(ctx, "SELECT "+uniqFunc+"(visitor_id) FROM "+events+" WHERE "+w, args...).Scan(&people); err != nil {
+		events := r.db.Table(tRadarEvents)
+		if err := r.conn.QueryRow(ctx, "SELECT uniq(visitor_id) FROM "+events+" WHERE "+w, args...).Scan(&people); err != nil {
 			return nil, err
 		}
-		rows, err := r.p.conn.Query(ctx, "SELECT event_name, "+uniqFunc+"(visitor_id), count() AS n FROM "+events+" WHERE "+w+
+		rows, err := r.conn.Query(ctx, "SELECT event_name, uniq(visitor_id), count() AS n FROM "+events+" WHERE "+w+
 			" AND kind = 'event' GROUP BY event_name ORDER BY n DESC, event_name"+lim, args...)
 		if err != nil {
 			return nil, err
@@ -578,7 +578,7 @@ func (r *RadarProjection) radarEvents(ctx context.Context, rr queries.RadarRange
 		// Volumes from radar_daily, unique visitors of the events ranked
 		// from the table of span.visitors.
 		dw, dargs := dailyWhere(rr, span.from, span.to, "event")
-		rows, err := r.p.conn.Query(ctx, "SELECT value, sum(hits) AS n FROM "+r.p.tbl(tRadarDaily)+" WHERE "+dw+
+		rows, err := r.conn.Query(ctx, "SELECT value, sum(hits) AS n FROM "+r.db.Table(tRadarDaily)+" WHERE "+dw+
 			" GROUP BY value ORDER BY n DESC, value"+lim, dargs...)
 		if err != nil {
 			return nil, err

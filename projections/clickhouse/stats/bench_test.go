@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 // Benchmarks (docs/performance.md has the commands and results):
 //
@@ -13,12 +13,8 @@ import (
 	"github.com/linkd/linkd/projections"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +24,7 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/internal/testsupport/cpu"
 )
 
 // benchGen makes realistic click events: Zipf-distributed links, each in
@@ -186,9 +183,9 @@ var benchBatch = func() int {
 // in the same run the bare insert of the same rows (BenchmarkRawInsert's
 // work) as the baseline. One op is one batch of 8192 clicks.
 func BenchmarkProject(b *testing.B) {
-	ctx := testCtx(b, 30*time.Minute)
+	ctx := chtest.Context(b, 30*time.Minute)
 	dsn := chtest.DSN(b)
-	p, err := Open(ctx, dsn, Options{})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -216,16 +213,14 @@ func BenchmarkProject(b *testing.B) {
 // MergeTree copy of clicks (no views, no breakdowns, no dedup, no
 // checkpoint): the ceiling the projection is measured against.
 func BenchmarkRawInsert(b *testing.B) {
-	ctx := testCtx(b, 30*time.Minute)
+	ctx := chtest.Context(b, 30*time.Minute)
 	dsn := chtest.DSN(b)
-	p, err := Open(ctx, dsn, Options{})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	t := tableByName(tClicks)
-	t.name = "clicks_raw"
-	if err := p.ensureTable(ctx, t); err != nil {
+	if err := p.conn.Exec(ctx, "CREATE TABLE "+p.tbl("clicks_raw")+" AS "+p.tbl(tClicks)); err != nil {
 		b.Fatal(err)
 	}
 	g := newBenchGen(1, 20_000, 20, (b.N+1)*benchBatch, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 30)
@@ -246,7 +241,7 @@ func BenchmarkRawInsert(b *testing.B) {
 		for j, c := range clickColumns {
 			cols[j] = c.values(nil, units[i])
 		}
-		if err := p.insertColumns(ctx, "clicks_raw", clickInsert, cols, ""); err != nil {
+		if err := p.db.InsertColumns(ctx, "clicks_raw", clickInsert, cols, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -264,15 +259,15 @@ type cpuMeter struct {
 }
 
 func startCPU(dsn string) *cpuMeter {
-	m := &cpuMeter{wall: time.Now(), pid: serverPID(dsn)}
-	m.self, m.srv = selfCPU(), procCPU(m.pid)
+	m := &cpuMeter{wall: time.Now(), pid: chtest.ServerPID(dsn)}
+	m.self, m.srv = cpu.Process(), chtest.ServerCPU(m.pid)
 	return m
 }
 
 func (m *cpuMeter) report(b *testing.B, clicks int) {
 	el := time.Since(m.wall)
 	b.StopTimer()
-	self, srv := selfCPU()-m.self, procCPU(m.pid)-m.srv
+	self, srv := cpu.Process()-m.self, chtest.ServerCPU(m.pid)-m.srv
 	b.ReportMetric(float64(clicks)/el.Seconds(), "clicks/s")
 	b.ReportMetric(float64(self.Microseconds())/float64(clicks), "client-cpu-us/click")
 	if m.pid > 0 {
@@ -281,69 +276,7 @@ func (m *cpuMeter) report(b *testing.B, clicks int) {
 		// one idle core would do; the load of the machine matters less.
 		b.ReportMetric(float64(clicks)/(self+srv).Seconds(), "clicks/cpu-s")
 	}
-	if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
-		b.ReportMetric(v, "loadavg")
-	}
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procCPU is the CPU time of process pid (all threads), from /proc.
-func procCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// fields after the command: state is f[0]; utime, stime are f[11], f[12]
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond // USER_HZ = 100
-}
-
-// serverPID finds the clickhouse-server process of dsn: the one whose
-// config file names the DSN's port, or the only one running; else 0.
-func serverPID(dsn string) int {
-	port := ""
-	if opts, err := clickhouse.ParseDSN(dsn); err == nil && len(opts.Addr) > 0 {
-		if _, p, err := net.SplitHostPort(opts.Addr[0]); err == nil {
-			port = p
-		}
-	}
-	ents, _ := os.ReadDir("/proc")
-	var found []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(cmd), "clickhouse-server") {
-			continue
-		}
-		found = append(found, pid)
-		for _, arg := range strings.Split(string(cmd), "\x00") {
-			if cfg, ok := strings.CutPrefix(arg, "--config-file="); ok && port != "" {
-				if data, err := os.ReadFile(cfg); err == nil && strings.Contains(string(data), "<tcp_port>"+port+"</tcp_port>") {
-					return pid
-				}
-			}
-		}
-	}
-	if len(found) == 1 {
-		return found[0]
-	}
-	return 0
+	b.ReportMetric(cpu.LoadAverage(), "loadavg")
 }
 
 // BenchmarkApplyToVisible: one op applies a batch of 100 clicks of one link
@@ -357,9 +290,9 @@ func serverPID(dsn string) int {
 func BenchmarkApplyToVisible(b *testing.B) {
 	for _, mode := range []string{"read-model", "analyst-table"} {
 		b.Run(mode, func(b *testing.B) {
-			ctx := testCtx(b, 10*time.Minute)
+			ctx := chtest.Context(b, 10*time.Minute)
 			dsn := chtest.DSN(b)
-			p, err := Open(ctx, dsn, Options{})
+			p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -404,22 +337,10 @@ func BenchmarkApplyToVisible(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			reportPercentiles(b, lat)
-			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
-				b.ReportMetric(v, "loadavg")
-			}
+			cpu.ReportPercentiles(b, lat)
+			b.ReportMetric(cpu.LoadAverage(), "loadavg")
 		})
 	}
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(f float64) float64 {
-		return float64(lat[min(len(lat)-1, int(f*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(q(0.5), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
-	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 }
 
 // bench10MDSN is the DSN of the database that keeps the 10 million clicks
@@ -450,8 +371,8 @@ func bench10MDSN(b *testing.B) string {
 // LINKD_BENCH_10M=1.
 func BenchmarkQueries10M(b *testing.B) {
 	dsn := bench10MDSN(b)
-	ctx := testCtx(b, 2*time.Hour)
-	p, err := Open(ctx, dsn, Options{})
+	ctx := chtest.Context(b, 2*time.Hour)
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -487,10 +408,10 @@ func BenchmarkQueries10M(b *testing.B) {
 		if err := p.Flush(ctx); err != nil {
 			b.Fatal(err)
 		}
-		self, srv := selfCPU()-m.self, procCPU(m.pid)-m.srv
-		b.Logf("loaded %d clicks in %v (%.0f clicks/s, batches of %d; CPU µs/click: %.1f client with the generator, %.1f server; load average now %s)",
+		self, srv := cpu.Process()-m.self, chtest.ServerCPU(m.pid)-m.srv
+		b.Logf("loaded %d clicks in %v (%.0f clicks/s, batches of %d; CPU µs/click: %.1f client with the generator, %.1f server; load average now %.2f)",
 			total, time.Since(m.wall).Round(time.Second), float64(total)/time.Since(m.wall).Seconds(), benchBatch,
-			float64(self.Microseconds())/total, float64(srv.Microseconds())/total, loadavg())
+			float64(self.Microseconds())/total, float64(srv.Microseconds())/total, cpu.LoadAverage())
 	}
 	from, to := start, start.AddDate(0, 0, 29)
 
@@ -533,38 +454,28 @@ func BenchmarkQueries10M(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0))
 			}
-			reportPercentiles(b, lat)
-			if v, err := strconv.ParseFloat(loadavg(), 64); err == nil {
-				b.ReportMetric(v, "loadavg")
-			}
+			cpu.ReportPercentiles(b, lat)
+			b.ReportMetric(cpu.LoadAverage(), "loadavg")
 		})
 	}
-}
-
-func loadavg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(data))[0]
 }
 
 // BenchmarkStartup opens the projection on the 10M database: schema check
 // and recovery scan (opt-in like BenchmarkQueries10M, after it).
 func BenchmarkStartup(b *testing.B) {
 	dsn := bench10MDSN(b)
-	ctx := testCtx(b, 10*time.Minute)
+	ctx := chtest.Context(b, 10*time.Minute)
 	var lat []time.Duration
 	for range b.N {
 		t0 := time.Now()
-		p, err := Open(ctx, dsn, Options{})
+		p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 		if err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
 		p.Close()
 	}
-	reportPercentiles(b, lat)
+	cpu.ReportPercentiles(b, lat)
 }
 
 // BenchmarkAggregateBreakdown: the projector's share of the breakdowns, per
@@ -581,7 +492,7 @@ func BenchmarkAggregateBreakdown(b *testing.B) {
 	}
 	k := newKeyer(nil)
 	b.ResetTimer()
-	c0 := selfCPU()
+	c0 := cpu.Process()
 	for range b.N {
 		bd := newBreakdowns()
 		for i := range rows {
@@ -591,5 +502,5 @@ func BenchmarkAggregateBreakdown(b *testing.B) {
 		rowsOf(k, bd.link, bd.linkOrder, 1)
 		rowsOf(k, bd.workspace, bd.wsOrder, 1)
 	}
-	b.ReportMetric(float64((selfCPU()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
+	b.ReportMetric(float64((cpu.Process()-c0).Nanoseconds())/float64(b.N*benchBatch)/1000, "cpu-us/click")
 }

@@ -1,4 +1,11 @@
-package clickhouse
+// Package radar is Radar in ClickHouse: the page views and custom events of
+// domain/radar, one row each in radar_events, the visits cut from them in
+// radar_sessions, and the reports read from them and from their aggregates
+// (docs/analytics.md). The tables are those of the migrations of
+// projections/clickhouse; the projector writes through the connection of the
+// statistics projection (projections/clickhouse/stats), whose sales table the
+// reports join.
+package radar
 
 import (
 	"context"
@@ -6,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sort"
 	"strconv"
@@ -13,19 +21,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/queries"
 )
 
-// Radar in ClickHouse: the page views and custom events of domain/radar, one
-// row each in radar_events, and the visits cut from them in radar_sessions
-// (docs/analytics.md). It is a projector of its own (RadarProjectionName,
-// category "radar", its checkpoint in radar_checkpoint) on the connection
-// of the statistics Projection, so that a replay of one does not empty the
-// other. The sales of the visitors' clicks are read from sales, which the
-// statistics Projection writes.
+// Radar is a projector of its own (ProjectionName, category "radar", its
+// checkpoint in radar_checkpoint) on the connection of the statistics
+// projection, so that a replay of one does not empty the other. The sales of
+// the visitors' clicks are read from sales, which the statistics projection
+// writes.
 //
 // # Sessions
 //
@@ -54,8 +63,8 @@ import (
 // the tables before one of its events at or below that position is applied.
 // The checkpoint is written after the data.
 
-// RadarProjectionName is the Radar projector's name (replay --projection).
-const RadarProjectionName = "clickhouse_radar"
+// ProjectionName is the Radar projector's name (replay --projection).
+const ProjectionName = "clickhouse_radar"
 
 const (
 	tRadarEvents     = "radar_events"
@@ -71,216 +80,30 @@ const (
 	tRadarSources    = "radar_daily_sources"
 	tRadarSourceView = "radar_daily_sources_mv"
 	tRadarCheckpoint = "radar_checkpoint"
+	tSales           = "sales" // the statistics projection's
 )
 
-// radar_daily: per project, UTC day, dimension and value, the hits and
-// the unique visitors (uniq states) of radar_events, written by the view
-// radar_daily_mv with every INSERT into radar_events. The reports read it
-// for ranges of whole days. Every INSERT into radar_events has an
-// insert_id (increasing) that radar_daily keeps as max_insert_id: an
-// INSERT whose rows reached radar_events but not the view (a crash
-// between the two) is found at start and rebuilt from radar_events.
-var radarDailyColumns = []col{
-	{"project_id", "String"},
-	{"date", "Date"},
-	{"dimension", "String"},
-	{"value", "String"},
-	{"hits", "UInt64"},
-	{"visitors", "AggregateFunction(" + uniqFunc + ", String)"},
-	{"max_insert_id", "AggregateFunction(max, UInt64)"},
+// tables are the Radar tables that hold data: Reset empties them.
+var tables = []string{tRadarEvents, tRadarSessions, tRadarDaily, tRadarClicks, tRadarHLL, tRadarWeekly, tRadarSources, tRadarCheckpoint}
+
+// views are the views of radar_events and radar_sessions. Their tables keep
+// the max_insert_id of what they got: an INSERT whose rows reached
+// radar_events or radar_sessions but not a view's table (a crash between the
+// two) is found at start and rebuilt.
+var views = []ch.View{
+	ch.MustView(tRadarDailyView), ch.MustView(tRadarClicksView), ch.MustView(tRadarHLLView),
+	ch.MustView(tRadarWeeklyView), ch.MustView(tRadarSourceView),
 }
 
-// radar_clicks: per project and visitor who came through a short-link
-// click, its first click and its latest country, from its hits with a
-// click (the sales join of the reports), written by radar_clicks_mv.
-var radarClicksColumns = []col{
-	{"project_id", "String"},
-	{"visitor_id", "String"},
-	{"first_click", "AggregateFunction(argMin, String, DateTime)"},
-	{"click_country", "AggregateFunction(argMax, String, DateTime)"},
-	{"max_insert_id", "AggregateFunction(max, UInt64)"},
-}
-
-func radarClicksQuery(source string) string {
-	return "SELECT project_id, visitor_id, argMinState(click_id, timestamp) AS first_click, " +
-		"argMaxStateIf(country, timestamp, country != '') AS click_country, maxState(insert_id) AS max_insert_id FROM " + source +
-		" WHERE click_id != '' GROUP BY project_id, visitor_id"
-}
-
-// radar_daily_hll: radar_daily's unique visitors as uniqHLL12 states
-// (about 2.5 KB, merged in microseconds, where a uniq state of a busy day
-// holds 65,536 hashes that cost milliseconds to merge), written by
-// radar_daily_hll_mv. The reports count with them when a range has more
-// visitors than radarExactLimit.
-var radarHLLColumns = []col{
-	{"project_id", "String"},
-	{"date", "Date"},
-	{"dimension", "String"},
-	{"value", "String"},
-	{"visitors", "AggregateFunction(uniqHLL12, String)"},
-	{"max_insert_id", "AggregateFunction(max, UInt64)"},
-}
-
-// radarHLLQuery is radar_daily's rows (radarDailyQuery) with uniqHLL12
-// states.
-func radarHLLQuery(source string) string {
-	return "SELECT project_id, date, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, " +
-		"uniqHLL12State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
-		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, date, dimension, value"
-}
-
-// radar_weekly_hll: radar_daily_hll's rows per week (Monday to Sunday,
-// week is the Monday) instead of day, written by radar_weekly_hll_mv.
-var radarWeeklyColumns = []col{
-	{"project_id", "String"},
-	{"week", "Date"},
-	{"dimension", "String"},
-	{"value", "String"},
-	{"visitors", "AggregateFunction(uniqHLL12, String)"},
-	{"max_insert_id", "AggregateFunction(max, UInt64)"},
-}
-
-func radarWeeklyQuery(source string) string {
-	return "SELECT project_id, toMonday(date) AS week, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, " +
-		"uniqHLL12State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
-		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, week, dimension, value"
-}
-
-// radar_daily_sources: per project, UTC day a visit started on and its
-// entry source (the source of its first hit, as the embedded projection
-// counts it: radar_sessions.source is the first non-empty one), the visits,
-// bounces and durations (sum of sign * ..., exact as radar_sessions is) and
-// the visitors as uniq and uniqHLL12 states (the rows of sign 1: a visit's
-// states all have its entry source), written by radar_daily_sources_mv
-// with every INSERT into radar_sessions.
-var radarSourcesColumns = []col{
-	{"project_id", "String"},
-	{"date", "Date"},
-	{"source", "String"},
-	{"visits", "Int64"},
-	{"bounces", "Int64"},
-	{"duration_ms", "Int64"},
-	{"visitors", "AggregateFunction(" + uniqFunc + ", String)"},
-	{"visitors_hll", "AggregateFunction(uniqHLL12, String)"},
-	{"max_insert_id", "AggregateFunction(max, UInt64)"},
-}
-
-func radarSourcesQuery(source string) string {
-	return "SELECT project_id, toDate(started_at) AS date, entry_source AS source, sum(sign) AS visits, sum(sign * is_bounce) AS bounces, " +
-		"sum(sign * (1 - is_bounce) * (end_ms - start_ms)) AS duration_ms, " + uniqFunc + "StateIf(visitor_id, sign = 1) AS visitors, " +
-		"uniqHLL12StateIf(visitor_id, sign = 1) AS visitors_hll, maxState(insert_id) AS max_insert_id FROM " + source +
-		" GROUP BY project_id, date, source"
-}
-
-// radarViews are the views of radar_events and radar_sessions: view,
-// target, its columns, its SELECT over a source, and the table it reads.
-var radarViews = []struct {
-	name, target string
-	cols         []col
-	query        func(string) string
-	from         string
-}{
-	{tRadarDailyView, tRadarDaily, radarDailyColumns, radarDailyQuery, tRadarEvents},
-	{tRadarClicksView, tRadarClicks, radarClicksColumns, radarClicksQuery, tRadarEvents},
-	{tRadarHLLView, tRadarHLL, radarHLLColumns, radarHLLQuery, tRadarEvents},
-	{tRadarWeeklyView, tRadarWeekly, radarWeeklyColumns, radarWeeklyQuery, tRadarEvents},
-	{tRadarSourceView, tRadarSources, radarSourcesColumns, radarSourcesQuery, tRadarSessions},
-}
-
-// radarDailyQuery is the SELECT of radar_daily_mv over source: each row of
-// radar_events counts in dimension "all", in "kind" (pageview or event),
-// in "page" (page views) or "event" (custom events), and in "country",
-// "browser", "os" and "hostname".
-func radarDailyQuery(source string) string {
-	return "SELECT project_id, date, tupleElement(dv, 1) AS dimension, tupleElement(dv, 2) AS value, count() AS hits, " +
-		uniqFunc + "State(visitor_id) AS visitors, maxState(insert_id) AS max_insert_id FROM " + source +
-		" ARRAY JOIN " + radarDims + " AS dv GROUP BY project_id, date, dimension, value"
-}
-
-// radarDims are the (dimension, value) pairs a row of radar_events counts
-// in.
-const radarDims = "arrayConcat([('all', ''), ('kind', toString(kind)), ('country', country), ('browser', browser), ('os', os), ('hostname', hostname)], " +
-	"if(kind = 'pageview', [('page', pathname)], [('event', event_name)]))"
-
-var radarEventColumns = []col{
-	{"project_id", "String"},
-	{"workspace_id", "String"},
-	{"visitor_id", "String"},
-	{"session_id", "String"},
-	{"timestamp", "DateTime"},
-	{"date", "Date"},
-	{"kind", "Enum8('pageview' = 1, 'event' = 2)"},
-	{"event_name", "String"},
-	{"url", "String"},
-	{"hostname", "String"},
-	{"pathname", "String"},
-	{"referrer", "String"},
-	{"source", "String"},
-	{"country", "String"},
-	{"browser", "String"},
-	{"os", "String"},
-	{"device", "String"},
-	{"props.key", "Array(String)"},
-	{"props.value", "Array(String)"},
-	{"click_id", "String"},
-	{"link_id", "String"},
-	{"stream_version", "UInt64"},
-	{"position", "UInt64"},
-	{"insert_id", "UInt64"},
-}
-
-var radarSessionColumns = []col{
-	{"project_id", "String"},
-	{"workspace_id", "String"},
-	{"visitor_id", "String"},
-	{"session_id", "String"},
-	{"sign", "Int8"},
-	{"version", "UInt64"},
-	{"started_at", "DateTime"},
-	{"ended_at", "DateTime"},
-	{"start_ms", "Int64"},
-	{"end_ms", "Int64"},
-	{"duration_ms", "UInt64"},
-	{"pageviews", "UInt32"},
-	{"events", "UInt32"},
-	{"is_bounce", "UInt8"},
-	{"entry_page", "String"},
-	{"exit_page", "String"},
-	{"hostname", "String"},
-	{"source", "String"},
-	{"referrer", "String"},
-	{"country", "String"},
-	{"browser", "String"},
-	{"os", "String"},
-	{"device", "String"},
-	{"click_id", "String"},
-	{"link_id", "String"},
-	{"position", "UInt64"},
-	// Rows written before entry_source was added have their source.
-	{"entry_source", "String DEFAULT source"},
-	{"insert_id", "UInt64"},
-}
-
-func radarTables() []table {
-	return []table{
-		{name: tRadarEvents, cols: radarEventColumns,
-			engine: "ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, visitor_id, timestamp)"},
-		{name: tRadarSessions, cols: radarSessionColumns,
-			engine: "ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(started_at) ORDER BY (project_id, started_at, session_id)"},
-		{name: tRadarDaily, cols: radarDailyColumns,
-			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
-		{name: tRadarClicks, cols: radarClicksColumns,
-			engine: "ENGINE = AggregatingMergeTree ORDER BY (project_id, visitor_id) SETTINGS index_granularity = 1024"},
-		{name: tRadarHLL, cols: radarHLLColumns,
-			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, dimension, value) SETTINGS index_granularity = 256"},
-		{name: tRadarWeekly, cols: radarWeeklyColumns,
-			engine: "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(week) ORDER BY (project_id, week, dimension, value) SETTINGS index_granularity = 256"},
-		{name: tRadarSources, cols: radarSourcesColumns,
-			engine: "ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project_id, date, source) SETTINGS index_granularity = 256"},
-		{name: tRadarCheckpoint, cols: []col{{"projection", "String"}, {"commit_position", "UInt64"}, {"prepare_position", "UInt64"}, {"updated_at", "DateTime"}},
-			engine: "ENGINE = ReplacingMergeTree(commit_position) ORDER BY projection"},
-	}
-}
+// The columns of the INSERTs into radar_events and radar_sessions.
+var (
+	eventColumns = ch.Columns("project_id", "workspace_id", "visitor_id", "session_id", "timestamp", "date", "kind", "event_name",
+		"url", "hostname", "pathname", "referrer", "source", "country", "browser", "os", "device", "props.key", "props.value",
+		"click_id", "link_id", "stream_version", "position", "insert_id")
+	sessionColumns = ch.Columns("project_id", "workspace_id", "visitor_id", "session_id", "sign", "version", "started_at", "ended_at",
+		"start_ms", "end_ms", "duration_ms", "pageviews", "events", "is_bounce", "entry_page", "exit_page", "hostname", "source",
+		"referrer", "country", "browser", "os", "device", "click_id", "link_id", "position", "entry_source", "insert_id")
+)
 
 // session is the state of a visit: a row of radar_sessions.
 type session struct {
@@ -308,11 +131,14 @@ type visitorState struct {
 	marks                bool
 }
 
-// RadarProjection is the Radar projector and the Radar reports of
-// ClickHouse (queries.RadarReadModel but for people and details, which the
-// embedded projection answers: docs/decisions.md).
-type RadarProjection struct {
-	p *Projection // the connection, database and options
+// Projection is the Radar projector and the Radar reports of ClickHouse
+// (queries.RadarReadModel but for people and details, which the embedded
+// projection answers: docs/decisions.md).
+type Projection struct {
+	db   *ch.DB
+	conn driver.Conn // db's
+	opts ch.Options  // db's
+	log  *slog.Logger
 
 	mu         sync.Mutex
 	loaded     bool                     // the state below matches the tables
@@ -327,47 +153,31 @@ type RadarProjection struct {
 	nextInsert    uint64 // insert_id of the next INSERT into radar_events
 }
 
-var _ projections.Projector = (*RadarProjection)(nil)
+var _ projections.Projector = (*Projection)(nil)
 
-// NewRadar creates the Radar tables if missing on p's database and returns
-// the Radar projector, which uses p's connection (close p after it).
-func NewRadar(ctx context.Context, p *Projection) (*RadarProjection, error) {
-	r := &RadarProjection{p: p, maxVisitors: 1 << 18}
-	if err := r.ensureSchema(ctx); err != nil {
-		return nil, err
+// New returns the Radar projector on db, the statistics projection's
+// connection (stats.Projection.DB; close that projection after this one),
+// once the schema is up to date (db.Migrate: a restarted projector gets back
+// a table or view that went missing).
+func New(ctx context.Context, db *ch.DB) (*Projection, error) {
+	if err := db.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("clickhouse radar: schema: %w", err)
 	}
-	return r, nil
+	o := db.Options()
+	return &Projection{db: db, conn: db.Conn(), opts: o, log: o.Logger, maxVisitors: 1 << 18}, nil
 }
 
-func (r *RadarProjection) ensureSchema(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, r.p.opts.DDLTimeout)
-	defer cancel()
-	for _, t := range radarTables() {
-		if err := r.p.ensureTable(ctx, t); err != nil {
-			return fmt.Errorf("clickhouse radar: schema: %w", err)
-		}
-	}
-	for _, v := range radarViews {
-		q := "CREATE MATERIALIZED VIEW IF NOT EXISTS " + r.p.tbl(v.name) + " TO " + r.p.tbl(v.target) +
-			" AS " + v.query(r.p.tbl(v.from))
-		if err := r.p.conn.Exec(ctx, q); err != nil {
-			return fmt.Errorf("clickhouse radar: create view %s: %w", v.name, err)
-		}
-	}
-	return nil
-}
-
-// Name is RadarProjectionName.
-func (r *RadarProjection) Name() string { return RadarProjectionName }
+// Name is ProjectionName.
+func (r *Projection) Name() string { return ProjectionName }
 
 // Categories is the Radar streams.
-func (r *RadarProjection) Categories() []string { return []string{radar.Category} }
+func (r *Projection) Categories() []string { return []string{radar.Category} }
 
 // MaxBatch asks for large deliveries: each Apply writes a part per table.
-func (r *RadarProjection) MaxBatch() int { return 32768 }
+func (r *Projection) MaxBatch() int { return 32768 }
 
 // Checkpoint is the position of the last event applied.
-func (r *RadarProjection) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+func (r *Projection) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.loadLocked(ctx); err != nil {
@@ -376,23 +186,19 @@ func (r *RadarProjection) Checkpoint(ctx context.Context) (eventstore.Position, 
 	return r.checkpoint, nil
 }
 
-// Reset drops the Radar tables and creates them again, empty.
-func (r *RadarProjection) Reset(ctx context.Context) error {
+// Reset empties the Radar tables.
+func (r *Projection) Reset(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.loaded = false
-	dctx, cancel := context.WithTimeout(ctx, r.p.opts.DDLTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.DDLTimeout)
 	defer cancel()
-	var drop []table
-	for _, v := range radarViews {
-		drop = append(drop, table{name: v.name})
-	}
-	for _, t := range append(drop, radarTables()...) {
-		if err := r.p.conn.Exec(dctx, "DROP TABLE IF EXISTS "+r.p.tbl(t.name)); err != nil {
-			return fmt.Errorf("clickhouse radar: reset: drop %s: %w", t.name, err)
+	for _, t := range tables {
+		if err := r.conn.Exec(ctx, "TRUNCATE TABLE IF EXISTS "+r.db.Table(t)); err != nil {
+			return fmt.Errorf("clickhouse radar: reset: empty %s: %w", t, err)
 		}
 	}
-	return r.ensureSchema(ctx)
+	return nil
 }
 
 func visitorKey(project, visitor string) string { return project + "\x00" + visitor }
@@ -406,16 +212,16 @@ func sessionID(project, visitor string, ms int64) string {
 
 // loadLocked reads, once after start or a failure, the checkpoint, the
 // highest position written and the visits that may still go on.
-func (r *RadarProjection) loadLocked(ctx context.Context) error {
+func (r *Projection) loadLocked(ctx context.Context) error {
 	if r.loaded {
 		return nil
 	}
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, r.p.opts.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
 	r.visitors = map[string]*visitorState{}
 	r.checkpoint, r.maxWritten, r.newest, r.unknownBefore = eventstore.Start, 0, 0, math.MinInt64
-	rows, err := r.p.conn.Query(ctx, "SELECT commit_position, prepare_position FROM "+r.p.tbl(tRadarCheckpoint)+
+	rows, err := r.conn.Query(ctx, "SELECT commit_position, prepare_position FROM "+r.db.Table(tRadarCheckpoint)+
 		" ORDER BY commit_position DESC, prepare_position DESC LIMIT 1")
 	if err != nil {
 		return fmt.Errorf("clickhouse radar: read checkpoint: %w", err)
@@ -429,10 +235,10 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 	rows.Close()
 	var evMax, sessMax uint64
 	var endMax int64
-	if err := r.p.conn.QueryRow(ctx, "SELECT max(position) FROM "+r.p.tbl(tRadarEvents)).Scan(&evMax); err != nil {
+	if err := r.conn.QueryRow(ctx, "SELECT max(position) FROM "+r.db.Table(tRadarEvents)).Scan(&evMax); err != nil {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
-	if err := r.p.conn.QueryRow(ctx, "SELECT max(position), max(end_ms) FROM "+r.p.tbl(tRadarSessions)).Scan(&sessMax, &endMax); err != nil {
+	if err := r.conn.QueryRow(ctx, "SELECT max(position), max(end_ms) FROM "+r.db.Table(tRadarSessions)).Scan(&sessMax, &endMax); err != nil {
 		return fmt.Errorf("clickhouse radar: load: %w", err)
 	}
 	r.maxWritten = max(evMax, sessMax)
@@ -444,31 +250,29 @@ func (r *RadarProjection) loadLocked(ctx context.Context) error {
 	last, count := map[string]uint64{}, map[string]uint64{}
 	for _, t := range []string{tRadarEvents, tRadarSessions} {
 		var m, n uint64
-		if err := r.p.conn.QueryRow(ctx, "SELECT max(insert_id), count() FROM "+r.p.tbl(t)).Scan(&m, &n); err != nil {
+		if err := r.conn.QueryRow(ctx, "SELECT max(insert_id), count() FROM "+r.db.Table(t)).Scan(&m, &n); err != nil {
 			return fmt.Errorf("clickhouse radar: load: %w", err)
 		}
 		last[t], count[t] = m, n
 	}
-	for _, v := range radarViews {
+	for _, v := range views {
 		var have, n uint64
-		if err := r.p.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id), count() FROM "+r.p.tbl(v.target)).Scan(&have, &n); err != nil {
+		if err := r.conn.QueryRow(ctx, "SELECT maxMerge(max_insert_id), count() FROM "+r.db.Table(v.Target)).Scan(&have, &n); err != nil {
 			return fmt.Errorf("clickhouse radar: load: %w", err)
 		}
 		where := "insert_id > " + strconv.FormatUint(have, 10)
 		switch {
-		case n == 0 && count[v.from] > 0:
+		case n == 0 && count[v.Source] > 0:
 			where = "1"
-		case last[v.from] <= have:
+		case last[v.Source] <= have:
 			continue
 		}
-		q := "INSERT INTO " + r.p.tbl(v.target) + " (" + columnNames(v.cols) + ") " +
-			v.query("(SELECT * FROM "+r.p.tbl(v.from)+" WHERE "+where+")")
 		// A new table of a large database takes longer than a query.
-		rctx, rcancel := context.WithTimeout(parent, r.p.opts.RecoveryTimeout)
-		err := r.p.conn.Exec(rctx, q)
+		rctx, rcancel := context.WithTimeout(parent, r.opts.RecoveryTimeout)
+		err := r.conn.Exec(rctx, r.db.Refill(v, v.Source, where))
 		rcancel()
 		if err != nil {
-			return fmt.Errorf("clickhouse radar: rebuild %s: %w", v.target, err)
+			return fmt.Errorf("clickhouse radar: rebuild %s: %w", v.Target, err)
 		}
 	}
 	r.nextInsert = max(last[tRadarEvents], last[tRadarSessions]) + 1
@@ -499,8 +303,8 @@ const sessionSelect = "SELECT project_id, visitor_id, session_id, argMax(workspa
 
 // readSessions returns the latest visit of each visitor among the rows of
 // radar_sessions that match where.
-func (r *RadarProjection) readSessions(ctx context.Context, where string, args ...any) ([]*session, error) {
-	rows, err := r.p.conn.Query(ctx, sessionSelect+r.p.tbl(tRadarSessions)+" WHERE "+where+
+func (r *Projection) readSessions(ctx context.Context, where string, args ...any) ([]*session, error) {
+	rows, err := r.conn.Query(ctx, sessionSelect+r.db.Table(tRadarSessions)+" WHERE "+where+
 		" GROUP BY project_id, visitor_id, session_id HAVING argMax(sign, version) = 1", args...)
 	if err != nil {
 		return nil, err
@@ -531,15 +335,15 @@ func (r *RadarProjection) readSessions(ctx context.Context, where string, args .
 
 // loadMarks reads the marks and latest visit of visitors (keys of one
 // project).
-func (r *RadarProjection) loadMarks(ctx context.Context, project string, visitors []string) error {
-	return r.p.forChunks(ctx, visitors, func(ctx context.Context, in string, args []any) error {
+func (r *Projection) loadMarks(ctx context.Context, project string, visitors []string) error {
+	return r.db.ForChunks(ctx, visitors, func(ctx context.Context, in string, args []any) error {
 		args = append([]any{project}, args...)
 		where := "project_id = ? AND visitor_id IN (" + in + ")"
 		for _, v := range args[1:] {
 			st := r.state(project, v.(string))
 			st.eventsMark, st.sessMark, st.marks = -1, -1, true
 		}
-		rows, err := r.p.conn.Query(ctx, "SELECT visitor_id, max(stream_version) FROM "+r.p.tbl(tRadarEvents)+" WHERE "+where+" GROUP BY visitor_id", args...)
+		rows, err := r.conn.Query(ctx, "SELECT visitor_id, max(stream_version) FROM "+r.db.Table(tRadarEvents)+" WHERE "+where+" GROUP BY visitor_id", args...)
 		if err != nil {
 			return err
 		}
@@ -568,7 +372,7 @@ func (r *RadarProjection) loadMarks(ctx context.Context, project string, visitor
 	})
 }
 
-func (r *RadarProjection) state(project, visitor string) *visitorState {
+func (r *Projection) state(project, visitor string) *visitorState {
 	k := visitorKey(project, visitor)
 	st := r.visitors[k]
 	if st == nil {
@@ -589,7 +393,7 @@ type radarHit struct {
 
 // Apply writes a batch: its new page views and events, the new states of
 // the visits they change, then the checkpoint.
-func (r *RadarProjection) Apply(ctx context.Context, events []projections.Event) error {
+func (r *Projection) Apply(ctx context.Context, events []projections.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.loadLocked(ctx); err != nil {
@@ -602,7 +406,7 @@ func (r *RadarProjection) Apply(ctx context.Context, events []projections.Event)
 	return nil
 }
 
-func (r *RadarProjection) applyLocked(ctx context.Context, events []projections.Event) error {
+func (r *Projection) applyLocked(ctx context.Context, events []projections.Event) error {
 	last := r.checkpoint
 	var hits []radarHit
 	for i := range events {
@@ -616,7 +420,7 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []projections.
 		}
 		e, err := ev.Decode()
 		if err != nil {
-			r.p.log.Warn("clickhouse radar: undecodable event skipped", "stream", re.Stream, "version", re.Version, "err", err)
+			r.log.Warn("clickhouse radar: undecodable event skipped", "stream", re.Stream, "version", re.Version, "err", err)
 			continue
 		}
 		switch e := e.(type) {
@@ -733,8 +537,8 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []projections.
 		return err
 	}
 	if r.checkpoint != last {
-		cols := []any{[]string{RadarProjectionName}, []uint64{last.Commit}, []uint64{last.Prepare}, []time.Time{time.Now().UTC().Truncate(time.Second)}}
-		if err := r.p.insertColumns(ctx, tRadarCheckpoint, "`projection`, commit_position, prepare_position, updated_at", cols, ""); err != nil {
+		cols := []any{[]string{ProjectionName}, []uint64{last.Commit}, []uint64{last.Prepare}, []time.Time{time.Now().UTC().Truncate(time.Second)}}
+		if err := r.db.InsertColumns(ctx, tRadarCheckpoint, "`projection`, commit_position, prepare_position, updated_at", cols, ""); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		r.checkpoint = last
@@ -746,7 +550,7 @@ func (r *RadarProjection) applyLocked(ctx context.Context, events []projections.
 // forget drops the visitors whose latest visit is over (no event can
 // continue it) when they are many: at most their marks are read again,
 // for an event that comes again after a failure.
-func (r *RadarProjection) forget() {
+func (r *Projection) forget() {
 	if len(r.visitors) < r.maxVisitors {
 		return
 	}
@@ -800,8 +604,7 @@ func byMonth(n int, ms func(i int) int64) [][]int {
 	return out
 }
 
-func (r *RadarProjection) insertEvents(ctx context.Context, hits []radarHit, sessions []string) error {
-	names := columnNames(radarEventColumns)
+func (r *Projection) insertEvents(ctx context.Context, hits []radarHit, sessions []string) error {
 	for _, idx := range byMonth(len(hits), func(i int) int64 { return hits[i].hit.At.UnixMilli() }) {
 		n := len(idx)
 		var (
@@ -838,7 +641,7 @@ func (r *RadarProjection) insertEvents(ctx context.Context, hits []radarHit, ses
 		}
 		cols := []any{project, workspace, visitor, sess, ts, date, kind, name, url, host, path, ref, source,
 			country, browser, os, device, keys, values, clickID, linkID, version, position, insertID}
-		if err := r.p.insertColumns(ctx, tRadarEvents, names, cols, ""); err != nil {
+		if err := r.db.InsertColumns(ctx, tRadarEvents, eventColumns, cols, ""); err != nil {
 			return err
 		}
 		r.nextInsert++
@@ -846,8 +649,7 @@ func (r *RadarProjection) insertEvents(ctx context.Context, hits []radarHit, ses
 	return nil
 }
 
-func (r *RadarProjection) insertSessions(ctx context.Context, rows []sessionRow) error {
-	names := columnNames(radarSessionColumns)
+func (r *Projection) insertSessions(ctx context.Context, rows []sessionRow) error {
 	for _, idx := range byMonth(len(rows), func(i int) int64 { return rows[i].s.startMS }) {
 		n := len(idx)
 		var (
@@ -867,14 +669,17 @@ func (r *RadarProjection) insertSessions(ctx context.Context, rows []sessionRow)
 			project[j], workspace[j], visitor[j], id[j], sign[j], version[j] = s.projectID, s.workspaceID, s.visitorID, s.id, rows[i].sign, s.version
 			started[j], ended[j] = time.UnixMilli(s.startMS).UTC().Truncate(time.Second), time.UnixMilli(s.endMS).UTC().Truncate(time.Second)
 			startMS[j], endMS[j], duration[j] = s.startMS, s.endMS, uint64(s.endMS-s.startMS)
-			pageviews[j], events[j], bounce[j] = s.pageviews, s.events, b2u(s.bounce())
+			pageviews[j], events[j] = s.pageviews, s.events
+			if s.bounce() {
+				bounce[j] = 1
+			}
 			entry[j], exit[j], host[j], source[j], ref[j] = s.entry, s.exit, s.hostname, s.source, s.referrer
 			entrySource[j], insertID[j] = s.entrySource, r.nextInsert
 			country[j], browser[j], os[j], device[j], clickID[j], linkID[j], position[j] = s.country, s.browser, s.os, s.device, s.clickID, s.linkID, s.position
 		}
 		cols := []any{project, workspace, visitor, id, sign, version, started, ended, startMS, endMS, duration, pageviews, events, bounce,
 			entry, exit, host, source, ref, country, browser, os, device, clickID, linkID, position, entrySource, insertID}
-		if err := r.p.insertColumns(ctx, tRadarSessions, names, cols, ""); err != nil {
+		if err := r.db.InsertColumns(ctx, tRadarSessions, sessionColumns, cols, ""); err != nil {
 			return err
 		}
 		r.nextInsert++
@@ -884,12 +689,12 @@ func (r *RadarProjection) insertSessions(ctx context.Context, rows []sessionRow)
 
 var errNoRadar = errors.New("clickhouse radar: people and details are read from the embedded Radar projection")
 
-// RadarPeople is not served by ClickHouse (see RadarProjection).
-func (r *RadarProjection) RadarPeople(context.Context, queries.RadarRange, int, string) (queries.RadarPeoplePage, error) {
+// RadarPeople is not served by ClickHouse (see Projection).
+func (r *Projection) RadarPeople(context.Context, queries.RadarRange, int, string) (queries.RadarPeoplePage, error) {
 	return queries.RadarPeoplePage{}, errNoRadar
 }
 
-// RadarVisitor is not served by ClickHouse (see RadarProjection).
-func (r *RadarProjection) RadarVisitor(context.Context, queries.RadarRange, string) (queries.RadarVisitorDetails, bool, error) {
+// RadarVisitor is not served by ClickHouse (see Projection).
+func (r *Projection) RadarVisitor(context.Context, queries.RadarRange, string) (queries.RadarVisitorDetails, bool, error) {
 	return queries.RadarVisitorDetails{}, false, errNoRadar
 }

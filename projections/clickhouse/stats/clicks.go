@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"sort"
@@ -39,11 +39,11 @@ func newClickRow(ev eventstore.RecordedEvent, linkID string, c *click.Recorded) 
 }
 
 // clickColumn is a column of the clicks table with the values a batch of
-// rows gives it: the CREATE TABLE and the INSERT come from the same list.
+// rows gives it.
 // values fills dst (what it returned for the previous chunk, or nil) when
 // it is large enough, so that the chunks of one INSERT share their slices.
 type clickColumn struct {
-	col
+	name   string
 	values func(dst any, rows []clickRow) any
 }
 
@@ -57,7 +57,7 @@ func reuse[T any](dst any, n int) []T {
 }
 
 func strCol(name string, f func(r *clickRow) string) clickColumn {
-	return clickColumn{col{name, "String"}, func(dst any, rows []clickRow) any {
+	return clickColumn{name, func(dst any, rows []clickRow) any {
 		out := reuse[string](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
@@ -67,7 +67,7 @@ func strCol(name string, f func(r *clickRow) string) clickColumn {
 }
 
 func u8Col(name string, f func(r *clickRow) bool) clickColumn {
-	return clickColumn{col{name, "UInt8"}, func(dst any, rows []clickRow) any {
+	return clickColumn{name, func(dst any, rows []clickRow) any {
 		out := reuse[uint8](dst, len(rows))
 		for i := range rows {
 			out[i] = b2u(f(&rows[i]))
@@ -77,7 +77,7 @@ func u8Col(name string, f func(r *clickRow) bool) clickColumn {
 }
 
 func u64Col(name string, f func(r *clickRow) uint64) clickColumn {
-	return clickColumn{col{name, "UInt64"}, func(dst any, rows []clickRow) any {
+	return clickColumn{name, func(dst any, rows []clickRow) any {
 		out := reuse[uint64](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
@@ -86,8 +86,8 @@ func u64Col(name string, f func(r *clickRow) uint64) clickColumn {
 	}}
 }
 
-func timeCol(name, typ string, f func(r *clickRow) time.Time) clickColumn {
-	return clickColumn{col{name, typ}, func(dst any, rows []clickRow) any {
+func timeCol(name string, f func(r *clickRow) time.Time) clickColumn {
+	return clickColumn{name, func(dst any, rows []clickRow) any {
 		out := reuse[time.Time](dst, len(rows))
 		for i := range rows {
 			out[i] = f(&rows[i])
@@ -96,8 +96,8 @@ func timeCol(name, typ string, f func(r *clickRow) time.Time) clickColumn {
 	}}
 }
 
-// clickColumns is the clicks table, column by column (docs/analytics.md
-// explains each). New columns go at the end.
+// clickColumns are the columns of clicks (migrations/0001_clicks.sql of
+// projections/clickhouse; docs/analytics.md explains each), in their order.
 var clickColumns = []clickColumn{
 	strCol("click_id", func(r *clickRow) string { return r.c.ClickID }),
 	strCol("link_id", func(r *clickRow) string { return r.linkID }),
@@ -105,8 +105,8 @@ var clickColumns = []clickColumn{
 	strCol("project_id", func(r *clickRow) string { return r.c.ProjectID }),
 	strCol("domain_id", func(r *clickRow) string { return r.c.DomainID }),
 	strCol("code", func(r *clickRow) string { return r.c.Code }),
-	timeCol("timestamp", "DateTime", func(r *clickRow) time.Time { return r.ts }),
-	timeCol("date", "Date", func(r *clickRow) time.Time { return r.day }),
+	timeCol("timestamp", func(r *clickRow) time.Time { return r.ts }),
+	timeCol("date", func(r *clickRow) time.Time { return r.day }),
 	strCol("source", func(r *clickRow) string { return r.c.Source }),
 	u8Col("qr", func(r *clickRow) bool { return r.c.QR }),
 	strCol("visitor", func(r *clickRow) string { return r.c.Visitor }),
@@ -127,7 +127,7 @@ var clickColumns = []clickColumn{
 	strCol("region", func(r *clickRow) string { return r.c.Region }),
 	strCol("destination", func(r *clickRow) string { return r.c.Destination }),
 	strCol("tracking_id", func(r *clickRow) string { return r.c.TrackingID }),
-	{col{"tracking_expires_at", "Nullable(DateTime)"}, func(dst any, rows []clickRow) any {
+	{"tracking_expires_at", func(dst any, rows []clickRow) any {
 		out := reuse[*time.Time](dst, len(rows))
 		for i := range rows {
 			out[i] = nil
@@ -142,14 +142,6 @@ var clickColumns = []clickColumn{
 	u64Col("event_position", func(r *clickRow) uint64 { return r.pos.Commit }),
 	u64Col("event_prepare_position", func(r *clickRow) uint64 { return r.pos.Prepare }),
 	u64Col("insert_id", func(r *clickRow) uint64 { return r.insertID }),
-}
-
-func clickTableColumns() []col {
-	out := make([]col, len(clickColumns))
-	for i, c := range clickColumns {
-		out[i] = c.col
-	}
-	return out
 }
 
 // splitUnits cuts the rows of a batch (each link's rows in click_seq order)

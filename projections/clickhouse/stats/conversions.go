@@ -1,13 +1,13 @@
-package clickhouse
+package stats
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/projections"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -21,41 +21,16 @@ import (
 // by conversion_id, which folds copies in merges; every read groups by
 // conversion_id first, so copies never count twice before that.
 
-const (
-	tLeads = "leads"
-	tSales = "sales"
-)
-
-// conversionColumns are the columns of leads; sales adds amount, currency.
-var conversionColumns = []col{
-	{"event_id", "String"},      // the caller's eventId, else conversion_id
-	{"conversion_id", "String"}, // linkd's id of the conversion
-	{"event_name", "String"},
-	{"click_id", "String"},
-	{"link_id", "String"},
-	{"workspace_id", "String"},
-	{"project_id", "String"},
-	{"customer_id", "String"},
-	{"customer_external_id", "String"},
-	{"timestamp", "DateTime"},
-	{"date", "Date"},
-	{"first", "UInt8"},
-	{"clicked_at", "DateTime"},
-	{"country", "String"},
-	{"device_type", "String"},
-	{"browser", "String"},
-	{"os", "String"},
-	{"referrer", "String"},
-	{"metadata", "String"},
-}
-
-func conversionTables() []table {
-	const engine = "ENGINE = ReplacingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (workspace_id, link_id, conversion_id)"
-	return []table{
-		{name: tLeads, cols: conversionColumns, engine: engine},
-		{name: tSales, cols: append(append([]col{}, conversionColumns...), col{"amount", "Int64"}, col{"currency", "String"}), engine: engine},
+// leadColumns are the columns of leads; sales adds amount and currency.
+var (
+	leadColumns = []string{
+		"event_id",      // the caller's eventId, else conversion_id
+		"conversion_id", // linkd's id of the conversion
+		"event_name", "click_id", "link_id", "workspace_id", "project_id", "customer_id", "customer_external_id",
+		"timestamp", "date", "first", "clicked_at", "country", "device_type", "browser", "os", "referrer", "metadata",
 	}
-}
+	saleColumns = append(append([]string{}, leadColumns...), "amount", "currency")
+)
 
 // conversionRows are the columns of one INSERT.
 type conversionRows struct {
@@ -103,14 +78,6 @@ func (r *conversionRows) columns(sale bool) []any {
 	return cols
 }
 
-func columnNames(cols []col) string {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = quoteIdent(c.name)
-	}
-	return strings.Join(names, ", ")
-}
-
 // applyConversions inserts the leads and sales of a batch.
 func (p *Projection) applyConversions(ctx context.Context, events []projections.Event) error {
 	var leads, sales conversionRows
@@ -133,14 +100,13 @@ func (p *Projection) applyConversions(ctx context.Context, events []projections.
 			sales.currency = append(sales.currency, e.Currency)
 		}
 	}
-	tabs := conversionTables()
 	if len(leads.conversionID) > 0 {
-		if err := p.insertColumns(ctx, tLeads, columnNames(tabs[0].cols), leads.columns(false), ""); err != nil {
+		if err := p.db.InsertColumns(ctx, tLeads, ch.Columns(leadColumns...), leads.columns(false), ""); err != nil {
 			return err
 		}
 	}
 	if len(sales.conversionID) > 0 {
-		if err := p.insertColumns(ctx, tSales, columnNames(tabs[1].cols), sales.columns(true), ""); err != nil {
+		if err := p.db.InsertColumns(ctx, tSales, ch.Columns(saleColumns...), sales.columns(true), ""); err != nil {
 			return err
 		}
 	}

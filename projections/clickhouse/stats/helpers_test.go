@@ -1,13 +1,9 @@
-package clickhouse
+package stats
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,23 +20,13 @@ import (
 // ClickHouse in process when LINKD_TEST_CHDB names libchdb.so (`make test`
 // does both).
 func TestMain(m *testing.M) {
-	if chtest.UseChDB() {
-		dial = chtest.Open
-	}
+	chtest.UseChDB()
 	chtest.Main(m)
-}
-
-// testCtx bounds a test: an INSERT that 18.16 does not like can hang until
-// the deadline.
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func openTest(t testing.TB, ctx context.Context, dsn string) *Projection {
 	t.Helper()
-	p, err := Open(ctx, dsn, Options{})
+	p, err := Open(ctx, dsn, Options{Dial: chtest.Open})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -135,41 +121,5 @@ func linkCreated(id, ws, code, name string, at time.Time) *link.Created {
 	return &link.Created{
 		LinkID: id, Code: code, At: at,
 		Attributes: link.Attributes{WorkspaceID: ws, Name: name, OriginalURL: "https://example.com/" + code},
-	}
-}
-
-func TestAllLoopback(t *testing.T) {
-	for addrs, want := range map[string]bool{
-		"127.0.0.1:9000":                true,
-		"localhost:9000":                true,
-		"[::1]:9000":                    true,
-		"127.0.0.1:9000,localhost:9001": true,
-		"127.0.0.1:9000,10.0.0.5:9000":  false,
-		"clickhouse.internal:9000":      false,
-		"192.168.1.20:9000":             false,
-		"":                              false,
-	} {
-		var list []string
-		if addrs != "" {
-			list = strings.Split(addrs, ",")
-		}
-		if got := allLoopback(list); got != want {
-			t.Errorf("allLoopback(%q) = %v, want %v", addrs, got, want)
-		}
-	}
-}
-
-func TestLostConnection(t *testing.T) {
-	closed := fmt.Errorf("query processing: failed to read first block packet: %w",
-		&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed})
-	for err, want := range map[error]bool{
-		closed:                      true,
-		fmt.Errorf("x: %w", io.EOF): true,
-		errors.New("Code: 60, table does not exist"): false,
-		context.Canceled: false,
-	} {
-		if got := lostConnection(err); got != want {
-			t.Errorf("lostConnection(%v) = %v, want %v", err, got, want)
-		}
 	}
 }

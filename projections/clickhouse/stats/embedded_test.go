@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // give the exact counts both times.
 func TestLiveThenReplayFromEmbeddedStore(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	store, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

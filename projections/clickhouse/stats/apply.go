@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/projections"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 )
 
 // Apply writes a batch: the new clicks (with their daily aggregates and
@@ -198,7 +199,13 @@ func (p *Projection) queryID(table string, insertID uint64) string {
 	return id
 }
 
-var clickInsert = tableByName(tClicks).columnList()
+var clickInsert = func() string {
+	names := make([]string, len(clickColumns))
+	for i, c := range clickColumns {
+		names[i] = c.name
+	}
+	return ch.Columns(names...)
+}()
 
 // clickChunk is the rows of one block of an INSERT into clicks.
 //
@@ -218,7 +225,7 @@ var clickInsert = tableByName(tClicks).columnList()
 const clickChunk = 4096
 
 func (p *Projection) insertClicks(ctx context.Context, rows []clickRow, insertID uint64) error {
-	ctx, release := insertContext(ctx, p.opts.InsertTimeout)
+	ctx, release := ch.InsertContext(ctx, p.opts.InsertTimeout)
 	defer release()
 	ctx = clickhouse.Context(ctx,
 		clickhouse.WithQueryID(p.queryID(tClicks, insertID)),
@@ -254,93 +261,8 @@ func (p *Projection) insertClicks(ctx context.Context, rows []clickRow, insertID
 	return nil
 }
 
-// rowByRow is an Array(UInt64) column that insertColumns appends row by
-// row.
-type rowByRow [][]uint64
-
 func withQueryID(ctx context.Context, id string) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithQueryID(id))
-}
-
-// insertColumns is one INSERT, column by column, under InsertTimeout.
-func (p *Projection) insertColumns(ctx context.Context, table, columns string, cols []any, queryID string) error {
-	ctx, release := insertContext(ctx, p.opts.InsertTimeout)
-	defer release()
-	if queryID != "" {
-		ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(queryID))
-	}
-	b, err := p.conn.PrepareBatch(ctx, "INSERT INTO "+p.tbl(table)+" ("+columns+")")
-	if err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
-	}
-	defer b.Close()
-	for i, c := range cols {
-		var err error
-		if rows, ok := c.(rowByRow); ok {
-			col := b.Column(i)
-			for _, r := range rows {
-				if err = col.AppendRow(r); err != nil {
-					break
-				}
-			}
-		} else {
-			err = b.Column(i).Append(c)
-		}
-		if err != nil {
-			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
-		}
-	}
-	if err := b.Send(); err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
-	}
-	return nil
-}
-
-// insertContext bounds an INSERT by timeout, like context.WithTimeout, but
-// its release function does not cancel it: Done closes only when the
-// timeout passes or the parent ends. clickhouse-go (v2.50) watches the
-// context of batch.Send from a goroutine that closes the TCP connection when
-// the context is done, and stops that goroutine without waiting for it: a
-// context cancelled right after Send could close the connection after it went
-// back to the pool, under another query (seen as "use of closed network
-// connection" in a concurrent INSERT).
-func insertContext(parent context.Context, timeout time.Duration) (context.Context, func()) {
-	c := &deadlineCtx{Context: parent, deadline: time.Now().Add(timeout), done: make(chan struct{})}
-	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
-	}
-	timer := time.AfterFunc(time.Until(c.deadline), func() { c.finish(context.DeadlineExceeded) })
-	stop := context.AfterFunc(parent, func() { c.finish(parent.Err()) })
-	return c, func() {
-		timer.Stop()
-		stop()
-	}
-}
-
-type deadlineCtx struct {
-	context.Context
-	deadline time.Time
-	done     chan struct{}
-	once     sync.Once
-	mu       sync.Mutex
-	err      error
-}
-
-func (c *deadlineCtx) finish(err error) {
-	c.once.Do(func() {
-		c.mu.Lock()
-		c.err = err
-		c.mu.Unlock()
-		close(c.done)
-	})
-}
-
-func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
-func (c *deadlineCtx) Done() <-chan struct{}       { return c.done }
-func (c *deadlineCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }
 
 // clickMarksOf returns the highest click_seq applied of each link (-1 for
@@ -370,7 +292,7 @@ func (p *Projection) clickMarksOf(ctx context.Context, ids []string) (map[string
 		marks[id] = -1
 		missing = append(missing, id)
 	}
-	err := p.forChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
+	err := p.db.ForChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
 		rows, err := p.conn.Query(ctx, "SELECT link_id, maxMerge(max_click_seq) FROM "+p.tbl(tLinkDaily)+
 			" WHERE link_id IN ("+in+") GROUP BY link_id", args...)
 		if err != nil {
@@ -395,33 +317,11 @@ func (p *Projection) clickMarksOf(ctx context.Context, ids []string) (map[string
 	return marks, nil
 }
 
-// forChunks runs fn for the ids in chunks, with "?, ?, ..." placeholders for
-// an IN list: ClickHouse 18.16 uses the primary key for IN with literals,
-// not for has(array, column).
-func (p *Projection) forChunks(ctx context.Context, ids []string, fn func(ctx context.Context, in string, args []any) error) error {
-	const chunk = 1000
-	for len(ids) > 0 {
-		n := min(len(ids), chunk)
-		args := make([]any, n)
-		for i := range n {
-			args[i] = ids[i]
-		}
-		qctx, cancel := context.WithTimeout(ctx, p.opts.QueryTimeout)
-		err := fn(qctx, strings.TrimSuffix(strings.Repeat("?, ", n), ", "), args)
-		cancel()
-		if err != nil {
-			return err
-		}
-		ids = ids[n:]
-	}
-	return nil
-}
-
 func (p *Projection) writeCheckpoint(ctx context.Context, pos eventstore.Position) error {
 	cols := []any{
 		[]string{ProjectionName}, []uint64{pos.Commit}, []uint64{pos.Prepare}, []time.Time{time.Now().UTC()},
 	}
-	err := p.insertColumns(ctx, tCheckpoint, "projection, commit_position, prepare_position, updated_at", cols, "")
+	err := p.db.InsertColumns(ctx, tCheckpoint, "projection, commit_position, prepare_position, updated_at", cols, "")
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -569,7 +469,7 @@ func (p *Projection) applyLinks(ctx context.Context, events []projections.Event)
 			version[i], position[i] = r.version, r.position
 		}
 		cols := []any{idc, code, dom, name, ws, proj, url, created, updated, archived, deleted, version, position}
-		if err := p.insertColumns(ctx, tLinks, linkColumns, cols, ""); err != nil {
+		if err := p.db.InsertColumns(ctx, tLinks, linkColumns, cols, ""); err != nil {
 			return err
 		}
 	}
@@ -601,7 +501,7 @@ func (p *Projection) linksOf(ctx context.Context, ids []string) (map[string]*lin
 		out[id] = nil
 		missing = append(missing, id)
 	}
-	err := p.forChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
+	err := p.db.ForChunks(ctx, missing, func(ctx context.Context, in string, args []any) error {
 		rows, err := p.conn.Query(ctx, "SELECT "+linkColumns+" FROM "+p.tbl(tLinks)+
 			" WHERE link_id IN ("+in+") ORDER BY version DESC LIMIT 1 BY link_id", args...)
 		if err != nil {

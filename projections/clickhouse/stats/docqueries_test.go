@@ -1,7 +1,6 @@
-package clickhouse
+package stats
 
 import (
-	"context"
 	"fmt"
 	"github.com/linkd/linkd/projections"
 	"maps"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/domain/conversion"
@@ -31,7 +28,7 @@ var docBlock = regexp.MustCompile("(?s)```sql\n-- test: ([a-z_]+)\n(.*?)```")
 
 func documentedQueries(t *testing.T) []docQuery {
 	t.Helper()
-	data, err := os.ReadFile("../../docs/analytics.md")
+	data, err := os.ReadFile("../../../docs/analytics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +44,7 @@ func documentedQueries(t *testing.T) []docQuery {
 // question answered in Go from the raw clicks.
 func TestDocumentedQueries(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := chtest.Context(t, 2*time.Minute)
 	dsn := chtest.DSN(t)
 	p := openTest(t, ctx, dsn)
 	conn := rawConn(t, p, dsn)
@@ -364,7 +361,7 @@ func TestDocumentedQueries(t *testing.T) {
 			if len(exp) == 0 {
 				t.Fatalf("the test data gives %q no rows: it proves nothing", q.name)
 			}
-			got := queryStrings(t, ctx, conn, q.sql)
+			got := chtest.QueryStrings(t, ctx, conn, q.sql)
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("%s\n got %v\nwant %v", q.sql, got, exp)
 			}
@@ -375,45 +372,4 @@ func TestDocumentedQueries(t *testing.T) {
 			t.Errorf("expected result for %q, but docs/analytics.md has no such query", name)
 		}
 	}
-}
-
-// queryStrings runs q and renders every value as a string (dates as
-// YYYY-MM-DD, times as YYYY-MM-DD hh:mm:ss).
-func queryStrings(t *testing.T, ctx context.Context, conn driver.Conn, q string) [][]string {
-	t.Helper()
-	rows, err := conn.Query(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	types := rows.ColumnTypes()
-	var out [][]string
-	for rows.Next() {
-		dest := make([]any, len(types))
-		for i, ct := range types {
-			dest[i] = reflect.New(ct.ScanType()).Interface()
-		}
-		if err := rows.Scan(dest...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(dest))
-		for i, d := range dest {
-			v := reflect.ValueOf(d).Elem().Interface()
-			switch x := v.(type) {
-			case time.Time:
-				if types[i].DatabaseTypeName() == "Date" {
-					row[i] = x.UTC().Format(time.DateOnly)
-				} else {
-					row[i] = x.UTC().Format(time.DateTime)
-				}
-			default:
-				row[i] = fmt.Sprint(x)
-			}
-		}
-		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

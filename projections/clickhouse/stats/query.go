@@ -1,4 +1,4 @@
-package clickhouse
+package stats
 
 import (
 	"context"
@@ -225,15 +225,6 @@ func (p *Projection) daily(ctx context.Context, s scope, key string, from, to ti
 	return out, nil
 }
 
-// counterColumns lists the counters of the daily tables.
-var counterColumns = func() []string {
-	out := make([]string, len(dailyCounters))
-	for i, c := range dailyCounters {
-		out[i] = c.name
-	}
-	return out
-}()
-
 // scanCounters fills the counters of d from their columns.
 func scanCounters(d *queries.DailyStats, c []uint64) {
 	d.TotalClicks, d.QRScans, d.DirectClicks = int64(c[0]), int64(c[1]), int64(c[2])
@@ -250,7 +241,7 @@ func (p *Projection) finalRecords(ctx context.Context, s scope, key string, firs
 	if s.key == "link_id" {
 		ws = "workspace_id"
 	}
-	q := "SELECT toString(date), valid, " + ws + ", " + strings.Join(counterColumns, ", ") +
+	q := "SELECT toString(date), valid, " + ws + ", " + strings.Join(dailyCounters, ", ") +
 		", unique_visitors, first_click, last_click FROM " + p.tbl(s.final) +
 		" WHERE " + s.key + " = ? AND date >= toDate(?) AND date <= toDate(?) ORDER BY date, version DESC LIMIT 1 BY date"
 	rows, err := p.conn.Query(ctx, q, key, utcDate(dayTime(first)), utcDate(dayTime(last)))
@@ -293,10 +284,10 @@ func (p *Projection) finalRecords(ctx context.Context, s scope, key string, firs
 func (p *Projection) liveRecords(ctx context.Context, s scope, key, cond string, args []any) (map[string]*dayRecord, error) {
 	where, args := keyWhere(s, key, cond, args)
 	q := "SELECT toString(date), " + s.workspace
-	for _, c := range counterColumns {
+	for _, c := range dailyCounters {
 		q += ", sum(" + c + ")"
 	}
-	q += ", " + uniqFunc + "Merge(unique_visitors), minMerge(first_click), maxMerge(last_click) FROM " + p.tbl(s.daily) +
+	q += ", uniqMerge(unique_visitors), minMerge(first_click), maxMerge(last_click) FROM " + p.tbl(s.daily) +
 		where + " GROUP BY date"
 	if s.key == "workspace_id" {
 		q += ", workspace_id"

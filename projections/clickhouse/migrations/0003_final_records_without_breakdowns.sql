@@ -1,0 +1,5 @@
+-- Schema version 3: the final records (link_clicks_daily_final,
+-- workspace_clicks_daily_final) no longer hold breakdown maps: the
+-- breakdowns of every day are read from the breakdown tables. The tables do
+-- not change (their breakdownMap columns stay, empty): this migration has no
+-- statement, and is recorded so that the numbers go on as they were.
