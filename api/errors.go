@@ -8,6 +8,7 @@ import (
 
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/eventstore"
 )
 
 // statusOf maps a domain error kind to its HTTP status: the one place that
@@ -65,8 +66,15 @@ func writeDetail(w http.ResponseWriter, status int, msg string) {
 
 // writeError answers an error in the spec's shape. Unknown errors are
 // logged and answered with a generic 500: never a stack trace.
+// MsgStoreUnavailable answers a write while the event store cannot be
+// reached (503, with Retry-After).
+const MsgStoreUnavailable = "The event store is unavailable; try again shortly"
+
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := s.errorBody(r, err, "detail")
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, status, body)
 }
 
@@ -84,6 +92,8 @@ func (s *Server) errorBody(r *http.Request, err error, key string) (int, map[str
 		return statusOf(de.Kind), body
 	case errors.Is(err, commands.ErrConcurrency):
 		return http.StatusConflict, map[string]any{key: "The resource was changed concurrently; try again"}
+	case errors.Is(err, eventstore.ErrUnavailable):
+		return http.StatusServiceUnavailable, map[string]any{key: MsgStoreUnavailable}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable, map[string]any{key: "The request timed out"}
 	default:

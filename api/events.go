@@ -170,6 +170,9 @@ func (s *Server) writeEventError(w http.ResponseWriter, r *http.Request, err err
 		writeJSON(w, http.StatusBadRequest, body)
 	default:
 		status, body := s.errorBody(r, err, "error")
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
 		writeJSON(w, status, body)
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"html/template"
 	"math"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clicklimit"
 	"github.com/linkd/linkd/internal/deadline"
 	"github.com/linkd/linkd/internal/enrich"
@@ -239,6 +241,12 @@ func clickOf(l *queries.Link, info *enrich.Result, r *http.Request, source, dest
 
 func (rd *Redirector) fail(w http.ResponseWriter, err error) {
 	rd.log.Error("redirect failed", "err", err)
+	if errors.Is(err, eventstore.ErrUnavailable) {
+		// The click cannot be recorded: no redirect that is not counted.
+		w.Header().Set("Retry-After", "1")
+		page(w, http.StatusServiceUnavailable, pageError, nil)
+		return
+	}
 	page(w, http.StatusInternalServerError, pageError, nil)
 }
 

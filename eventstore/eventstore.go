@@ -30,6 +30,10 @@ var (
 	ErrStreamNotFound = errors.New("eventstore: stream not found")
 	// ErrClosed: the store or subscription was closed.
 	ErrClosed = errors.New("eventstore: closed")
+	// ErrUnavailable is wrapped by the errors of a store that cannot be
+	// reached (refused, timed out): the interface answers 503, and the
+	// operation may be tried again.
+	ErrUnavailable = errors.New("eventstore: the event store is unavailable")
 	// ErrInvalidEvent: an event without a type, or a stream name that is
 	// empty or reserved.
 	ErrInvalidEvent = errors.New("eventstore: invalid event")

@@ -28,7 +28,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +48,10 @@ type Options struct {
 	// ConnectTimeout bounds the connection check and the migration of
 	// Open. Zero means 30s.
 	ConnectTimeout time.Duration
+	// WriteTimeout bounds one group's transaction: a server that does not
+	// answer fails its appends with eventstore.ErrUnavailable. Zero means
+	// 5s.
+	WriteTimeout time.Duration
 	// MaxConns is the pool size when the connection string does not set
 	// pool_max_conns. Zero means 16. The store also holds one connection
 	// of its own for LISTEN.
@@ -151,6 +157,9 @@ func IsDSN(s string) bool {
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 5 * time.Second
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPoll
@@ -260,7 +269,28 @@ func (s *Store) dbErr(ctx context.Context, what string, err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("postgres: %s: %w (%s)", what, eventstore.ErrWrongExpectedVersion, pgErr.ConstraintName)
 	}
+	if unreachable(err) {
+		return fmt.Errorf("postgres: %s: %w: %w", what, eventstore.ErrUnavailable, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// unreachable tells an error of reaching the server (refused, reset,
+// timed out, the server shutting down) from one of the statement.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), pgconn.Timeout(err), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08: connection exception; 57P01-57P03: the server is
+		// shutting down, crashed, or cannot accept connections now.
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	return false
 }
 
 const eventColumns = "position, stream, version, id, type, data, metadata, created"

@@ -261,7 +261,11 @@ func (s *Store) commitGroup(group []*appendReq) {
 // the group goes the long way, reading the streams' versions under the
 // lock first.
 func (s *Store) writeGroup(group []*appendReq, names []string) error {
-	ctx := context.Background()
+	// A server that does not answer fails the group in time: its appends
+	// answer ErrUnavailable (503) rather than hang (their outcome is then
+	// unknown, as with any lost answer).
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.WriteTimeout)
+	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.dbErr(ctx, "append", err)

@@ -97,6 +97,15 @@ func env(dataDir, addr string, extra ...string) []string {
 // start runs linkd serve and waits until it answers /healthz.
 func start(t testing.TB, dataDir, addr string, extra ...string) *proc {
 	t.Helper()
+	p, _ := startSeen(t, dataDir, addr, extra...)
+	return p
+}
+
+// startSeen is start, also returning the statuses /healthz answered before
+// its 200.
+func startSeen(t testing.TB, dataDir, addr string, extra ...string) (*proc, []int) {
+	t.Helper()
+	var seen []int
 	p := &proc{t: t, url: "http://" + addr, addr: addr, out: &syncBuffer{}}
 	p.cmd = exec.Command(binary, "serve")
 	p.cmd.Env = env(dataDir, addr, extra...)
@@ -110,8 +119,9 @@ func start(t testing.TB, dataDir, addr string, extra ...string) *proc {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return p
+				return p, seen
 			}
+			seen = append(seen, resp.StatusCode)
 		}
 		if time.Now().After(deadline) {
 			p.kill()

@@ -226,7 +226,14 @@ func TestManyInstances(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	total := answered[0].Load() + answered[1].Load() + answered[2].Load()
-	d.procs[0] = start(t, d.dirs[0], d.addrs[0], d.env...)
+	var seen []int
+	d.procs[0], seen = startSeen(t, d.dirs[0], d.addrs[0], d.env...)
+	for _, st := range seen {
+		if st != 503 {
+			t.Errorf("a restarting instance's /healthz answered %d before 200", st)
+		}
+	}
+	t.Logf("the restarted instance answered /healthz 503 %d times while it caught up", len(seen))
 	for j := 0; j < 3; j++ {
 		st, b, _, _ := do("GET", d.url(j)+"/v1/links/"+counted.ID, key, nil)
 		l := decode[struct{ Clicks int64 }](t, b)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -447,14 +448,21 @@ func (a *App) Serve(ctx context.Context) error {
 }
 
 // ServeListener is Serve on a given listener.
+//
+// It serves at once, but until the instance has caught up with the event
+// log as it stood when it started (Start), every request is answered 503
+// (/healthz too): a load balancer sends it nothing yet, and nothing it
+// answers can miss a write answered elsewhere (DECISIONS).
 func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
-	stop, err := a.Start(ctx)
-	if err != nil {
-		ln.Close()
-		return err
-	}
+	var ready atomic.Bool
 	srv := &http.Server{
-		Handler:           a.handler,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ready.Load() || r.URL.Path == "/metrics" {
+				a.handler.ServeHTTP(w, r)
+				return
+			}
+			starting(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -469,6 +477,13 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	go func() {
 		errc <- srv.Serve(httperr.Listener(deadline.Wrap(ln, 500*time.Millisecond, deadline.HoldBackgroundReads())))
 	}()
+	stop, err := a.Start(ctx)
+	if err != nil {
+		srv.Close()
+		<-errc
+		return err
+	}
+	ready.Store(true)
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
@@ -488,6 +503,26 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	stop()
 	a.wg.Wait()
 	return err
+}
+
+// starting answers a request that came before the instance caught up.
+func starting(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	if r.Method == http.MethodHead {
+		return
+	}
+	const msg = "linkd is starting: it is catching up with the event log"
+	switch {
+	case r.URL.Path == "/healthz":
+		io.WriteString(w, `{"status":"starting"}`)
+	case strings.HasPrefix(r.URL.Path, "/api/"):
+		io.WriteString(w, `{"error":"`+msg+`"}`)
+	default:
+		io.WriteString(w, `{"detail":"`+msg+`"}`)
+	}
 }
 
 // Close releases everything Open made.
