@@ -67,7 +67,7 @@ type KafkaOptions struct {
 type KafkaRunner struct {
 	cfg     bus.KafkaConfig
 	opts    KafkaOptions
-	dec     decoder // shares each event's decoding between the projections
+	dec     Decoder // shares each event's decoding between the projections
 	entries []*kafkaEntry
 }
 
@@ -284,7 +284,7 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 				continue
 			}
 			for _, ev := range evs {
-				events = append(events, r.dec.event(ev))
+				events = append(events, r.dec.Event(ev))
 			}
 			kept = append(kept, m)
 		}
