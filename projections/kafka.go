@@ -12,7 +12,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
 )
 
 // KafkaOptions tune the Kafka runner.
@@ -65,7 +65,7 @@ type KafkaOptions struct {
 // the only member of its groups: with several instances, events applied by
 // another one never report Done here.
 type KafkaRunner struct {
-	cfg     bus.KafkaConfig
+	cfg     kafka.Config
 	opts    KafkaOptions
 	dec     Decoder // shares each event's decoding between the projections
 	entries []*kafkaEntry
@@ -80,7 +80,7 @@ type kafkaEntry struct {
 }
 
 // NewKafkaRunner prepares a runner; Run starts it.
-func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptions) (*KafkaRunner, error) {
+func NewKafkaRunner(cfg kafka.Config, projectors []Projector, opts KafkaOptions) (*KafkaRunner, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -161,7 +161,7 @@ func Topics(p Projector) []string {
 	cats := p.Categories()
 	out := make([]string, len(cats))
 	for i, c := range cats {
-		out[i] = bus.Topic(c)
+		out[i] = kafka.Topic(c)
 	}
 	return out
 }
@@ -176,7 +176,7 @@ func (r *KafkaRunner) Run(ctx context.Context) error {
 		for _, e := range r.entries {
 			topics = append(topics, Topics(e.p)...)
 		}
-		if err := bus.EnsureTopics(r.cfg, topics...); err != nil {
+		if err := kafka.EnsureTopics(r.cfg, topics...); err != nil {
 			return err
 		}
 	}
@@ -203,7 +203,7 @@ func (r *KafkaRunner) Run(ctx context.Context) error {
 
 func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 	log := r.opts.Logger.With("projection", e.p.Name())
-	sub, err := bus.NewKafkaSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
+	sub, err := kafka.NewSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 		events = events[:0]
 		kept := batch[:0]
 		for _, m := range batch {
-			evs, err := bus.Decode(m)
+			evs, err := kafka.Decode(m)
 			if err != nil {
 				log.Error("projection: undecodable message dropped", "message", m.UUID, "err", err)
 				m.Ack()
@@ -325,11 +325,11 @@ type partKey struct {
 }
 
 func partitionOf(m *message.Message) (partKey, bool) {
-	p, ok := bus.KafkaPartition(m)
+	p, ok := kafka.PartitionOf(m)
 	if !ok {
 		return partKey{}, false
 	}
-	return partKey{bus.TopicOf(m.Metadata.Get(bus.MetaStream)), p}, true
+	return partKey{kafka.TopicOf(m.Metadata.Get(kafka.MetaStream)), p}, true
 }
 
 // activeWindow is how long a partition that delivered counts as active: a
@@ -345,7 +345,7 @@ const activeWindow = 2 * time.Second
 func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time, maxEvents int) []*message.Message {
 	events := 0
 	for _, m := range batch {
-		events += bus.EventCount(m)
+		events += kafka.EventCount(m)
 	}
 	room := func() bool { return len(batch) < r.opts.MaxBatch && events < maxEvents }
 	if r.opts.Linger <= 0 {
@@ -356,7 +356,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 					return batch
 				}
 				batch = append(batch, m)
-				events += bus.EventCount(m)
+				events += kafka.EventCount(m)
 			default:
 				return batch
 			}
@@ -395,7 +395,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 				return batch
 			}
 			batch = append(batch, m)
-			events += bus.EventCount(m)
+			events += kafka.EventCount(m)
 			add(m)
 			gap.Reset(r.opts.Linger / 4)
 		case <-gap.C: // messages stopped coming: a partition has nothing
@@ -414,7 +414,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 				return batch
 			}
 			batch = append(batch, m)
-			events += bus.EventCount(m)
+			events += kafka.EventCount(m)
 			add(m)
 		default:
 			for k := range inBatch {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -22,14 +22,14 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // relay), streams interleaved. Positions are unique and increase.
 type feed struct {
 	t       *testing.T
-	pub     *bus.KafkaPublisher
+	pub     *kafka.Publisher
 	streams []string
 	pos     uint64
 	total   int
 }
 
-func newFeed(t *testing.T, cfg bus.KafkaConfig, streams []string) *feed {
-	pub, err := bus.NewKafkaPublisher(cfg, nil)
+func newFeed(t *testing.T, cfg kafka.Config, streams []string) *feed {
+	pub, err := kafka.NewPublisher(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +42,8 @@ func (f *feed) publish(from, to uint64) {
 	for v := from; v < to; v++ {
 		for _, s := range f.streams {
 			f.pos++
-			e := bustest.Event(s, v, f.pos)
-			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeEvent(e)); err != nil {
+			e := kafkatest.Event(s, v, f.pos)
+			if err := f.pub.Publish(kafka.TopicOf(s), kafka.EncodeEvent(e)); err != nil {
 				f.t.Fatal(err)
 			}
 			f.total++
@@ -61,9 +61,9 @@ func (f *feed) publishBatches(from, to uint64, per int) {
 			var evs []eventstore.RecordedEvent
 			for v := lo; v < hi; v++ {
 				f.pos++
-				evs = append(evs, bustest.Event(s, v, f.pos))
+				evs = append(evs, kafkatest.Event(s, v, f.pos))
 			}
-			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeBatch(evs)); err != nil {
+			if err := f.pub.Publish(kafka.TopicOf(s), kafka.EncodeBatch(evs)); err != nil {
 				f.t.Fatal(err)
 			}
 			f.total += len(evs)
@@ -81,7 +81,7 @@ func streams(n int, cats ...string) []string {
 
 // start runs a Kafka runner until the returned stop is called; stop waits
 // for it and fails the test if Run failed.
-func start(t *testing.T, cfg bus.KafkaConfig, opts projections.KafkaOptions, ps ...projections.Projector) (*projections.KafkaRunner, func()) {
+func start(t *testing.T, cfg kafka.Config, opts projections.KafkaOptions, ps ...projections.Projector) (*projections.KafkaRunner, func()) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quiet
@@ -114,7 +114,7 @@ func start(t *testing.T, cfg bus.KafkaConfig, opts projections.KafkaOptions, ps 
 	return r, stop
 }
 
-func checkExactlyOnce(t *testing.T, m *bustest.Model, total int) {
+func checkExactlyOnce(t *testing.T, m *kafkatest.Model, total int) {
 	t.Helper()
 	if p := m.Problems(); len(p) > 0 {
 		t.Errorf("%d gaps or reorderings, first: %s", len(p), p[0])
@@ -124,9 +124,9 @@ func checkExactlyOnce(t *testing.T, m *bustest.Model, total int) {
 	}
 }
 
-func waitApplied(t *testing.T, m *bustest.Model, total int) {
+func waitApplied(t *testing.T, m *kafkatest.Model, total int) {
 	t.Helper()
-	bustest.Eventually(t, 60*time.Second, func() bool {
+	kafkatest.Eventually(t, 60*time.Second, func() bool {
 		a, _ := m.Counts()
 		return a >= total
 	}, func() string {
@@ -137,11 +137,11 @@ func waitApplied(t *testing.T, m *bustest.Model, total int) {
 
 func TestNewKafkaRunnerValidates(t *testing.T) {
 	t.Parallel()
-	m := bustest.NewModel()
-	_, err := projections.NewKafkaRunner(bus.KafkaConfig{}, []projections.Projector{
-		bustest.NewProjector("a", m, "link"),
-		bustest.NewProjector("a", m, "link"),
-		bustest.NewProjector("b", m),
+	m := kafkatest.NewModel()
+	_, err := projections.NewKafkaRunner(kafka.Config{}, []projections.Projector{
+		kafkatest.NewProjector("a", m, "link"),
+		kafkatest.NewProjector("a", m, "link"),
+		kafkatest.NewProjector("b", m),
 	}, projections.KafkaOptions{})
 	if err == nil {
 		t.Fatal("no error")
@@ -158,13 +158,13 @@ func TestNewKafkaRunnerValidates(t *testing.T) {
 // committed offsets, losing nothing, and what it sees twice changes nothing.
 func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg := bustest.Kafka(t, 6)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg := kafkatest.Start(t, 6)
 	f := newFeed(t, cfg, streams(40, "link", "clicks"))
-	m := bustest.NewModel()
+	m := kafkatest.NewModel()
 
 	f.publish(0, 10) // 400 events before the first start
-	p1 := bustest.NewProjector("counts", m, "link", "clicks")
+	p1 := kafkatest.NewProjector("counts", m, "link", "clicks")
 	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
 	waitApplied(t, m, f.total)
 	f.publish(10, 15)
@@ -172,7 +172,7 @@ func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
 	first := p1.Delivered.Load()
 
 	f.publish(15, 25)
-	p2 := bustest.NewProjector("counts", m, "link", "clicks")
+	p2 := kafkatest.NewProjector("counts", m, "link", "clicks")
 	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
 	waitApplied(t, m, f.total)
 	stop()
@@ -191,15 +191,15 @@ func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
 // Kafka redelivers what it had applied, and the duplicates change nothing.
 func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg, cluster := bustest.KafkaCluster(t, 6)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg, cluster := kafkatest.StartCluster(t, 6)
 	var lose atomic.Bool
-	bustest.LoseCommits(cluster, &lose)
+	kafkatest.LoseCommits(cluster, &lose)
 	f := newFeed(t, cfg, streams(30, "link"))
-	m := bustest.NewModel()
+	m := kafkatest.NewModel()
 
 	f.publish(0, 5) // committed normally
-	p1 := bustest.NewProjector("links", m, "link")
+	p1 := kafkatest.NewProjector("links", m, "link")
 	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
 	waitApplied(t, m, f.total)
 	// Commits share the connection with long-polling fetches (500 ms): give
@@ -212,7 +212,7 @@ func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
 	lose.Store(false)
 
 	f.publish(15, 20)
-	p2 := bustest.NewProjector("links", m, "link")
+	p2 := kafkatest.NewProjector("links", m, "link")
 	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
 	waitApplied(t, m, f.total)
 	stop()
@@ -233,12 +233,12 @@ func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
 // applied once in effect, and when one stops the other takes over.
 func TestKafkaRunnerSharesPartitions(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg := bustest.Kafka(t, 8)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg := kafkatest.Start(t, 8)
 	f := newFeed(t, cfg, streams(64, "link"))
-	m := bustest.NewModel()
-	a := bustest.NewProjector("links", m, "link")
-	b := bustest.NewProjector("links", m, "link")
+	m := kafkatest.NewModel()
+	a := kafkatest.NewProjector("links", m, "link")
+	b := kafkatest.NewProjector("links", m, "link")
 	_, stopA := start(t, cfg, projections.KafkaOptions{}, a)
 	_, stopB := start(t, cfg, projections.KafkaOptions{}, b)
 
@@ -273,11 +273,11 @@ func TestKafkaRunnerSharesPartitions(t *testing.T) {
 // messages are rejected and redelivered, and nothing is lost.
 func TestKafkaRunnerRetriesFailedApply(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 90*time.Second)
-	cfg := bustest.Kafka(t, 4)
+	kafkatest.Deadline(t, 90*time.Second)
+	cfg := kafkatest.Start(t, 4)
 	f := newFeed(t, cfg, streams(20, "link"))
-	m := bustest.NewModel()
-	p := bustest.NewProjector("flaky", m, "link")
+	m := kafkatest.NewModel()
+	p := kafkatest.NewProjector("flaky", m, "link")
 	p.FailNext(3)
 	f.publish(0, 10)
 	r, stop := start(t, cfg, projections.KafkaOptions{RetryBackoff: 10 * time.Millisecond}, p)
@@ -293,10 +293,10 @@ func TestKafkaRunnerRetriesFailedApply(t *testing.T) {
 // relay does before publishing it) is reached once applied.
 func TestKafkaRunnerWatermark(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 90*time.Second)
-	cfg := bustest.Kafka(t, 4)
-	m := bustest.NewModel()
-	r, _ := start(t, cfg, projections.KafkaOptions{}, bustest.NewProjector("wm", m, "link"))
+	kafkatest.Deadline(t, 90*time.Second)
+	cfg := kafkatest.Start(t, 4)
+	m := kafkatest.NewModel()
+	r, _ := start(t, cfg, projections.KafkaOptions{}, kafkatest.NewProjector("wm", m, "link"))
 	wm := r.Watermark("wm")
 	if wm == nil {
 		t.Fatal("no watermark")
@@ -325,18 +325,18 @@ func TestKafkaRunnerWatermark(t *testing.T) {
 // message is kept whole).
 func TestKafkaRunnerBatchMessages(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg, cluster := bustest.KafkaCluster(t, 4)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg, cluster := kafkatest.StartCluster(t, 4)
 	var lose atomic.Bool
-	bustest.LoseCommits(cluster, &lose)
+	kafkatest.LoseCommits(cluster, &lose)
 	f := newFeed(t, cfg, streams(20, "link", "clicks"))
-	m := bustest.NewModel()
+	m := kafkatest.NewModel()
 	const maxEvents, per = 25, 10
 	opts := projections.KafkaOptions{MaxEvents: maxEvents, RetryBackoff: 10 * time.Millisecond}
 
 	f.publish(0, 3) // single-event messages
 	f.publishBatches(3, 33, per)
-	p1 := bustest.NewProjector("both", m, "link", "clicks")
+	p1 := kafkatest.NewProjector("both", m, "link", "clicks")
 	p1.FailNext(1)
 	r1, stop := start(t, cfg, opts, p1)
 	waitApplied(t, m, f.total)
@@ -348,7 +348,7 @@ func TestKafkaRunnerBatchMessages(t *testing.T) {
 	lose.Store(false)
 	s1 := r1.Stats("both")
 
-	p2 := bustest.NewProjector("both", m, "link", "clicks")
+	p2 := kafkatest.NewProjector("both", m, "link", "clicks")
 	r2, stop := start(t, cfg, opts, p2)
 	f.publishBatches(53, 60, per)
 	waitApplied(t, m, f.total)

@@ -11,9 +11,9 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/relay"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // BenchmarkRelayKafka measures how fast a relay publishes a log it is
@@ -50,16 +50,16 @@ func BenchmarkRelayKafka(b *testing.B) {
 }
 
 func benchRelay(b *testing.B, workers, producers int, rtt time.Duration) {
-	bustest.Deadline(b, 10*time.Minute)
-	cfg := bustest.Kafka(b, 12)
+	kafkatest.Deadline(b, 10*time.Minute)
+	cfg := kafkatest.Start(b, 12)
 	store := openStore(b)
 	fill(b, store, b.N)
-	if err := bus.EnsureTopics(cfg, "linkd.clicks"); err != nil {
+	if err := kafka.EnsureTopics(cfg, "linkd.clicks"); err != nil {
 		b.Fatal(err)
 	}
 	var pubs []message.Publisher
 	for range producers {
-		p, err := bus.NewKafkaPublisher(cfg, quiet)
+		p, err := kafka.NewPublisher(cfg, quiet)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func sharded(pubs []message.Publisher) shardedPublisher { return shardedPublishe
 
 func (s shardedPublisher) Publish(topic string, msgs ...*message.Message) error {
 	h := fnv.New32a()
-	h.Write([]byte(msgs[0].Metadata.Get(bus.MetaStream)))
+	h.Write([]byte(msgs[0].Metadata.Get(kafka.MetaStream)))
 	return s[h.Sum32()%uint32(len(s))].Publish(topic, msgs...)
 }
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
-	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
 
@@ -132,7 +132,7 @@ type applyPublisher struct {
 
 func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 	for _, m := range msgs {
-		evs, err := bus.Decode(m)
+		evs, err := kafka.Decode(m)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error
 	time.Sleep(p.delay)
 	k := int64(0)
 	for _, m := range msgs {
-		k += int64(bus.EventCount(m))
+		k += int64(kafka.EventCount(m))
 	}
 	c := p.count.Add(k)
 	if c-k < p.crashAt && c >= p.crashAt && p.onCrash != nil {

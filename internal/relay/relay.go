@@ -1,8 +1,8 @@
 // Package relay publishes the global event log to the bus: it reads the log
 // after its checkpoint (catch-up, then live) and publishes every event on
-// its category's topic (bus.TopicOf), keyed by stream, through a Watermill
+// its category's topic (kafka.TopicOf), keyed by stream, through a Watermill
 // publisher: Kafka when LINKD_KAFKA_BROKERS is set. Events go in batch
-// messages (bus.EncodeBatch) of one stream each, in order: a message holds
+// messages (kafka.EncodeBatch) of one stream each, in order: a message holds
 // the events of its stream that its worker had at hand, up to
 // MaxMessageEvents and MaxMessageBytes.
 //
@@ -32,7 +32,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
 )
 
 // Follower is a projection that reads follow writes through: the relay
@@ -348,7 +348,7 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 
 // work publishes the jobs of one queue. It takes up to PublishBatch jobs at
 // a time and groups them by stream, keeping each stream's order: each group
-// becomes one batch message (bus.EncodeBatch, keyed by its stream), split
+// becomes one batch message (kafka.EncodeBatch, keyed by its stream), split
 // when it exceeds MaxMessageEvents or MaxMessageBytes, and the messages of
 // one topic go in one Publish, a stream's in order. A job is acknowledged
 // once the message holding it is published. It returns when ctx ends,
@@ -376,9 +376,9 @@ func (r *Relay) work(ctx context.Context, q *queue, log *slog.Logger) {
 			run := sorted[:n]
 			msgs, spans = msgs[:0], spans[:0]
 			for lo := 0; lo < len(run); {
-				hi, size := lo+1, bus.EncodedSize(&run[lo].ev)
+				hi, size := lo+1, kafka.EncodedSize(&run[lo].ev)
 				for hi < len(run) && run[hi].stream == run[lo].stream && hi-lo < r.opts.MaxMessageEvents {
-					sz := bus.EncodedSize(&run[hi].ev)
+					sz := kafka.EncodedSize(&run[hi].ev)
 					if size+sz > r.opts.MaxMessageBytes {
 						break
 					}
@@ -412,7 +412,7 @@ func encodeSpan(msgs *[]*message.Message, buf []eventstore.RecordedEvent, jobs [
 	for i := range jobs {
 		buf = append(buf, jobs[i].ev)
 	}
-	*msgs = append(*msgs, bus.EncodeBatch(buf))
+	*msgs = append(*msgs, kafka.EncodeBatch(buf))
 	clear(buf)
 	return buf[:0]
 }
@@ -449,7 +449,7 @@ func (g *grouper) group(jobs []job) []keyedJob {
 			g.streams[k.stream] = si
 		}
 		k.si = si
-		k.topic = bus.TopicOf(k.stream)
+		k.topic = kafka.TopicOf(k.stream)
 		ti, ok := g.topics[k.topic]
 		if !ok {
 			ti = len(g.topics)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
 	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
 
@@ -30,7 +30,7 @@ const relayLease = "relay"
 //   - the relay publishes the log to Kafka in the one instance that holds
 //     the relay's lease, from the checkpoint the last holder saved.
 type kafkaMode struct {
-	cfg    bus.KafkaConfig
+	cfg    kafka.Config
 	store  eventstore.Store
 	local  *projections.LocalRunner
 	shared *projections.KafkaRunner
@@ -42,7 +42,7 @@ type kafkaMode struct {
 }
 
 func newKafkaRunner(cfg Config, store, raw eventstore.Store, local, shared []projections.Projector, log *slog.Logger, m *metrics) (runner, error) {
-	kc := bus.KafkaConfig{Brokers: bus.ParseBrokers(cfg.KafkaBrokers), Partitions: int32(cfg.KafkaPartitions), ClientID: "linkd"}.WithDefaults()
+	kc := kafka.Config{Brokers: kafka.ParseBrokers(cfg.KafkaBrokers), Partitions: int32(cfg.KafkaPartitions), ClientID: "linkd"}.WithDefaults()
 	if err := kc.Validate(); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -118,7 +118,7 @@ func (k *kafkaMode) Run(ctx context.Context) error {
 // runRelay runs the relay whenever this instance holds the lease, until
 // ctx ends.
 func (k *kafkaMode) runRelay(ctx context.Context) error {
-	pub, err := bus.NewKafkaPublisher(k.cfg, k.log)
+	pub, err := kafka.NewPublisher(k.cfg, k.log)
 	if err != nil {
 		return fmt.Errorf("kafka publisher: %w", err)
 	}
@@ -166,7 +166,7 @@ func (k *kafkaMode) follow(ctx context.Context, p projections.Projector) {
 	topics := projections.Topics(p)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var watch *bus.GroupWatch
+	var watch *kafka.GroupWatch
 	defer func() {
 		if watch != nil {
 			watch.Close()
@@ -175,7 +175,7 @@ func (k *kafkaMode) follow(ctx context.Context, p projections.Projector) {
 	for ctx.Err() == nil {
 		at, err := k.cp.Load(ctx)
 		if err == nil && watch == nil {
-			watch, err = bus.NewGroupWatch(k.cfg)
+			watch, err = kafka.NewGroupWatch(k.cfg)
 		}
 		if err == nil {
 			err = watch.WaitConsumed(ctx, p.Name(), topics)

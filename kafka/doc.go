@@ -1,0 +1,14 @@
+// Package kafka is linkd's Kafka adapter: everything that carries recorded
+// events between processes, over Watermill (watermill-kafka, Sarama).
+//
+//   - config.go: Config, its defaults and checks, and the Sarama settings
+//     of linkd's producers, consumers and admin clients;
+//   - codec.go: the message codec (single-event and batch messages) and the
+//     topic of a category (linkd.<category>);
+//   - pubsub.go: the publisher (keyed by stream), the subscriber of a
+//     consumer group, topic creation;
+//   - groupwatch.go: GroupWatch, how far a consumer group has consumed.
+//
+// Only what crosses a process travels here: in process,
+// projections.LocalRunner hands projectors the events themselves.
+package kafka
