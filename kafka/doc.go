@@ -7,6 +7,8 @@
 //     topic of a category (linkd.<category>);
 //   - pubsub.go: the publisher (keyed by stream), the subscriber of a
 //     consumer group, topic creation;
+//   - relay.go: the relay, which publishes the global log to Kafka from its
+//     checkpoint (checkpoint.go: in a file or in memory);
 //   - groupwatch.go: GroupWatch, how far a consumer group has consumed.
 //
 // Only what crosses a process travels here: in process,

@@ -13,7 +13,6 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
@@ -135,8 +134,8 @@ func TestKafkaRunner(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = pub.Close() })
 	wm := runner.Watermark(clickindex.Name)
-	r := relay.New(es, pub, relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile)),
-		relay.Options{Workers: 4, Logger: quiet, Followers: []relay.Follower{{Watermark: wm, Categories: ix.Categories()}}})
+	r := kafka.NewRelay(es, pub, kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 4, Logger: quiet, Followers: []kafka.Follower{{Watermark: wm, Categories: ix.Categories()}}})
 	relayed := make(chan error, 1)
 	go func() { relayed <- r.Run(ctx) }()
 

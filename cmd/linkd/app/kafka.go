@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
@@ -35,7 +34,7 @@ type kafkaMode struct {
 	local  *projections.LocalRunner
 	shared *projections.KafkaRunner
 	projs  []projections.Projector // shared
-	cp     relay.CheckpointStore
+	cp     kafka.CheckpointStore
 	lease  eventstore.Leaser // nil: this process is the store's only one
 	log    *slog.Logger
 	m      *metrics
@@ -53,7 +52,7 @@ func newKafkaRunner(cfg Config, store, raw eventstore.Store, local, shared []pro
 	k := &kafkaMode{
 		cfg: kc, store: store, shared: r, projs: shared, log: log, m: m,
 		local: projections.NewLocalRunner(store, local, projections.LocalOptions{Logger: log}),
-		cp:    relay.NewFileCheckpoint(filepath.Join(cfg.DataDir, relay.CheckpointFile)),
+		cp:    kafka.NewFileCheckpoint(filepath.Join(cfg.DataDir, kafka.CheckpointFile)),
 	}
 	if cps, ok := raw.(eventstore.Checkpoints); ok {
 		k.cp = sharedCheckpoint{cps}
@@ -136,7 +135,7 @@ func (k *kafkaMode) runRelay(ctx context.Context) error {
 			k.log.Info("relay: this instance holds the lease")
 		}
 		k.m.relayLead.Set(1)
-		rl := relay.New(k.store, pub, k.cp, relay.Options{Logger: k.log})
+		rl := kafka.NewRelay(k.store, pub, k.cp, kafka.RelayOptions{Logger: k.log})
 		wctx, stopWatch := context.WithCancel(held)
 		go k.m.watchRelay(wctx, rl)
 		err := rl.Run(held)

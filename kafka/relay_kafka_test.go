@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
@@ -66,10 +65,10 @@ func (k *kafkaPath) startRunner() (stop func()) {
 	return stop
 }
 
-func (k *kafkaPath) followers() []relay.Follower {
-	var fs []relay.Follower
+func (k *kafkaPath) followers() []kafka.Follower {
+	var fs []kafka.Follower
 	for _, p := range k.procs {
-		fs = append(fs, relay.Follower{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
+		fs = append(fs, kafka.Follower{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
 	}
 	return fs
 }
@@ -119,8 +118,8 @@ func TestKafkaReplayEquality(t *testing.T) {
 	streams := streamNames(60, "link", "clicks", "workspace")
 	appendRounds(t, k.store, streams, 0, 10) // history before anything runs
 	stopRunner := k.startRunner()
-	r := relay.New(k.store, k.publisher(), relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile)),
-		relay.Options{Workers: 8, Logger: quiet, Followers: k.followers()})
+	r := kafka.NewRelay(k.store, k.publisher(), kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 8, Logger: quiet, Followers: k.followers()})
 	stopRelay := runRelay(t, r)
 
 	// Reads follow writes: after a write, waiting on the watermark of a
@@ -187,9 +186,9 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	appendRounds(t, k.store, streams, 0, 20) // 1000 events
 	stopRunner := k.startRunner()
 
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: k.publisher(), n: 800, crashAt: 500, onCrash: cp.Crash}
-	r1 := relay.New(k.store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(k.store, failing, cp, kafka.RelayOptions{
 		Workers: 8, MaxBatch: 50, MaxInFlight: 200, PublishBatch: 4, SaveInterval: 5 * time.Millisecond, RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
@@ -203,7 +202,7 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	}
 
 	appendRounds(t, k.store, streams, 20, 30) // written while no relay runs
-	r2 := relay.New(k.store, k.publisher(), cp.CheckpointStore, relay.Options{Workers: 8, Logger: quiet})
+	r2 := kafka.NewRelay(k.store, k.publisher(), cp.CheckpointStore, kafka.RelayOptions{Workers: 8, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, k.store)
 	k.waitApplied(map[string]*kafkatest.Model{"links": m})
@@ -239,9 +238,9 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	appendRounds(t, k.store, streams, 0, 300) // 1500 events
 	stopRunner := k.startRunner()
 
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: k.publisher(), n: 900, crashAt: 600, onCrash: cp.Crash, delay: 2 * time.Millisecond}
-	r1 := relay.New(k.store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(k.store, failing, cp, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 64, MaxInFlight: 256, MaxMessageEvents: 16, SaveInterval: 5 * time.Millisecond,
 		RetryBackoff: time.Millisecond, Logger: quiet,
 	})
@@ -254,7 +253,7 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	}
 
 	appendRounds(t, k.store, streams, 300, 400) // written while no relay runs
-	r2 := relay.New(k.store, k.publisher(), cp.CheckpointStore, relay.Options{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
+	r2 := kafka.NewRelay(k.store, k.publisher(), cp.CheckpointStore, kafka.RelayOptions{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, k.store)
 	k.waitApplied(map[string]*kafkatest.Model{"links": m})

@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
@@ -52,10 +51,10 @@ func TestRelayPublishesInStreamOrder(t *testing.T) {
 	proj := kafkatest.NewProjector("all", m, "link", "clicks")
 	pub := &applyPublisher{apply: proj.Apply}
 	wm := eventstore.NewWatermark(eventstore.Start)
-	cp := relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))
-	r := relay.New(store, pub, cp, relay.Options{
+	cp := kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))
+	r := kafka.NewRelay(store, pub, cp, kafka.RelayOptions{
 		Workers: 8, MaxBatch: 64, MaxInFlight: 128, PublishBatch: 4, Logger: quiet,
-		Followers: []relay.Follower{{Watermark: wm, Categories: []string{"link"}}},
+		Followers: []kafka.Follower{{Watermark: wm, Categories: []string{"link"}}},
 	})
 	stop := runRelay(t, r)
 	appendRounds(t, store, streams, 10, 20) // live
@@ -100,9 +99,9 @@ func TestRelayResumesFromCheckpointAfterCrash(t *testing.T) {
 
 	m := kafkatest.NewModel()
 	proj := kafkatest.NewProjector("links", m, "link")
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: &applyPublisher{apply: proj.Apply}, n: 600, crashAt: 300, onCrash: cp.Crash, delay: 200 * time.Microsecond}
-	r1 := relay.New(store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(store, failing, cp, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 32, MaxInFlight: 64, PublishBatch: 4, SaveInterval: 5 * time.Millisecond,
 		RetryBackoff: time.Millisecond, Logger: quiet,
 	})
@@ -114,7 +113,7 @@ func TestRelayResumesFromCheckpointAfterCrash(t *testing.T) {
 		t.Fatal("no checkpoint was saved before the crash")
 	}
 
-	r2 := relay.New(store, &applyPublisher{apply: proj.Apply}, cp.CheckpointStore, relay.Options{Workers: 4, Logger: quiet})
+	r2 := kafka.NewRelay(store, &applyPublisher{apply: proj.Apply}, cp.CheckpointStore, kafka.RelayOptions{Workers: 4, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, store)
 	if err := stop(); err != nil {
@@ -162,7 +161,7 @@ func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
 	m := kafkatest.NewModel()
 	proj := kafkatest.NewProjector("links", m, "link")
 	gate := &gatedPublisher{next: &applyPublisher{apply: proj.Apply}, stream: "link-0000", open: make(chan struct{})}
-	r := relay.New(store, gate, &relay.MemoryCheckpoint{}, relay.Options{
+	r := kafka.NewRelay(store, gate, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 16, PublishBatch: 2, Logger: quiet,
 	})
 	// Streams go to workers by FNV-1a of their name, as the relay does.
@@ -228,7 +227,7 @@ func TestRelayCapsMessages(t *testing.T) {
 	appendRounds(t, store, streams, 0, 200)
 	for _, c := range []struct{ events, bytes int }{{8, 0}, {0, 1000}} {
 		pub := &recordingPublisher{}
-		r := relay.New(store, pub, &relay.MemoryCheckpoint{}, relay.Options{
+		r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{
 			Workers: 1, MaxMessageEvents: c.events, MaxMessageBytes: c.bytes, Logger: quiet,
 		})
 		stop := runRelay(t, r)

@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/kafka/kafkatest"
 )
@@ -76,7 +75,7 @@ func benchRelay(b *testing.B, workers, producers int, rtt time.Duration) {
 	if rtt > 0 {
 		pub = delayed{pub, rtt}
 	}
-	r := relay.New(store, pub, &relay.MemoryCheckpoint{}, relay.Options{Workers: workers, Logger: quiet})
+	r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{Workers: workers, Logger: quiet})
 	head, err := store.Head(context.Background())
 	if err != nil {
 		b.Fatal(err)

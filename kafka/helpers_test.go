@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
-	"github.com/linkd/linkd/internal/relay"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
@@ -82,7 +81,7 @@ func appendOne(s eventstore.Store, stream string, v uint64) (eventstore.AppendRe
 
 // runRelay runs r until the returned stop is called; stop returns Run's
 // error.
-func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
+func runRelay(t testing.TB, r *kafka.Relay) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -106,7 +105,7 @@ func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
 
 // waitAcked waits until the relay has acknowledged everything up to the
 // store's head.
-func waitAcked(t testing.TB, r *relay.Relay, s eventstore.Store) {
+func waitAcked(t testing.TB, r *kafka.Relay, s eventstore.Store) {
 	t.Helper()
 	head, err := s.Head(context.Background())
 	if err != nil {
@@ -187,7 +186,7 @@ func (p *failingPublisher) Close() error { return nil }
 // crashableCheckpoint saves through to a real store until Crash: after it
 // nothing is saved any more, as when the process dies.
 type crashableCheckpoint struct {
-	relay.CheckpointStore
+	kafka.CheckpointStore
 	crashed atomic.Bool
 	saved   atomic.Bool // a position past the start was saved
 }
