@@ -9,6 +9,8 @@
 //     consumer group, topic creation;
 //   - relay.go: the relay, which publishes the global log to Kafka from its
 //     checkpoint (checkpoint.go: in a file or in memory);
+//   - runner.go: the Runner, which feeds projectors from Kafka, a consumer
+//     group each, named after the projector;
 //   - groupwatch.go: GroupWatch, how far a consumer group has consumed.
 //
 // Only what crosses a process travels here: in process,

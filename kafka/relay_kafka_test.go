@@ -22,7 +22,7 @@ type kafkaPath struct {
 	t      *testing.T
 	cfg    kafka.Config
 	store  eventstore.Store
-	runner *projections.KafkaRunner
+	runner *kafka.Runner
 	procs  []*kafkatest.Projector
 }
 
@@ -34,7 +34,7 @@ func newKafkaPath(t *testing.T, partitions int32, brokers int, procs ...*kafkate
 		ps[i] = p
 	}
 	var err error
-	k.runner, err = projections.NewKafkaRunner(k.cfg, ps, projections.KafkaOptions{Logger: quiet})
+	k.runner, err = kafka.NewRunner(k.cfg, ps, kafka.RunnerOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

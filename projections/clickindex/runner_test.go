@@ -120,7 +120,7 @@ func TestKafkaRunner(t *testing.T) {
 	kafkatest.Deadline(t, 120*time.Second)
 	es, ix := openStores(t)
 	cfg := kafkatest.Start(t, 4)
-	runner, err := projections.NewKafkaRunner(cfg, []projections.Projector{ix}, projections.KafkaOptions{Logger: quiet})
+	runner, err := kafka.NewRunner(cfg, []projections.Projector{ix}, kafka.RunnerOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

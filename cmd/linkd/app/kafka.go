@@ -32,7 +32,7 @@ type kafkaMode struct {
 	cfg    kafka.Config
 	store  eventstore.Store
 	local  *projections.LocalRunner
-	shared *projections.KafkaRunner
+	shared *kafka.Runner
 	projs  []projections.Projector // shared
 	cp     kafka.CheckpointStore
 	lease  eventstore.Leaser // nil: this process is the store's only one
@@ -45,7 +45,7 @@ func newKafkaRunner(cfg Config, store, raw eventstore.Store, local, shared []pro
 	if err := kc.Validate(); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	r, err := projections.NewKafkaRunner(kc, shared, projections.KafkaOptions{Logger: log})
+	r, err := kafka.NewRunner(kc, shared, kafka.RunnerOptions{Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -162,7 +162,7 @@ func (k *kafkaMode) runRelay(ctx context.Context) error {
 // waits, and every second otherwise.
 func (k *kafkaMode) follow(ctx context.Context, p projections.Projector) {
 	wm := k.shared.Watermark(p.Name())
-	topics := projections.Topics(p)
+	topics := kafka.Topics(p)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var watch *kafka.GroupWatch

@@ -1,4 +1,4 @@
-package projections_test
+package kafka_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // batch messages of k events of one stream, as the relay publishes a
 // stream's events it has at hand. Run:
 //
-//	go test ./projections -run '^$' -bench KafkaRunner -benchtime 10000x
+//	go test ./kafka -run '^$' -bench KafkaRunner -benchtime 10000x
 func BenchmarkKafkaRunner(b *testing.B) {
 	for _, c := range []struct {
 		linger time.Duration
@@ -48,7 +48,7 @@ func BenchmarkKafkaRunner(b *testing.B) {
 			backlog(b, cfg, b.N, c.per)
 			m := kafkatest.NewModel()
 			p := &slowProjector{Projector: kafkatest.NewProjector("bench", m, "clicks"), commit: c.commit}
-			r, err := projections.NewKafkaRunner(cfg, []projections.Projector{p}, projections.KafkaOptions{Linger: c.linger, Logger: quiet})
+			r, err := kafka.NewRunner(cfg, []projections.Projector{p}, kafka.RunnerOptions{Linger: c.linger, Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
 			}
