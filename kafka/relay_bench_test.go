@@ -20,8 +20,8 @@ import (
 // event of about 200 bytes, in 2,000 streams (5 consecutive events each
 // in turn). Run:
 //
-//	go test ./internal/relay -run '^$' -bench 'RelayKafka/workers' -benchtime 50000x -count 3
-//	go test ./internal/relay -run '^$' -bench 'RelayKafka/rtt' -benchtime 5000x -count 3
+//	go test ./kafka -run '^$' -bench 'RelayKafka/workers' -benchtime 50000x -count 3
+//	go test ./kafka -run '^$' -bench 'RelayKafka/rtt' -benchtime 5000x -count 3
 func BenchmarkRelayKafka(b *testing.B) {
 	cases := []struct {
 		name      string
