@@ -79,13 +79,14 @@ func appendOne(s eventstore.Store, stream string, v uint64) (eventstore.AppendRe
 	})
 }
 
-// runRelay runs r until the returned stop is called; stop returns Run's
-// error.
-func runRelay(t testing.TB, r *kafka.Relay) (stop func() error) {
+// background runs run (a Relay's, a Runner's or a Pipeline's Run) until
+// the returned stop is called, or the test ends. stop cancels it and
+// returns its error; later calls return the same.
+func background(t testing.TB, what string, run func(context.Context) error) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() { done <- run(ctx) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -94,12 +95,37 @@ func runRelay(t testing.TB, r *kafka.Relay) (stop func() error) {
 			select {
 			case err = <-done:
 			case <-time.After(30 * time.Second):
-				err = errors.New("relay did not stop within 30 s")
+				err = fmt.Errorf("%s did not stop within 30 s", what)
 			}
 		})
 		return err
 	}
 	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// runRelay runs r until the returned stop is called; stop returns Run's
+// error.
+func runRelay(t testing.TB, r *kafka.Relay) (stop func() error) {
+	t.Helper()
+	return background(t, "relay", r.Run)
+}
+
+// runRunner runs r until the returned stop is called, or the test ends;
+// stop waits for it and fails the test if Run failed.
+func runRunner(t testing.TB, r *kafka.Runner) (stop func()) {
+	t.Helper()
+	stopRun := background(t, "runner", r.Run)
+	var once sync.Once
+	stop = func() {
+		t.Helper()
+		once.Do(func() {
+			if err := stopRun(); err != nil {
+				t.Errorf("runner: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	return stop
 }
 

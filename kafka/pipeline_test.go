@@ -77,10 +77,8 @@ func TestPipeline(t *testing.T) {
 	if p.Watermark("own") == nil || p.Watermark("shared") == nil || p.Watermark("other") != nil {
 		t.Fatal("watermarks: want one for each projection and none for another name")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	stop := background(t, "pipeline", p.Run)
+	ctx := context.Background()
 
 	appendRounds(t, store, streamNames(20, "link", "clicks"), 0, 5)
 	head, err := store.Head(ctx)
@@ -103,14 +101,8 @@ func TestPipeline(t *testing.T) {
 	if at, _ := cps.LoadCheckpoint(ctx, kafka.RelayLease); at.Less(head) {
 		t.Errorf("relay checkpoint %s in the store, head %s", at, head)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return within 30 s")
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	if lease.acquired.Load() != 1 || leads.Load() != 1 || stops.Load() != 1 {
 		t.Errorf("lease taken %d times, OnLead called %d times, its stop %d: want 1 each",

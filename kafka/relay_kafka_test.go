@@ -41,29 +41,7 @@ func newKafkaPath(t *testing.T, partitions int32, brokers int, procs ...*kafkate
 	return k
 }
 
-func (k *kafkaPath) startRunner() (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- k.runner.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				k.t.Errorf("runner: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			k.t.Error("runner did not stop within 30 s")
-		}
-	}
-	k.t.Cleanup(stop)
-	return stop
-}
+func (k *kafkaPath) startRunner() (stop func()) { return runRunner(k.t, k.runner) }
 
 func (k *kafkaPath) followers() []kafka.Follower {
 	var fs []kafka.Follower

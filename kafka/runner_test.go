@@ -78,28 +78,7 @@ func start(t *testing.T, cfg kafka.Config, opts kafka.RunnerOptions, ps ...proje
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	var stopped bool
-	stop := func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("runner: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("runner did not stop within 30 s")
-		}
-	}
-	t.Cleanup(stop)
-	return r, stop
+	return r, runRunner(t, r)
 }
 
 func checkExactlyOnce(t *testing.T, m *kafkatest.Model, total int) {
