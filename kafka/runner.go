@@ -60,10 +60,11 @@ type RunnerOptions struct {
 // applies at most (partitions it owns) × (events per message) / (Apply
 // latency) events per second (ADR 0016).
 //
-// Reads follow writes through Watermark only when this instance applies
-// every event the relay of the same process registers, that is when it is
-// the only member of its groups: with several instances, events applied by
-// another one never report Done here.
+// Reads follow writes through Watermark when this instance applies every
+// event the relay of the same process registers (RelayOptions.Followers),
+// that is when it is the only member of its groups: with several instances,
+// events applied by another one never report Done here, and the Pipeline's
+// follower moves the watermark instead (ADR 0106).
 type Runner struct {
 	cfg     Config
 	opts    RunnerOptions
