@@ -20,7 +20,7 @@ type Event struct {
 // Decode and shared by every Event made for it in the process.
 type decoded struct {
 	once sync.Once
-	pos  eventstore.Position // in a decoder's table
+	pos  eventstore.Position // in a Decoder's table
 	typ  string
 	data []byte
 	ev   domain.Event
@@ -54,7 +54,7 @@ func newDecoded(re *eventstore.RecordedEvent) *decoded {
 
 // Envelopes wraps events for one projector's Apply (replay, tests): each
 // is decoded when the projector asks, since no other projector shares it.
-// Runners of several projectors share decodings instead (decoder).
+// Runners of several projectors share decodings instead (Decoder).
 func Envelopes(events []eventstore.RecordedEvent) []Event {
 	out := make([]Event, len(events))
 	for i := range events {
@@ -63,13 +63,14 @@ func Envelopes(events []eventstore.RecordedEvent) []Event {
 	return out
 }
 
-// decoder shares decodings between the projectors of one runner: each
-// projector is fed by its own reader at its own pace, and the readers find
-// here, by log position, the decoding another made of the same event, so
-// that each event is decoded once for all of them. It remembers the last
-// decoderSlots events handed out, enough for readers a few batches apart;
-// a reader further behind decodes again.
-type decoder struct {
+// Decoder shares decodings between the projectors of one runner (in
+// process, or Kafka's): each projector is fed by its own reader at its own
+// pace, and the readers find here, by log position, the decoding another
+// made of the same event, so that each event is decoded once for all of
+// them. It remembers the last decoderSlots events handed out, enough for
+// readers a few batches apart; a reader further behind decodes again. The
+// zero value is ready; it is safe for concurrent use.
+type Decoder struct {
 	slots [decoderSlots]atomic.Pointer[decoded]
 }
 
@@ -78,9 +79,9 @@ const (
 	decoderSlots = 1 << decoderBits
 )
 
-// event makes the Event of re, sharing its decoding with the other readers.
+// Event makes the Event of re, sharing its decoding with the other readers.
 // An event without a position (tests' hand-made logs) shares nothing.
-func (c *decoder) event(re eventstore.RecordedEvent) Event {
+func (c *Decoder) Event(re eventstore.RecordedEvent) Event {
 	if re.Value != nil || c == nil || re.Position == (eventstore.Position{}) {
 		// The appender's value (Decode returns it) needs no sharing; the
 		// table's lookups cost a live click half a microsecond (ADR 0104).

@@ -21,10 +21,10 @@ func clickEvent(t *testing.T, pos uint64, c *click.Recorded) eventstore.Recorded
 // own; a different position decodes apart.
 func TestDecoderDecodesOncePerPosition(t *testing.T) {
 	t.Parallel()
-	var dec decoder
+	var dec Decoder
 	c := &click.Recorded{LinkID: "L1", ClickID: "c1", Timestamp: time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)}
 	re := clickEvent(t, 100, c)
-	a, b := dec.event(re), dec.event(re)
+	a, b := dec.Event(re), dec.Event(re)
 	ea, err := a.Decode()
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestDecoderDecodesOncePerPosition(t *testing.T) {
 	if got := ea.(*click.Recorded); got.ClickID != "c1" || got.LinkID != "L1" {
 		t.Fatalf("decoded %+v", got)
 	}
-	o := new(decoder).event(re)
+	o := new(Decoder).Event(re)
 	other, err := o.Decode()
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestDecoderDecodesOncePerPosition(t *testing.T) {
 		t.Fatal("another runner shared this runner's decoding")
 	}
 	next := clickEvent(t, 200, &click.Recorded{LinkID: "L2", ClickID: "c2"})
-	n := dec.event(next)
+	n := dec.Event(next)
 	en, err := n.Decode()
 	if err != nil {
 		t.Fatal(err)
@@ -62,18 +62,18 @@ func TestDecoderDecodesOncePerPosition(t *testing.T) {
 // decoded; a value of another type is ignored.
 func TestDecoderTakesTheAppendersValue(t *testing.T) {
 	t.Parallel()
-	var dec decoder
+	var dec Decoder
 	c := &click.Recorded{LinkID: "L1", ClickID: "c1"}
 	re := clickEvent(t, 7, c)
 	re.Value = c
-	v := dec.event(re)
+	v := dec.Event(re)
 	e, err := v.Decode()
 	if err != nil || e != c {
 		t.Fatalf("got %p (%v), want the appender's value %p", e, err, c)
 	}
 	re.Value = "not an event"
 	re.Position.Commit, re.Position.Prepare = 8, 8
-	v = dec.event(re)
+	v = dec.Event(re)
 	e, err = v.Decode()
 	if err != nil || e == c || e.(*click.Recorded).ClickID != "c1" {
 		t.Fatalf("got %+v (%v)", e, err)

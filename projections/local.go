@@ -30,13 +30,13 @@ type LocalOptions struct {
 // of the events it needs (Apply, one transaction with its checkpoint; a
 // failed batch is retried until it applies). Each projector goes at its
 // own pace, so a slow one (such as ClickHouse) never delays another; the
-// feeders share each event's decoding (decoder), so that an event is
+// feeders share each event's decoding (Decoder), so that an event is
 // decoded once for all of them, or not at all when the store hands over
 // the appender's value.
 type LocalRunner struct {
 	store   eventstore.Store
 	opts    LocalOptions
-	dec     decoder
+	dec     Decoder
 	entries []*entry
 }
 
@@ -162,7 +162,7 @@ func (r *LocalRunner) feed(ctx context.Context, e *entry, start eventstore.Posit
 		n++
 		last = ev.Position
 		if inCategories(cats, ev.Stream) {
-			batch = append(batch, r.dec.event(ev))
+			batch = append(batch, r.dec.Event(ev))
 		} else {
 			skipped++
 			lastEvent = ev

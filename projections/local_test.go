@@ -3,6 +3,8 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +13,8 @@ import (
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/projections"
 )
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // openStore opens an embedded store in a temporary directory, closed when
 // the test ends.

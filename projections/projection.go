@@ -1,5 +1,7 @@
-// Package projections runs the projectors that build linkd's read models
-// from events delivered by the bus, and rebuilds them by replay.
+// Package projections holds the projector interface and the projectors
+// that build linkd's read models; it feeds them in process from the event
+// store (LocalRunner) and rebuilds them by replay. Package kafka feeds them
+// from Kafka.
 //
 // A projector is idempotent: delivery is at least once, so every event may
 // arrive more than once, and events of different streams may arrive in any

@@ -13,11 +13,10 @@ import (
 	"github.com/linkd/linkd/domain/click"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
-	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/clickindex"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -70,7 +69,7 @@ func checkFound(t *testing.T, ix *clickindex.Store, id, link string) {
 // API's barrier waits for), and a restart resumes after the checkpoint.
 func TestLocalRunner(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 60*time.Second)
+	kafkatest.Deadline(t, 60*time.Second)
 	es, ix := openStores(t)
 	links := []string{"a", "b", "c"}
 	for i := range 50 { // history before the runner starts
@@ -118,10 +117,10 @@ func TestLocalRunner(t *testing.T) {
 // reached only once the click can be read.
 func TestKafkaRunner(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 120*time.Second)
+	kafkatest.Deadline(t, 120*time.Second)
 	es, ix := openStores(t)
-	cfg := bustest.Kafka(t, 4)
-	runner, err := projections.NewKafkaRunner(cfg, []projections.Projector{ix}, projections.KafkaOptions{Logger: quiet})
+	cfg := kafkatest.Start(t, 4)
+	runner, err := kafka.NewRunner(cfg, []projections.Projector{ix}, kafka.RunnerOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +128,14 @@ func TestKafkaRunner(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- runner.Run(ctx) }()
-	pub, err := bus.NewKafkaPublisher(cfg, quiet)
+	pub, err := kafka.NewPublisher(cfg, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pub.Close() })
 	wm := runner.Watermark(clickindex.Name)
-	r := relay.New(es, pub, relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile)),
-		relay.Options{Workers: 4, Logger: quiet, Followers: []relay.Follower{{Watermark: wm, Categories: ix.Categories()}}})
+	r := kafka.NewRelay(es, pub, kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 4, Logger: quiet, Followers: []kafka.Follower{{Watermark: wm, Categories: ix.Categories()}}})
 	relayed := make(chan error, 1)
 	go func() { relayed <- r.Run(ctx) }()
 

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // TestKafkaWriteLatency reports how long a link creation takes when the
 // read model is fed over Kafka (the answer waits until it is visible).
 func TestKafkaWriteLatency(t *testing.T) {
-	cfg := bustest.Kafka(t, 6)
+	cfg := kafkatest.Start(t, 6)
 	p := start(t, t.TempDir(), freeAddr(t), "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
 	defer p.stop()
 	var d []time.Duration

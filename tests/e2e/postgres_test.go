@@ -6,7 +6,7 @@ import (
 
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // The crash and replay tests again with the event log in PostgreSQL
@@ -26,14 +26,14 @@ func TestReplayGivesSameReadModelsPostgres(t *testing.T) {
 // The scaled path on PostgreSQL: the relay reads the log from PostgreSQL
 // and publishes it to Kafka (kfake), the projections consume from Kafka.
 func TestKafkaCrashKeepsAcknowledgedWritesAndClicksPostgres(t *testing.T) {
-	cfg := bustest.Kafka(t, 6)
+	cfg := kafkatest.Start(t, 6)
 	crashScenario(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
 }
 
 // And with the statistics in ClickHouse too (skipped without a ClickHouse).
 func TestScaledCrashKeepsClicksPostgres(t *testing.T) {
 	ch := chtest.DSN(t)
-	cfg := bustest.Kafka(t, 6)
+	cfg := kafkatest.Start(t, 6)
 	crashScenario(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_CLICKHOUSE_DSN="+ch,
 		"LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/internal/testsupport/chtest"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
@@ -110,7 +110,7 @@ func TestRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
 
 // The same with events relayed over Kafka (kfake).
 func TestKafkaRadarOnClickHouseAgreesWithEmbedded(t *testing.T) {
-	cfg := bustest.Kafka(t, 6)
+	cfg := kafkatest.Start(t, 6)
 	radarClickHouseScenario(t, "LINKD_KAFKA_BROKERS="+strings.Join(cfg.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6")
 }
 

@@ -1,6 +1,7 @@
 // Package app is linkd's composition root: the one place that knows every
 // adapter. It reads the configuration, opens the event store, the
-// projections and the bus, and serves the interface.
+// projections and, with brokers, the Kafka pipeline, and serves the
+// interface.
 package app
 
 import (

@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections/clickindex"
 	radarstore "github.com/linkd/linkd/projections/radar"
 	"github.com/linkd/linkd/projections/webhooks"
@@ -241,6 +242,19 @@ func (s *instrumented) observe(start time.Time, err error, parts ...eventstore.S
 	}
 	for _, p := range parts {
 		s.m.counter(eventstore.Category(p.Stream)).Add(float64(len(p.Events)))
+	}
+}
+
+// relayLeading marks this instance as the relay's leader and copies the
+// relay's position and count into the gauges until the returned function
+// is called, when the relay stops.
+func (m *metrics) relayLeading(r *kafka.Relay) (stopped func()) {
+	m.relayLead.Set(1)
+	ctx, stop := context.WithCancel(context.Background())
+	go m.watchRelay(ctx, r)
+	return func() {
+		stop()
+		m.relayLead.Set(0)
 	}
 }
 

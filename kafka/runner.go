@@ -1,4 +1,4 @@
-package projections
+package kafka
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/projections"
 )
 
-// KafkaOptions tune the Kafka runner.
-type KafkaOptions struct {
+// RunnerOptions tune the Runner.
+type RunnerOptions struct {
 	// MaxBatch bounds the messages applied together (default 1024). A batch
 	// holds at most one message per partition the instance owns, since a
 	// partition's next message comes only after the previous one is
@@ -24,7 +24,7 @@ type KafkaOptions struct {
 	MaxBatch int
 	// MaxEvents bounds the events applied together (default 16384, or a
 	// Batcher projector's MaxBatch if larger). A message carries one event
-	// or a batch of one stream's events (see internal/relay); messages are
+	// or a batch of one stream's events (see Relay); messages are
 	// kept whole, so a batch stops growing once it holds MaxEvents or more,
 	// and always holds at least one message.
 	MaxEvents int
@@ -41,7 +41,7 @@ type KafkaOptions struct {
 	Logger       *slog.Logger
 }
 
-// KafkaRunner feeds projectors from Kafka. Each projector is a consumer
+// Runner feeds projectors from Kafka. Each projector is a consumer
 // group named after it (Name()) that subscribes to the topics of its
 // categories; every instance of linkd running the same projector joins the
 // same group, and Kafka shares the partitions among them, so each event is
@@ -60,27 +60,28 @@ type KafkaOptions struct {
 // applies at most (partitions it owns) × (events per message) / (Apply
 // latency) events per second (ADR 0016).
 //
-// Reads follow writes through Watermark only when this instance applies
-// every event the relay of the same process registers, that is when it is
-// the only member of its groups: with several instances, events applied by
-// another one never report Done here.
-type KafkaRunner struct {
-	cfg     bus.KafkaConfig
-	opts    KafkaOptions
-	dec     decoder // shares each event's decoding between the projections
-	entries []*kafkaEntry
+// Reads follow writes through Watermark when this instance applies every
+// event the relay of the same process registers (RelayOptions.Followers),
+// that is when it is the only member of its groups: with several instances,
+// events applied by another one never report Done here, and the Pipeline's
+// follower moves the watermark instead (ADR 0106).
+type Runner struct {
+	cfg     Config
+	opts    RunnerOptions
+	dec     projections.Decoder // shares each event's decoding between the projections
+	entries []*groupEntry
 }
 
-type kafkaEntry struct {
-	p         Projector
+type groupEntry struct {
+	p         projections.Projector
 	wm        *eventstore.Watermark
 	maxEvents int
 	applied   atomic.Uint64
 	batches   atomic.Uint64
 }
 
-// NewKafkaRunner prepares a runner; Run starts it.
-func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptions) (*KafkaRunner, error) {
+// NewRunner prepares a runner; Run starts it.
+func NewRunner(cfg Config, projectors []projections.Projector, opts RunnerOptions) (*Runner, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -89,11 +90,11 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 	for _, p := range projectors {
 		switch {
 		case p.Name() == "":
-			errs = append(errs, errors.New("projections: a projector has no name"))
+			errs = append(errs, errors.New("kafka: a projector has no name"))
 		case seen[p.Name()]:
-			errs = append(errs, fmt.Errorf("projections: two projectors named %s", p.Name()))
+			errs = append(errs, fmt.Errorf("kafka: two projectors named %s", p.Name()))
 		case len(p.Categories()) == 0:
-			errs = append(errs, fmt.Errorf("projections: projector %s has no categories", p.Name()))
+			errs = append(errs, fmt.Errorf("kafka: projector %s has no categories", p.Name()))
 		}
 		seen[p.Name()] = true
 	}
@@ -115,20 +116,20 @@ func NewKafkaRunner(cfg bus.KafkaConfig, projectors []Projector, opts KafkaOptio
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	r := &KafkaRunner{cfg: cfg.WithDefaults(), opts: opts}
+	r := &Runner{cfg: cfg.WithDefaults(), opts: opts}
 	for _, p := range projectors {
 		maxEvents := opts.MaxEvents
-		if b, ok := p.(Batcher); ok && b.MaxBatch() > maxEvents {
+		if b, ok := p.(projections.Batcher); ok && b.MaxBatch() > maxEvents {
 			maxEvents = b.MaxBatch()
 		}
-		r.entries = append(r.entries, &kafkaEntry{p: p, wm: eventstore.NewWatermark(eventstore.Start), maxEvents: maxEvents})
+		r.entries = append(r.entries, &groupEntry{p: p, wm: eventstore.NewWatermark(eventstore.Start), maxEvents: maxEvents})
 	}
 	return r, nil
 }
 
 // Watermark returns the watermark of the named projection, or nil. The
 // relay of the same process registers the events it publishes on it.
-func (r *KafkaRunner) Watermark(name string) *eventstore.Watermark {
+func (r *Runner) Watermark(name string) *eventstore.Watermark {
 	for _, e := range r.entries {
 		if e.p.Name() == name {
 			return e.wm
@@ -137,8 +138,8 @@ func (r *KafkaRunner) Watermark(name string) *eventstore.Watermark {
 	return nil
 }
 
-// KafkaStats count what one projection applied in this process.
-type KafkaStats struct {
+// RunnerStats count what one projection applied in this process.
+type RunnerStats struct {
 	// Events counts events handed to Apply in successful batches
 	// (duplicates included: the projector skips them).
 	Events uint64
@@ -147,28 +148,28 @@ type KafkaStats struct {
 }
 
 // Stats returns the counters of the named projection.
-func (r *KafkaRunner) Stats(name string) KafkaStats {
+func (r *Runner) Stats(name string) RunnerStats {
 	for _, e := range r.entries {
 		if e.p.Name() == name {
-			return KafkaStats{Events: e.applied.Load(), Batches: e.batches.Load()}
+			return RunnerStats{Events: e.applied.Load(), Batches: e.batches.Load()}
 		}
 	}
-	return KafkaStats{}
+	return RunnerStats{}
 }
 
 // Topics returns the topics a projector consumes.
-func Topics(p Projector) []string {
+func Topics(p projections.Projector) []string {
 	cats := p.Categories()
 	out := make([]string, len(cats))
 	for i, c := range cats {
-		out[i] = bus.Topic(c)
+		out[i] = Topic(c)
 	}
 	return out
 }
 
 // Run consumes until ctx ends; it returns nil on a clean stop, or the error
 // that kept a projection from subscribing.
-func (r *KafkaRunner) Run(ctx context.Context) error {
+func (r *Runner) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !r.cfg.SkipTopicCreation {
@@ -176,7 +177,7 @@ func (r *KafkaRunner) Run(ctx context.Context) error {
 		for _, e := range r.entries {
 			topics = append(topics, Topics(e.p)...)
 		}
-		if err := bus.EnsureTopics(r.cfg, topics...); err != nil {
+		if err := EnsureTopics(r.cfg, topics...); err != nil {
 			return err
 		}
 	}
@@ -201,9 +202,9 @@ func (r *KafkaRunner) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
+func (r *Runner) runOne(ctx context.Context, e *groupEntry) error {
 	log := r.opts.Logger.With("projection", e.p.Name())
-	sub, err := bus.NewKafkaSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
+	sub, err := NewSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
 	if err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 		merged = ch
 	}
 	log.Debug("projection: consuming from kafka", "topics", Topics(e.p))
-	r.consumeKafka(ctx, e, merged, log)
+	r.consume(ctx, e, merged, log)
 	cancelSub()
 	err = sub.Close()
 	fwd.Wait()
@@ -255,12 +256,12 @@ func (r *KafkaRunner) runOne(ctx context.Context, e *kafkaEntry) error {
 	return nil
 }
 
-// consumeKafka applies batches until ctx ends.
-func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-chan *message.Message, log *slog.Logger) {
+// consume applies batches until ctx ends.
+func (r *Runner) consume(ctx context.Context, e *groupEntry, msgs <-chan *message.Message, log *slog.Logger) {
 	backoff := r.opts.RetryBackoff
 	batch := make([]*message.Message, 0, r.opts.MaxBatch)
 	active := map[partKey]time.Time{}
-	events := make([]Event, 0, r.opts.MaxBatch)
+	events := make([]projections.Event, 0, r.opts.MaxBatch)
 	for {
 		batch = batch[:0]
 		select {
@@ -277,14 +278,14 @@ func (r *KafkaRunner) consumeKafka(ctx context.Context, e *kafkaEntry, msgs <-ch
 		events = events[:0]
 		kept := batch[:0]
 		for _, m := range batch {
-			evs, err := bus.Decode(m)
+			evs, err := Decode(m)
 			if err != nil {
 				log.Error("projection: undecodable message dropped", "message", m.UUID, "err", err)
 				m.Ack()
 				continue
 			}
 			for _, ev := range evs {
-				events = append(events, r.dec.event(ev))
+				events = append(events, r.dec.Event(ev))
 			}
 			kept = append(kept, m)
 		}
@@ -324,12 +325,12 @@ type partKey struct {
 	partition int32
 }
 
-func partitionOf(m *message.Message) (partKey, bool) {
-	p, ok := bus.KafkaPartition(m)
+func partKeyOf(m *message.Message) (partKey, bool) {
+	p, ok := PartitionOf(m)
 	if !ok {
 		return partKey{}, false
 	}
-	return partKey{bus.TopicOf(m.Metadata.Get(bus.MetaStream)), p}, true
+	return partKey{TopicOf(m.Metadata.Get(MetaStream)), p}, true
 }
 
 // activeWindow is how long a partition that delivered counts as active: a
@@ -342,10 +343,10 @@ const activeWindow = 2 * time.Second
 // holds a message of every partition that delivered in the last
 // activeWindow: since a partition delivers one message at a time, the batch
 // cannot grow further.
-func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time, maxEvents int) []*message.Message {
+func (r *Runner) collect(ctx context.Context, msgs <-chan *message.Message, batch []*message.Message, active map[partKey]time.Time, maxEvents int) []*message.Message {
 	events := 0
 	for _, m := range batch {
-		events += bus.EventCount(m)
+		events += EventCount(m)
 	}
 	room := func() bool { return len(batch) < r.opts.MaxBatch && events < maxEvents }
 	if r.opts.Linger <= 0 {
@@ -356,7 +357,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 					return batch
 				}
 				batch = append(batch, m)
-				events += bus.EventCount(m)
+				events += EventCount(m)
 			default:
 				return batch
 			}
@@ -372,7 +373,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 	inBatch := make(map[partKey]bool, len(active)+1)
 	missing := len(active)
 	add := func(m *message.Message) {
-		k, ok := partitionOf(m)
+		k, ok := partKeyOf(m)
 		if !ok || inBatch[k] {
 			return
 		}
@@ -395,7 +396,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 				return batch
 			}
 			batch = append(batch, m)
-			events += bus.EventCount(m)
+			events += EventCount(m)
 			add(m)
 			gap.Reset(r.opts.Linger / 4)
 		case <-gap.C: // messages stopped coming: a partition has nothing
@@ -414,7 +415,7 @@ func (r *KafkaRunner) collect(ctx context.Context, msgs <-chan *message.Message,
 				return batch
 			}
 			batch = append(batch, m)
-			events += bus.EventCount(m)
+			events += EventCount(m)
 			add(m)
 		default:
 			for k := range inBatch {

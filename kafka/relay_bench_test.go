@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -11,9 +11,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/relay"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // BenchmarkRelayKafka measures how fast a relay publishes a log it is
@@ -21,8 +20,8 @@ import (
 // event of about 200 bytes, in 2,000 streams (5 consecutive events each
 // in turn). Run:
 //
-//	go test ./internal/relay -run '^$' -bench 'RelayKafka/workers' -benchtime 50000x -count 3
-//	go test ./internal/relay -run '^$' -bench 'RelayKafka/rtt' -benchtime 5000x -count 3
+//	go test ./kafka -run '^$' -bench 'RelayKafka/workers' -benchtime 50000x -count 3
+//	go test ./kafka -run '^$' -bench 'RelayKafka/rtt' -benchtime 5000x -count 3
 func BenchmarkRelayKafka(b *testing.B) {
 	cases := []struct {
 		name      string
@@ -50,16 +49,16 @@ func BenchmarkRelayKafka(b *testing.B) {
 }
 
 func benchRelay(b *testing.B, workers, producers int, rtt time.Duration) {
-	bustest.Deadline(b, 10*time.Minute)
-	cfg := bustest.Kafka(b, 12)
+	kafkatest.Deadline(b, 10*time.Minute)
+	cfg := kafkatest.Start(b, 12)
 	store := openStore(b)
 	fill(b, store, b.N)
-	if err := bus.EnsureTopics(cfg, "linkd.clicks"); err != nil {
+	if err := kafka.EnsureTopics(cfg, "linkd.clicks"); err != nil {
 		b.Fatal(err)
 	}
 	var pubs []message.Publisher
 	for range producers {
-		p, err := bus.NewKafkaPublisher(cfg, quiet)
+		p, err := kafka.NewPublisher(cfg, quiet)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,7 +75,7 @@ func benchRelay(b *testing.B, workers, producers int, rtt time.Duration) {
 	if rtt > 0 {
 		pub = delayed{pub, rtt}
 	}
-	r := relay.New(store, pub, &relay.MemoryCheckpoint{}, relay.Options{Workers: workers, Logger: quiet})
+	r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{Workers: workers, Logger: quiet})
 	head, err := store.Head(context.Background())
 	if err != nil {
 		b.Fatal(err)
@@ -135,7 +134,7 @@ func sharded(pubs []message.Publisher) shardedPublisher { return shardedPublishe
 
 func (s shardedPublisher) Publish(topic string, msgs ...*message.Message) error {
 	h := fnv.New32a()
-	h.Write([]byte(msgs[0].Metadata.Get(bus.MetaStream)))
+	h.Write([]byte(msgs[0].Metadata.Get(kafka.MetaStream)))
 	return s[h.Sum32()%uint32(len(s))].Publish(topic, msgs...)
 }
 

@@ -1,16 +1,4 @@
-// Package bus carries recorded events between processes over Watermill:
-// the message codec, the topic names, and Kafka's publishers and
-// subscribers.
-//
-// Two message shapes exist. A single-event message's payload is the event's
-// JSON and its metadata (Kafka headers) name the stream, version, position
-// and type. A batch message carries several events in order in a compact
-// binary form (EncodeBatch), so that a projector applies many events in one
-// transaction. The relay publishes batches of one stream each (keyed by that stream), and
-// older relays published single-event messages: Decode reads both. Only
-// what crosses a process travels here: in process, projections.LocalRunner
-// hands projectors the events themselves.
-package bus
+package kafka
 
 import (
 	"encoding/binary"
@@ -24,6 +12,14 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 )
+
+// The message codec. Two message shapes exist. A single-event message's
+// payload is the event's JSON and its metadata (Kafka headers) name the
+// stream, version, position and type. A batch message carries several
+// events in order in a compact binary form (EncodeBatch), so that a
+// projector applies many events in one transaction. The relay publishes
+// batches of one stream each (keyed by that stream); older relays published
+// single-event messages: Decode reads both.
 
 // Metadata keys of single-event messages. Batch messages carry MetaBatch
 // (their event count) and, when all their events are of one stream,
@@ -139,7 +135,7 @@ func appendBytes(b, p []byte) []byte {
 }
 
 // ErrBadMessage is returned for a message that is not a linkd event.
-var ErrBadMessage = errors.New("bus: not a linkd event message")
+var ErrBadMessage = errors.New("kafka: not a linkd event message")
 
 // Decode returns the events a message carries, in order.
 func Decode(m *message.Message) ([]eventstore.RecordedEvent, error) {

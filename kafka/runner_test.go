@@ -1,35 +1,31 @@
-package projections_test
+package kafka_test
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // feed publishes, for each stream, versions [from, to) straight to Kafka (no
 // relay), streams interleaved. Positions are unique and increase.
 type feed struct {
 	t       *testing.T
-	pub     *bus.KafkaPublisher
+	pub     *kafka.Publisher
 	streams []string
 	pos     uint64
 	total   int
 }
 
-func newFeed(t *testing.T, cfg bus.KafkaConfig, streams []string) *feed {
-	pub, err := bus.NewKafkaPublisher(cfg, nil)
+func newFeed(t *testing.T, cfg kafka.Config, streams []string) *feed {
+	pub, err := kafka.NewPublisher(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +38,8 @@ func (f *feed) publish(from, to uint64) {
 	for v := from; v < to; v++ {
 		for _, s := range f.streams {
 			f.pos++
-			e := bustest.Event(s, v, f.pos)
-			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeEvent(e)); err != nil {
+			e := kafkatest.Event(s, v, f.pos)
+			if err := f.pub.Publish(kafka.TopicOf(s), kafka.EncodeEvent(e)); err != nil {
 				f.t.Fatal(err)
 			}
 			f.total++
@@ -61,9 +57,9 @@ func (f *feed) publishBatches(from, to uint64, per int) {
 			var evs []eventstore.RecordedEvent
 			for v := lo; v < hi; v++ {
 				f.pos++
-				evs = append(evs, bustest.Event(s, v, f.pos))
+				evs = append(evs, kafkatest.Event(s, v, f.pos))
 			}
-			if err := f.pub.Publish(bus.TopicOf(s), bus.EncodeBatch(evs)); err != nil {
+			if err := f.pub.Publish(kafka.TopicOf(s), kafka.EncodeBatch(evs)); err != nil {
 				f.t.Fatal(err)
 			}
 			f.total += len(evs)
@@ -71,50 +67,21 @@ func (f *feed) publishBatches(from, to uint64, per int) {
 	}
 }
 
-func streams(n int, cats ...string) []string {
-	var out []string
-	for i := range n {
-		out = append(out, fmt.Sprintf("%s-%04d", cats[i%len(cats)], i))
-	}
-	return out
-}
-
 // start runs a Kafka runner until the returned stop is called; stop waits
 // for it and fails the test if Run failed.
-func start(t *testing.T, cfg bus.KafkaConfig, opts projections.KafkaOptions, ps ...projections.Projector) (*projections.KafkaRunner, func()) {
+func start(t *testing.T, cfg kafka.Config, opts kafka.RunnerOptions, ps ...projections.Projector) (*kafka.Runner, func()) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
-	r, err := projections.NewKafkaRunner(cfg, ps, opts)
+	r, err := kafka.NewRunner(cfg, ps, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	var stopped bool
-	stop := func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("runner: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("runner did not stop within 30 s")
-		}
-	}
-	t.Cleanup(stop)
-	return r, stop
+	return r, runRunner(t, r)
 }
 
-func checkExactlyOnce(t *testing.T, m *bustest.Model, total int) {
+func checkExactlyOnce(t *testing.T, m *kafkatest.Model, total int) {
 	t.Helper()
 	if p := m.Problems(); len(p) > 0 {
 		t.Errorf("%d gaps or reorderings, first: %s", len(p), p[0])
@@ -124,9 +91,9 @@ func checkExactlyOnce(t *testing.T, m *bustest.Model, total int) {
 	}
 }
 
-func waitApplied(t *testing.T, m *bustest.Model, total int) {
+func waitApplied(t *testing.T, m *kafkatest.Model, total int) {
 	t.Helper()
-	bustest.Eventually(t, 60*time.Second, func() bool {
+	kafkatest.Eventually(t, 60*time.Second, func() bool {
 		a, _ := m.Counts()
 		return a >= total
 	}, func() string {
@@ -135,14 +102,14 @@ func waitApplied(t *testing.T, m *bustest.Model, total int) {
 	})
 }
 
-func TestNewKafkaRunnerValidates(t *testing.T) {
+func TestNewRunnerValidates(t *testing.T) {
 	t.Parallel()
-	m := bustest.NewModel()
-	_, err := projections.NewKafkaRunner(bus.KafkaConfig{}, []projections.Projector{
-		bustest.NewProjector("a", m, "link"),
-		bustest.NewProjector("a", m, "link"),
-		bustest.NewProjector("b", m),
-	}, projections.KafkaOptions{})
+	m := kafkatest.NewModel()
+	_, err := kafka.NewRunner(kafka.Config{}, []projections.Projector{
+		kafkatest.NewProjector("a", m, "link"),
+		kafkatest.NewProjector("a", m, "link"),
+		kafkatest.NewProjector("b", m),
+	}, kafka.RunnerOptions{})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -153,27 +120,27 @@ func TestNewKafkaRunnerValidates(t *testing.T) {
 	}
 }
 
-// TestKafkaRunnerResumesAfterRestart stops a runner while events flow and
+// TestRunnerResumesAfterRestart stops a runner while events flow and
 // starts a new one in the same consumer group: it resumes from the
 // committed offsets, losing nothing, and what it sees twice changes nothing.
-func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
+func TestRunnerResumesAfterRestart(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg := bustest.Kafka(t, 6)
-	f := newFeed(t, cfg, streams(40, "link", "clicks"))
-	m := bustest.NewModel()
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg := kafkatest.Start(t, 6)
+	f := newFeed(t, cfg, streamNames(40, "link", "clicks"))
+	m := kafkatest.NewModel()
 
 	f.publish(0, 10) // 400 events before the first start
-	p1 := bustest.NewProjector("counts", m, "link", "clicks")
-	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
+	p1 := kafkatest.NewProjector("counts", m, "link", "clicks")
+	_, stop := start(t, cfg, kafka.RunnerOptions{}, p1)
 	waitApplied(t, m, f.total)
 	f.publish(10, 15)
 	stop() // events may still be on their way
 	first := p1.Delivered.Load()
 
 	f.publish(15, 25)
-	p2 := bustest.NewProjector("counts", m, "link", "clicks")
-	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
+	p2 := kafkatest.NewProjector("counts", m, "link", "clicks")
+	_, stop = start(t, cfg, kafka.RunnerOptions{}, p2)
 	waitApplied(t, m, f.total)
 	stop()
 
@@ -186,21 +153,21 @@ func TestKafkaRunnerResumesAfterRestart(t *testing.T) {
 	}
 }
 
-// TestKafkaRunnerRestartAfterLostCommits: a runner whose offset commits
+// TestRunnerRestartAfterLostCommits: a runner whose offset commits
 // never reached the broker (it was killed) is restarted in the same group:
 // Kafka redelivers what it had applied, and the duplicates change nothing.
-func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
+func TestRunnerRestartAfterLostCommits(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg, cluster := bustest.KafkaCluster(t, 6)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg, cluster := kafkatest.StartCluster(t, 6)
 	var lose atomic.Bool
-	bustest.LoseCommits(cluster, &lose)
-	f := newFeed(t, cfg, streams(30, "link"))
-	m := bustest.NewModel()
+	kafkatest.LoseCommits(cluster, &lose)
+	f := newFeed(t, cfg, streamNames(30, "link"))
+	m := kafkatest.NewModel()
 
 	f.publish(0, 5) // committed normally
-	p1 := bustest.NewProjector("links", m, "link")
-	_, stop := start(t, cfg, projections.KafkaOptions{}, p1)
+	p1 := kafkatest.NewProjector("links", m, "link")
+	_, stop := start(t, cfg, kafka.RunnerOptions{}, p1)
 	waitApplied(t, m, f.total)
 	// Commits share the connection with long-polling fetches (500 ms): give
 	// them time to land.
@@ -212,8 +179,8 @@ func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
 	lose.Store(false)
 
 	f.publish(15, 20)
-	p2 := bustest.NewProjector("links", m, "link")
-	_, stop = start(t, cfg, projections.KafkaOptions{}, p2)
+	p2 := kafkatest.NewProjector("links", m, "link")
+	_, stop = start(t, cfg, kafka.RunnerOptions{}, p2)
 	waitApplied(t, m, f.total)
 	stop()
 
@@ -228,19 +195,19 @@ func TestKafkaRunnerRestartAfterLostCommits(t *testing.T) {
 	}
 }
 
-// TestKafkaRunnerSharesPartitions runs two instances of a projector in one
+// TestRunnerSharesPartitions runs two instances of a projector in one
 // group over a shared read model: both get partitions, every event is
 // applied once in effect, and when one stops the other takes over.
-func TestKafkaRunnerSharesPartitions(t *testing.T) {
+func TestRunnerSharesPartitions(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg := bustest.Kafka(t, 8)
-	f := newFeed(t, cfg, streams(64, "link"))
-	m := bustest.NewModel()
-	a := bustest.NewProjector("links", m, "link")
-	b := bustest.NewProjector("links", m, "link")
-	_, stopA := start(t, cfg, projections.KafkaOptions{}, a)
-	_, stopB := start(t, cfg, projections.KafkaOptions{}, b)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg := kafkatest.Start(t, 8)
+	f := newFeed(t, cfg, streamNames(64, "link"))
+	m := kafkatest.NewModel()
+	a := kafkatest.NewProjector("links", m, "link")
+	b := kafkatest.NewProjector("links", m, "link")
+	_, stopA := start(t, cfg, kafka.RunnerOptions{}, a)
+	_, stopB := start(t, cfg, kafka.RunnerOptions{}, b)
 
 	// Publish in rounds until both instances have had work: the second
 	// member may join after the first took every partition.
@@ -269,18 +236,18 @@ func TestKafkaRunnerSharesPartitions(t *testing.T) {
 	checkExactlyOnce(t, m, f.total)
 }
 
-// TestKafkaRunnerRetriesFailedApply makes Apply fail a few times: the
+// TestRunnerRetriesFailedApply makes Apply fail a few times: the
 // messages are rejected and redelivered, and nothing is lost.
-func TestKafkaRunnerRetriesFailedApply(t *testing.T) {
+func TestRunnerRetriesFailedApply(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 90*time.Second)
-	cfg := bustest.Kafka(t, 4)
-	f := newFeed(t, cfg, streams(20, "link"))
-	m := bustest.NewModel()
-	p := bustest.NewProjector("flaky", m, "link")
+	kafkatest.Deadline(t, 90*time.Second)
+	cfg := kafkatest.Start(t, 4)
+	f := newFeed(t, cfg, streamNames(20, "link"))
+	m := kafkatest.NewModel()
+	p := kafkatest.NewProjector("flaky", m, "link")
 	p.FailNext(3)
 	f.publish(0, 10)
-	r, stop := start(t, cfg, projections.KafkaOptions{RetryBackoff: 10 * time.Millisecond}, p)
+	r, stop := start(t, cfg, kafka.RunnerOptions{RetryBackoff: 10 * time.Millisecond}, p)
 	waitApplied(t, m, f.total)
 	stop()
 	checkExactlyOnce(t, m, f.total)
@@ -289,19 +256,19 @@ func TestKafkaRunnerRetriesFailedApply(t *testing.T) {
 	}
 }
 
-// TestKafkaRunnerWatermark: an event registered on the watermark (as the
+// TestRunnerWatermark: an event registered on the watermark (as the
 // relay does before publishing it) is reached once applied.
-func TestKafkaRunnerWatermark(t *testing.T) {
+func TestRunnerWatermark(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 90*time.Second)
-	cfg := bustest.Kafka(t, 4)
-	m := bustest.NewModel()
-	r, _ := start(t, cfg, projections.KafkaOptions{}, bustest.NewProjector("wm", m, "link"))
+	kafkatest.Deadline(t, 90*time.Second)
+	cfg := kafkatest.Start(t, 4)
+	m := kafkatest.NewModel()
+	r, _ := start(t, cfg, kafka.RunnerOptions{}, kafkatest.NewProjector("wm", m, "link"))
 	wm := r.Watermark("wm")
 	if wm == nil {
 		t.Fatal("no watermark")
 	}
-	f := newFeed(t, cfg, streams(5, "link"))
+	f := newFeed(t, cfg, streamNames(5, "link"))
 	for i := 1; i <= 5; i++ {
 		wm.Register(eventstore.Position{Commit: uint64(i), Prepare: uint64(i)})
 	}
@@ -318,25 +285,25 @@ func TestKafkaRunnerWatermark(t *testing.T) {
 	}
 }
 
-// TestKafkaRunnerBatchMessages: a topic holding single-event messages (older
+// TestRunnerBatchMessages: a topic holding single-event messages (older
 // relays) then batch messages of one stream each; Apply fails once and a
 // restart after lost commits redelivers batches: every event is applied once
 // in effect, in order, and a batch's events are bounded by MaxEvents (a
 // message is kept whole).
-func TestKafkaRunnerBatchMessages(t *testing.T) {
+func TestRunnerBatchMessages(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	cfg, cluster := bustest.KafkaCluster(t, 4)
+	kafkatest.Deadline(t, 150*time.Second)
+	cfg, cluster := kafkatest.StartCluster(t, 4)
 	var lose atomic.Bool
-	bustest.LoseCommits(cluster, &lose)
-	f := newFeed(t, cfg, streams(20, "link", "clicks"))
-	m := bustest.NewModel()
+	kafkatest.LoseCommits(cluster, &lose)
+	f := newFeed(t, cfg, streamNames(20, "link", "clicks"))
+	m := kafkatest.NewModel()
 	const maxEvents, per = 25, 10
-	opts := projections.KafkaOptions{MaxEvents: maxEvents, RetryBackoff: 10 * time.Millisecond}
+	opts := kafka.RunnerOptions{MaxEvents: maxEvents, RetryBackoff: 10 * time.Millisecond}
 
 	f.publish(0, 3) // single-event messages
 	f.publishBatches(3, 33, per)
-	p1 := bustest.NewProjector("both", m, "link", "clicks")
+	p1 := kafkatest.NewProjector("both", m, "link", "clicks")
 	p1.FailNext(1)
 	r1, stop := start(t, cfg, opts, p1)
 	waitApplied(t, m, f.total)
@@ -348,7 +315,7 @@ func TestKafkaRunnerBatchMessages(t *testing.T) {
 	lose.Store(false)
 	s1 := r1.Stats("both")
 
-	p2 := bustest.NewProjector("both", m, "link", "clicks")
+	p2 := kafkatest.NewProjector("both", m, "link", "clicks")
 	r2, stop := start(t, cfg, opts, p2)
 	f.publishBatches(53, 60, per)
 	waitApplied(t, m, f.total)
@@ -361,7 +328,7 @@ func TestKafkaRunnerBatchMessages(t *testing.T) {
 	if skipped < 20*20 {
 		t.Errorf("%d duplicates skipped; want the %d events whose commits were lost", skipped, 20*20)
 	}
-	for _, s := range []projections.KafkaStats{s1, s2} {
+	for _, s := range []kafka.RunnerStats{s1, s2} {
 		if s.Batches == 0 || s.Events > s.Batches*(maxEvents+per-1) {
 			t.Errorf("stats %+v: batches over MaxEvents", s)
 		}

@@ -1,4 +1,4 @@
-package bus
+package kafka
 
 import (
 	"context"
@@ -17,7 +17,7 @@ type GroupWatch struct {
 }
 
 // NewGroupWatch connects to the brokers of cfg.
-func NewGroupWatch(cfg KafkaConfig) (*GroupWatch, error) {
+func NewGroupWatch(cfg Config) (*GroupWatch, error) {
 	client, err := sarama.NewClient(cfg.Brokers, cfg.SaramaConsumerConfig())
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)

@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -11,71 +11,48 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // kafkaPath runs the Kafka path of linkd in the test: a runner over
 // projectors and, per call of startRelay, a relay publishing to Kafka.
 type kafkaPath struct {
 	t      *testing.T
-	cfg    bus.KafkaConfig
+	cfg    kafka.Config
 	store  eventstore.Store
-	runner *projections.KafkaRunner
-	procs  []*bustest.Projector
+	runner *kafka.Runner
+	procs  []*kafkatest.Projector
 }
 
-func newKafkaPath(t *testing.T, partitions int32, brokers int, procs ...*bustest.Projector) *kafkaPath {
+func newKafkaPath(t *testing.T, partitions int32, brokers int, procs ...*kafkatest.Projector) *kafkaPath {
 	t.Helper()
-	k := &kafkaPath{t: t, cfg: bustest.Kafka(t, partitions, bustest.NumBrokers(brokers)), store: openStore(t), procs: procs}
+	k := &kafkaPath{t: t, cfg: kafkatest.Start(t, partitions, kafkatest.NumBrokers(brokers)), store: openStore(t), procs: procs}
 	ps := make([]projections.Projector, len(procs))
 	for i, p := range procs {
 		ps[i] = p
 	}
 	var err error
-	k.runner, err = projections.NewKafkaRunner(k.cfg, ps, projections.KafkaOptions{Logger: quiet})
+	k.runner, err = kafka.NewRunner(k.cfg, ps, kafka.RunnerOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-func (k *kafkaPath) startRunner() (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- k.runner.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				k.t.Errorf("runner: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			k.t.Error("runner did not stop within 30 s")
-		}
-	}
-	k.t.Cleanup(stop)
-	return stop
-}
+func (k *kafkaPath) startRunner() (stop func()) { return runRunner(k.t, k.runner) }
 
-func (k *kafkaPath) followers() []relay.Follower {
-	var fs []relay.Follower
+func (k *kafkaPath) followers() []kafka.Follower {
+	var fs []kafka.Follower
 	for _, p := range k.procs {
-		fs = append(fs, relay.Follower{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
+		fs = append(fs, kafka.Follower{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
 	}
 	return fs
 }
 
-func (k *kafkaPath) publisher() *bus.KafkaPublisher {
-	pub, err := bus.NewKafkaPublisher(k.cfg, quiet)
+func (k *kafkaPath) publisher() *kafka.Publisher {
+	pub, err := kafka.NewPublisher(k.cfg, quiet)
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -85,16 +62,16 @@ func (k *kafkaPath) publisher() *bus.KafkaPublisher {
 
 // waitApplied waits until every projector's model has applied everything
 // of its categories in the store.
-func (k *kafkaPath) waitApplied(models map[string]*bustest.Model) {
+func (k *kafkaPath) waitApplied(models map[string]*kafkatest.Model) {
 	k.t.Helper()
 	for _, p := range k.procs {
-		want := bustest.NewModel()
-		if _, err := projections.Replay(context.Background(), k.store, bustest.NewProjector(p.Name(), want, p.Categories()...), projections.ReplayOptions{}); err != nil {
+		want := kafkatest.NewModel()
+		if _, err := projections.Replay(context.Background(), k.store, kafkatest.NewProjector(p.Name(), want, p.Categories()...), projections.ReplayOptions{}); err != nil {
 			k.t.Fatal(err)
 		}
 		total, _ := want.Counts()
 		m := models[p.Name()]
-		bustest.Eventually(k.t, 60*time.Second, func() bool {
+		kafkatest.Eventually(k.t, 60*time.Second, func() bool {
 			a, _ := m.Counts()
 			return a >= total
 		}, func() string {
@@ -109,18 +86,18 @@ func (k *kafkaPath) waitApplied(models map[string]*bustest.Model) {
 // watermark after a write sees that write.
 func TestKafkaReplayEquality(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	models := map[string]*bustest.Model{"links": bustest.NewModel(), "clicks": bustest.NewModel(), "both": bustest.NewModel()}
-	links := bustest.NewProjector("links", models["links"], "link")
-	clicks := bustest.NewProjector("clicks", models["clicks"], "clicks")
-	both := bustest.NewProjector("both", models["both"], "link", "clicks")
+	kafkatest.Deadline(t, 150*time.Second)
+	models := map[string]*kafkatest.Model{"links": kafkatest.NewModel(), "clicks": kafkatest.NewModel(), "both": kafkatest.NewModel()}
+	links := kafkatest.NewProjector("links", models["links"], "link")
+	clicks := kafkatest.NewProjector("clicks", models["clicks"], "clicks")
+	both := kafkatest.NewProjector("both", models["both"], "link", "clicks")
 	k := newKafkaPath(t, 6, 3, links, clicks, both)
 
 	streams := streamNames(60, "link", "clicks", "workspace")
 	appendRounds(t, k.store, streams, 0, 10) // history before anything runs
 	stopRunner := k.startRunner()
-	r := relay.New(k.store, k.publisher(), relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile)),
-		relay.Options{Workers: 8, Logger: quiet, Followers: k.followers()})
+	r := kafka.NewRelay(k.store, k.publisher(), kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 8, Logger: quiet, Followers: k.followers()})
 	stopRelay := runRelay(t, r)
 
 	// Reads follow writes: after a write, waiting on the watermark of a
@@ -142,7 +119,7 @@ func TestKafkaReplayEquality(t *testing.T) {
 			t.Fatal(err)
 		}
 		next[s]++
-		for _, p := range []*bustest.Projector{links, clicks, both} {
+		for _, p := range []*kafkatest.Projector{links, clicks, both} {
 			if !projections.Relevant(p, s) {
 				continue
 			}
@@ -179,22 +156,22 @@ func TestKafkaReplayEquality(t *testing.T) {
 // the duplicates it receives change nothing.
 func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	m := bustest.NewModel()
-	links := bustest.NewProjector("links", m, "link")
+	kafkatest.Deadline(t, 150*time.Second)
+	m := kafkatest.NewModel()
+	links := kafkatest.NewProjector("links", m, "link")
 	k := newKafkaPath(t, 6, 1, links)
 	streams := streamNames(50, "link")
 	appendRounds(t, k.store, streams, 0, 20) // 1000 events
 	stopRunner := k.startRunner()
 
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: k.publisher(), n: 800, crashAt: 500, onCrash: cp.Crash}
-	r1 := relay.New(k.store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(k.store, failing, cp, kafka.RelayOptions{
 		Workers: 8, MaxBatch: 50, MaxInFlight: 200, PublishBatch: 4, SaveInterval: 5 * time.Millisecond, RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
 	t0 := time.Now()
-	bustest.Eventually(t, 60*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
+	kafkatest.Eventually(t, 60*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
 	t.Logf("failed after %s, stats %+v", time.Since(t0), r1.Stats())
 	_ = stop()
 	saved, _ := cp.Load(context.Background())
@@ -203,10 +180,10 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 	}
 
 	appendRounds(t, k.store, streams, 20, 30) // written while no relay runs
-	r2 := relay.New(k.store, k.publisher(), cp.CheckpointStore, relay.Options{Workers: 8, Logger: quiet})
+	r2 := kafka.NewRelay(k.store, k.publisher(), cp.CheckpointStore, kafka.RelayOptions{Workers: 8, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, k.store)
-	k.waitApplied(map[string]*bustest.Model{"links": m})
+	k.waitApplied(map[string]*kafkatest.Model{"links": m})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,22 +208,22 @@ func TestKafkaRelayCrashLosesNothing(t *testing.T) {
 // nothing, and the runner applies every stream in order.
 func TestKafkaRelayBatchesStreams(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 150*time.Second)
-	m := bustest.NewModel()
-	links := bustest.NewProjector("links", m, "link")
+	kafkatest.Deadline(t, 150*time.Second)
+	m := kafkatest.NewModel()
+	links := kafkatest.NewProjector("links", m, "link")
 	k := newKafkaPath(t, 6, 1, links)
 	streams := streamNames(5, "link")
 	appendRounds(t, k.store, streams, 0, 300) // 1500 events
 	stopRunner := k.startRunner()
 
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: k.publisher(), n: 900, crashAt: 600, onCrash: cp.Crash, delay: 2 * time.Millisecond}
-	r1 := relay.New(k.store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(k.store, failing, cp, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 64, MaxInFlight: 256, MaxMessageEvents: 16, SaveInterval: 5 * time.Millisecond,
 		RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
-	bustest.Eventually(t, 60*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
+	kafkatest.Eventually(t, 60*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
 	_ = stop()
 	saved, _ := cp.Load(context.Background())
 	if saved.IsZero() {
@@ -254,10 +231,10 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	}
 
 	appendRounds(t, k.store, streams, 300, 400) // written while no relay runs
-	r2 := relay.New(k.store, k.publisher(), cp.CheckpointStore, relay.Options{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
+	r2 := kafka.NewRelay(k.store, k.publisher(), cp.CheckpointStore, kafka.RelayOptions{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, k.store)
-	k.waitApplied(map[string]*bustest.Model{"links": m})
+	k.waitApplied(map[string]*kafkatest.Model{"links": m})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +249,7 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	}
 
 	// The topic itself, read by another consumer group.
-	sub, err := bus.NewKafkaSubscriber(k.cfg, "raw", quiet)
+	sub, err := kafka.NewSubscriber(k.cfg, "raw", quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +276,7 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 			t.Fatalf("read %d of 2000 events from the topic", len(seen))
 		}
 		msg.Ack()
-		evs, err := bus.Decode(msg)
+		evs, err := kafka.Decode(msg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,8 +288,8 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 		if len(evs) > 16 {
 			t.Errorf("a message of %d events, over MaxMessageEvents", len(evs))
 		}
-		s := msg.Metadata.Get(bus.MetaStream)
-		p, _ := bus.KafkaPartition(msg)
+		s := msg.Metadata.Get(kafka.MetaStream)
+		p, _ := kafka.PartitionOf(msg)
 		if q, ok := partition[s]; ok && q != p {
 			t.Errorf("%s in partitions %d and %d", s, q, p)
 		}

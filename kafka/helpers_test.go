@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
-	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
 
@@ -80,13 +79,14 @@ func appendOne(s eventstore.Store, stream string, v uint64) (eventstore.AppendRe
 	})
 }
 
-// runRelay runs r until the returned stop is called; stop returns Run's
-// error.
-func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
+// background runs run (a Relay's, a Runner's or a Pipeline's Run) until
+// the returned stop is called, or the test ends. stop cancels it and
+// returns its error; later calls return the same.
+func background(t testing.TB, what string, run func(context.Context) error) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() { done <- run(ctx) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -95,7 +95,7 @@ func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
 			select {
 			case err = <-done:
 			case <-time.After(30 * time.Second):
-				err = errors.New("relay did not stop within 30 s")
+				err = fmt.Errorf("%s did not stop within 30 s", what)
 			}
 		})
 		return err
@@ -104,9 +104,34 @@ func runRelay(t testing.TB, r *relay.Relay) (stop func() error) {
 	return stop
 }
 
+// runRelay runs r until the returned stop is called; stop returns Run's
+// error.
+func runRelay(t testing.TB, r *kafka.Relay) (stop func() error) {
+	t.Helper()
+	return background(t, "relay", r.Run)
+}
+
+// runRunner runs r until the returned stop is called, or the test ends;
+// stop waits for it and fails the test if Run failed.
+func runRunner(t testing.TB, r *kafka.Runner) (stop func()) {
+	t.Helper()
+	stopRun := background(t, "runner", r.Run)
+	var once sync.Once
+	stop = func() {
+		t.Helper()
+		once.Do(func() {
+			if err := stopRun(); err != nil {
+				t.Errorf("runner: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
 // waitAcked waits until the relay has acknowledged everything up to the
 // store's head.
-func waitAcked(t testing.TB, r *relay.Relay, s eventstore.Store) {
+func waitAcked(t testing.TB, r *kafka.Relay, s eventstore.Store) {
 	t.Helper()
 	head, err := s.Head(context.Background())
 	if err != nil {
@@ -132,7 +157,7 @@ type applyPublisher struct {
 
 func (p *applyPublisher) Publish(topic string, msgs ...*message.Message) error {
 	for _, m := range msgs {
-		evs, err := bus.Decode(m)
+		evs, err := kafka.Decode(m)
 		if err != nil {
 			return err
 		}
@@ -169,7 +194,7 @@ func (p *failingPublisher) Publish(topic string, msgs ...*message.Message) error
 	time.Sleep(p.delay)
 	k := int64(0)
 	for _, m := range msgs {
-		k += int64(bus.EventCount(m))
+		k += int64(kafka.EventCount(m))
 	}
 	c := p.count.Add(k)
 	if c-k < p.crashAt && c >= p.crashAt && p.onCrash != nil {
@@ -187,7 +212,7 @@ func (p *failingPublisher) Close() error { return nil }
 // crashableCheckpoint saves through to a real store until Crash: after it
 // nothing is saved any more, as when the process dies.
 type crashableCheckpoint struct {
-	relay.CheckpointStore
+	kafka.CheckpointStore
 	crashed atomic.Bool
 	saved   atomic.Bool // a position past the start was saved
 }

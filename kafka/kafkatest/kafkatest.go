@@ -1,7 +1,7 @@
-// Package bustest helps test what runs over the bus: an in-process Kafka
+// Package kafkatest helps test what runs over Kafka: an in-process Kafka
 // cluster (kfake, speaking the real protocol over TCP), hard test deadlines,
 // and an idempotent in-memory projector that notices gaps and reordering.
-package bustest
+package kafkatest
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 )
 
@@ -34,31 +34,31 @@ func Deadline(t testing.TB, d time.Duration) {
 	timer := time.AfterFunc(d, func() {
 		buf := make([]byte, 1<<22)
 		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "bustest: %s exceeded its hard deadline of %s\n%s\n", name, d, buf)
+		fmt.Fprintf(os.Stderr, "kafkatest: %s exceeded its hard deadline of %s\n%s\n", name, d, buf)
 		os.Exit(2)
 	})
 	t.Cleanup(func() { timer.Stop() })
 }
 
-// Kafka starts a kfake cluster for the test (closed at cleanup) and returns
+// Start starts a kfake cluster for the test (closed at cleanup) and returns
 // a config for it with test-friendly timings. Extra kfake options come
 // after the defaults (1 broker).
-func Kafka(t testing.TB, partitions int32, opts ...kfake.Opt) bus.KafkaConfig {
+func Start(t testing.TB, partitions int32, opts ...kfake.Opt) kafka.Config {
 	t.Helper()
-	cfg, _ := KafkaCluster(t, partitions, opts...)
+	cfg, _ := StartCluster(t, partitions, opts...)
 	return cfg
 }
 
-// KafkaCluster is Kafka, also returning the cluster, for tests that control
-// its requests.
-func KafkaCluster(t testing.TB, partitions int32, opts ...kfake.Opt) (bus.KafkaConfig, *kfake.Cluster) {
+// StartCluster is Start, also returning the cluster, for tests that
+// control its requests.
+func StartCluster(t testing.TB, partitions int32, opts ...kfake.Opt) (kafka.Config, *kfake.Cluster) {
 	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kfake: %v", err)
 	}
 	t.Cleanup(c.Close)
-	return bus.KafkaConfig{
+	return kafka.Config{
 		Brokers:        c.ListenAddrs(),
 		Partitions:     partitions,
 		ClientID:       "linkd-test",
@@ -169,7 +169,7 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		return err
 	}
 	if p.fail.Add(-1) >= 0 {
-		return fmt.Errorf("bustest: injected failure")
+		return fmt.Errorf("kafkatest: injected failure")
 	}
 	p.fail.Store(0)
 	m := p.m

@@ -1,4 +1,4 @@
-package relay
+package kafka
 
 import (
 	"context"
@@ -124,4 +124,24 @@ func (m *MemoryCheckpoint) Save(_ context.Context, p eventstore.Position) error 
 	defer m.mu.Unlock()
 	m.p = p
 	return nil
+}
+
+// StoreCheckpoint keeps the relay's checkpoint in the event store under
+// name (RelayLease), where the next holder of the relay's lease finds it
+// (ADR 0106). The store only ever raises it.
+func StoreCheckpoint(s eventstore.Checkpoints, name string) CheckpointStore {
+	return storeCheckpoint{s: s, name: name}
+}
+
+type storeCheckpoint struct {
+	s    eventstore.Checkpoints
+	name string
+}
+
+func (c storeCheckpoint) Load(ctx context.Context) (eventstore.Position, error) {
+	return c.s.LoadCheckpoint(ctx, c.name)
+}
+
+func (c storeCheckpoint) Save(ctx context.Context, p eventstore.Position) error {
+	return c.s.SaveCheckpoint(ctx, c.name, p)
 }

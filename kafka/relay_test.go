@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -12,24 +12,23 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
-	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // checkModel fails the test unless m holds what a replay of store builds,
 // with no gap or reordering seen on the way.
-func checkModel(t *testing.T, store eventstore.Store, m *bustest.Model, name string, cats ...string) {
+func checkModel(t *testing.T, store eventstore.Store, m *kafkatest.Model, name string, cats ...string) {
 	t.Helper()
 	if p := m.Problems(); len(p) > 0 {
 		t.Errorf("%s: %d gaps or reorderings, first: %s", name, len(p), p[0])
 	}
-	want := bustest.NewModel()
-	if _, err := projections.Replay(context.Background(), store, bustest.NewProjector(name, want, cats...), projections.ReplayOptions{PageSize: 100}); err != nil {
+	want := kafkatest.NewModel()
+	if _, err := projections.Replay(context.Background(), store, kafkatest.NewProjector(name, want, cats...), projections.ReplayOptions{PageSize: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if d := bustest.Diff(m.Snapshot(), want.Snapshot()); d != "" {
+	if d := kafkatest.Diff(m.Snapshot(), want.Snapshot()); d != "" {
 		t.Errorf("%s: live read model differs from replay:\n%s", name, d)
 	}
 	if a, _ := want.Counts(); a == 0 {
@@ -43,19 +42,19 @@ func checkModel(t *testing.T, store eventstore.Store, m *bustest.Model, name str
 // head; the watermark learns each relevant event.
 func TestRelayPublishesInStreamOrder(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 60*time.Second)
+	kafkatest.Deadline(t, 60*time.Second)
 	store := openStore(t)
 	streams := streamNames(40, "link", "clicks")
 	appendRounds(t, store, streams, 0, 10)
 
-	m := bustest.NewModel()
-	proj := bustest.NewProjector("all", m, "link", "clicks")
+	m := kafkatest.NewModel()
+	proj := kafkatest.NewProjector("all", m, "link", "clicks")
 	pub := &applyPublisher{apply: proj.Apply}
 	wm := eventstore.NewWatermark(eventstore.Start)
-	cp := relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))
-	r := relay.New(store, pub, cp, relay.Options{
+	cp := kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))
+	r := kafka.NewRelay(store, pub, cp, kafka.RelayOptions{
 		Workers: 8, MaxBatch: 64, MaxInFlight: 128, PublishBatch: 4, Logger: quiet,
-		Followers: []relay.Follower{{Watermark: wm, Categories: []string{"link"}}},
+		Followers: []kafka.Follower{{Watermark: wm, Categories: []string{"link"}}},
 	})
 	stop := runRelay(t, r)
 	appendRounds(t, store, streams, 10, 20) // live
@@ -93,28 +92,28 @@ func TestRelayPublishesInStreamOrder(t *testing.T) {
 // events published twice change nothing.
 func TestRelayResumesFromCheckpointAfterCrash(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 60*time.Second)
+	kafkatest.Deadline(t, 60*time.Second)
 	store := openStore(t)
 	streams := streamNames(30, "link")
 	appendRounds(t, store, streams, 0, 30)
 
-	m := bustest.NewModel()
-	proj := bustest.NewProjector("links", m, "link")
-	cp := &crashableCheckpoint{CheckpointStore: relay.NewFileCheckpoint(filepath.Join(t.TempDir(), relay.CheckpointFile))}
+	m := kafkatest.NewModel()
+	proj := kafkatest.NewProjector("links", m, "link")
+	cp := &crashableCheckpoint{CheckpointStore: kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))}
 	failing := &failingPublisher{next: &applyPublisher{apply: proj.Apply}, n: 600, crashAt: 300, onCrash: cp.Crash, delay: 200 * time.Microsecond}
-	r1 := relay.New(store, failing, cp, relay.Options{
+	r1 := kafka.NewRelay(store, failing, cp, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 32, MaxInFlight: 64, PublishBatch: 4, SaveInterval: 5 * time.Millisecond,
 		RetryBackoff: time.Millisecond, Logger: quiet,
 	})
 	stop := runRelay(t, r1)
-	bustest.Eventually(t, 30*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
+	kafkatest.Eventually(t, 30*time.Second, failing.failed.Load, func() string { return "publisher never failed" })
 	_ = stop() // killed: its checkpoint is no longer saved
 	saved, _ := cp.Load(context.Background())
 	if saved.IsZero() {
 		t.Fatal("no checkpoint was saved before the crash")
 	}
 
-	r2 := relay.New(store, &applyPublisher{apply: proj.Apply}, cp.CheckpointStore, relay.Options{Workers: 4, Logger: quiet})
+	r2 := kafka.NewRelay(store, &applyPublisher{apply: proj.Apply}, cp.CheckpointStore, kafka.RelayOptions{Workers: 4, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, store)
 	if err := stop(); err != nil {
@@ -141,7 +140,7 @@ type gatedPublisher struct {
 }
 
 func (g *gatedPublisher) Publish(topic string, msgs ...*message.Message) error {
-	if msgs[0].Metadata.Get(bus.MetaStream) == g.stream {
+	if msgs[0].Metadata.Get(kafka.MetaStream) == g.stream {
 		<-g.open
 	}
 	return g.next.Publish(topic, msgs...)
@@ -154,15 +153,15 @@ func (g *gatedPublisher) Close() error { return nil }
 // checkpoint waits for the stuck stream.
 func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 60*time.Second)
+	kafkatest.Deadline(t, 60*time.Second)
 	store := openStore(t)
 	streams := streamNames(20, "link")
 	appendRounds(t, store, streams, 0, 20) // 400 events, 20 of them in link-0000
 
-	m := bustest.NewModel()
-	proj := bustest.NewProjector("links", m, "link")
+	m := kafkatest.NewModel()
+	proj := kafkatest.NewProjector("links", m, "link")
 	gate := &gatedPublisher{next: &applyPublisher{apply: proj.Apply}, stream: "link-0000", open: make(chan struct{})}
-	r := relay.New(store, gate, &relay.MemoryCheckpoint{}, relay.Options{
+	r := kafka.NewRelay(store, gate, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{
 		Workers: 4, MaxBatch: 16, PublishBatch: 2, Logger: quiet,
 	})
 	// Streams go to workers by FNV-1a of their name, as the relay does.
@@ -177,7 +176,7 @@ func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
 		t.Fatalf("only %d events on the other workers: pick other stream names", free)
 	}
 	stop := runRelay(t, r)
-	bustest.Eventually(t, 30*time.Second, func() bool { return r.Published() >= uint64(free) },
+	kafkatest.Eventually(t, 30*time.Second, func() bool { return r.Published() >= uint64(free) },
 		func() string {
 			return fmt.Sprintf("published %d events; the streams of the other workers have %d", r.Published(), free)
 		})
@@ -203,11 +202,11 @@ func (p *recordingPublisher) Publish(_ string, msgs ...*message.Message) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range msgs {
-		evs, err := bus.Decode(m)
+		evs, err := kafka.Decode(m)
 		if err != nil {
 			return err
 		}
-		if s := m.Metadata.Get(bus.MetaStream); s != evs[0].Stream {
+		if s := m.Metadata.Get(kafka.MetaStream); s != evs[0].Stream {
 			return fmt.Errorf("message keyed %q holds %s", s, evs[0].Stream)
 		}
 		p.msgs = append(p.msgs, evs)
@@ -222,13 +221,13 @@ func (p *recordingPublisher) Close() error { return nil }
 // order, within MaxMessageEvents and MaxMessageBytes.
 func TestRelayCapsMessages(t *testing.T) {
 	t.Parallel()
-	bustest.Deadline(t, 60*time.Second)
+	kafkatest.Deadline(t, 60*time.Second)
 	store := openStore(t)
 	streams := streamNames(3, "link")
 	appendRounds(t, store, streams, 0, 200)
 	for _, c := range []struct{ events, bytes int }{{8, 0}, {0, 1000}} {
 		pub := &recordingPublisher{}
-		r := relay.New(store, pub, &relay.MemoryCheckpoint{}, relay.Options{
+		r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{
 			Workers: 1, MaxMessageEvents: c.events, MaxMessageBytes: c.bytes, Logger: quiet,
 		})
 		stop := runRelay(t, r)

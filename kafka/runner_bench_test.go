@@ -1,4 +1,4 @@
-package projections_test
+package kafka_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
+	"github.com/linkd/linkd/kafka"
+	"github.com/linkd/linkd/kafka/kafkatest"
 	"github.com/linkd/linkd/projections"
-	"github.com/linkd/linkd/projections/projectiontest/bustest"
 )
 
 // BenchmarkKafkaRunner measures how fast one runner instance applies a
@@ -21,7 +21,7 @@ import (
 // batch messages of k events of one stream, as the relay publishes a
 // stream's events it has at hand. Run:
 //
-//	go test ./projections -run '^$' -bench KafkaRunner -benchtime 10000x
+//	go test ./kafka -run '^$' -bench KafkaRunner -benchtime 10000x
 func BenchmarkKafkaRunner(b *testing.B) {
 	for _, c := range []struct {
 		linger time.Duration
@@ -43,12 +43,12 @@ func BenchmarkKafkaRunner(b *testing.B) {
 			name += fmt.Sprintf("/events-per-message=%d", c.per)
 		}
 		b.Run(name, func(b *testing.B) {
-			bustest.Deadline(b, 5*time.Minute)
-			cfg := bustest.Kafka(b, 12)
+			kafkatest.Deadline(b, 5*time.Minute)
+			cfg := kafkatest.Start(b, 12)
 			backlog(b, cfg, b.N, c.per)
-			m := bustest.NewModel()
-			p := &slowProjector{Projector: bustest.NewProjector("bench", m, "clicks"), commit: c.commit}
-			r, err := projections.NewKafkaRunner(cfg, []projections.Projector{p}, projections.KafkaOptions{Linger: c.linger, Logger: quiet})
+			m := kafkatest.NewModel()
+			p := &slowProjector{Projector: kafkatest.NewProjector("bench", m, "clicks"), commit: c.commit}
+			r, err := kafka.NewRunner(cfg, []projections.Projector{p}, kafka.RunnerOptions{Linger: c.linger, Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func BenchmarkKafkaRunner(b *testing.B) {
 }
 
 type slowProjector struct {
-	*bustest.Projector
+	*kafkatest.Projector
 	commit time.Duration
 }
 
@@ -88,9 +88,9 @@ func (p *slowProjector) Apply(ctx context.Context, evs []projections.Event) erro
 
 // backlog publishes n events in 1,000 streams of category clicks, per
 // events of a stream per message (single-event messages if per is 1).
-func backlog(b *testing.B, cfg bus.KafkaConfig, n, per int) {
+func backlog(b *testing.B, cfg kafka.Config, n, per int) {
 	b.Helper()
-	pub, err := bus.NewKafkaPublisher(cfg, nil)
+	pub, err := kafka.NewPublisher(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func backlog(b *testing.B, cfg bus.KafkaConfig, n, per int) {
 					if s%workers != w { // each stream has one publisher: in order
 						continue
 					}
-					e := bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1))
-					if err := pub.Publish("linkd.clicks", bus.EncodeEvent(e)); err != nil {
+					e := kafkatest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1))
+					if err := pub.Publish("linkd.clicks", kafka.EncodeEvent(e)); err != nil {
 						b.Error(err)
 						return
 					}
@@ -118,11 +118,11 @@ func backlog(b *testing.B, cfg bus.KafkaConfig, n, per int) {
 			for s := w; s < streams; s += workers {
 				var evs []eventstore.RecordedEvent
 				for i := s; i < n; i += streams {
-					evs = append(evs, bustest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1)))
+					evs = append(evs, kafkatest.Event(fmt.Sprintf("clicks-%04d", s), uint64(i/streams), uint64(i+1)))
 				}
 				for len(evs) > 0 {
 					k := min(per, len(evs))
-					if err := pub.Publish("linkd.clicks", bus.EncodeBatch(evs[:k])); err != nil {
+					if err := pub.Publish("linkd.clicks", kafka.EncodeBatch(evs[:k])); err != nil {
 						b.Error(err)
 						return
 					}

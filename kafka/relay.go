@@ -1,22 +1,4 @@
-// Package relay publishes the global event log to the bus: it reads the log
-// after its checkpoint (catch-up, then live) and publishes every event on
-// its category's topic (bus.TopicOf), keyed by stream, through a Watermill
-// publisher: Kafka when LINKD_KAFKA_BROKERS is set. Events go in batch
-// messages (bus.EncodeBatch) of one stream each, in order: a message holds
-// the events of its stream that its worker had at hand, up to
-// MaxMessageEvents and MaxMessageBytes.
-//
-// Delivery is at least once. The checkpoint only moves past an event once
-// the publisher has acknowledged it and every event before it, so a relay
-// that dies re-publishes from its checkpoint: projectors skip the duplicates
-// by (stream, version).
-//
-// A Kafka publish costs one round trip, so the relay publishes
-// concurrently: events are routed to workers by a hash of their stream, and
-// each worker publishes its events one Publish after another, so the events
-// of one stream are published, and land in their partition, in version
-// order.
-package relay
+package kafka
 
 import (
 	"cmp"
@@ -32,8 +14,26 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/bus"
 )
+
+// The relay publishes the global event log to Kafka: it reads the log
+// after its checkpoint (catch-up, then live) and publishes every event on
+// its category's topic (TopicOf), keyed by stream, through a Watermill
+// publisher: Kafka when LINKD_KAFKA_BROKERS is set. Events go in batch
+// messages (EncodeBatch) of one stream each, in order: a message holds
+// the events of its stream that its worker had at hand, up to
+// MaxMessageEvents and MaxMessageBytes.
+//
+// Delivery is at least once. The checkpoint only moves past an event once
+// the publisher has acknowledged it and every event before it, so a relay
+// that dies re-publishes from its checkpoint: projectors skip the duplicates
+// by (stream, version).
+//
+// A Kafka publish costs one round trip, so the relay publishes
+// concurrently: events are routed to workers by a hash of their stream, and
+// each worker publishes its events one Publish after another, so the events
+// of one stream are published, and land in their partition, in version
+// order.
 
 // Follower is a projection that reads follow writes through: the relay
 // registers on its watermark every event of its categories before
@@ -44,8 +44,8 @@ type Follower struct {
 	Categories []string
 }
 
-// Options tune a relay. Zero values take the defaults.
-type Options struct {
+// RelayOptions tune a relay. Zero values take the defaults.
+type RelayOptions struct {
 	// Workers publish concurrently, each the events of its share of the
 	// streams, in order (default 128). A Kafka publish is one round trip and
 	// concurrent publishes share produce requests, so throughput grows with
@@ -87,7 +87,7 @@ type Options struct {
 	Logger    *slog.Logger
 }
 
-func (o Options) withDefaults() Options {
+func (o RelayOptions) withDefaults() RelayOptions {
 	if o.Workers <= 0 {
 		o.Workers = 128
 	}
@@ -125,13 +125,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Relay publishes the global log. Make one with New; Run it once (a new
+// Relay publishes the global log. Make one with NewRelay; Run it once (a new
 // Relay over the same checkpoint store continues where it stopped).
 type Relay struct {
 	store eventstore.Store
 	pub   message.Publisher
 	cp    CheckpointStore
-	opts  Options
+	opts  RelayOptions
 
 	followers []follower
 	track     tracker
@@ -145,10 +145,10 @@ type follower struct {
 	cats map[string]bool
 }
 
-// New prepares a relay that reads store after the position cp holds and
+// NewRelay prepares a relay that reads store after the position cp holds and
 // publishes through pub. pub must be safe for concurrent use (Watermill's
 // contract; the Kafka publisher is).
-func New(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts Options) *Relay {
+func NewRelay(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts RelayOptions) *Relay {
 	r := &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
 	for _, f := range r.opts.Followers {
 		if f.Watermark == nil {
@@ -163,8 +163,8 @@ func New(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts
 	return r
 }
 
-// Stats describe a relay's progress, for metrics.
-type Stats struct {
+// RelayStats describe a relay's progress, for metrics.
+type RelayStats struct {
 	// Acked is the position below which every event is acknowledged.
 	Acked eventstore.Position
 	// Saved is the checkpoint last saved.
@@ -178,9 +178,9 @@ type Stats struct {
 }
 
 // Stats returns the relay's progress. Safe to call at any time.
-func (r *Relay) Stats() Stats {
+func (r *Relay) Stats() RelayStats {
 	acked, pending := r.track.state()
-	s := Stats{Acked: acked, Published: r.published.Load(), Failures: r.failures.Load(), Pending: pending}
+	s := RelayStats{Acked: acked, Published: r.published.Load(), Failures: r.failures.Load(), Pending: pending}
 	if p := r.saved.Load(); p != nil {
 		s.Saved = *p
 	}
@@ -348,7 +348,7 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 
 // work publishes the jobs of one queue. It takes up to PublishBatch jobs at
 // a time and groups them by stream, keeping each stream's order: each group
-// becomes one batch message (bus.EncodeBatch, keyed by its stream), split
+// becomes one batch message (EncodeBatch, keyed by its stream), split
 // when it exceeds MaxMessageEvents or MaxMessageBytes, and the messages of
 // one topic go in one Publish, a stream's in order. A job is acknowledged
 // once the message holding it is published. It returns when ctx ends,
@@ -376,9 +376,9 @@ func (r *Relay) work(ctx context.Context, q *queue, log *slog.Logger) {
 			run := sorted[:n]
 			msgs, spans = msgs[:0], spans[:0]
 			for lo := 0; lo < len(run); {
-				hi, size := lo+1, bus.EncodedSize(&run[lo].ev)
+				hi, size := lo+1, EncodedSize(&run[lo].ev)
 				for hi < len(run) && run[hi].stream == run[lo].stream && hi-lo < r.opts.MaxMessageEvents {
-					sz := bus.EncodedSize(&run[hi].ev)
+					sz := EncodedSize(&run[hi].ev)
 					if size+sz > r.opts.MaxMessageBytes {
 						break
 					}
@@ -412,7 +412,7 @@ func encodeSpan(msgs *[]*message.Message, buf []eventstore.RecordedEvent, jobs [
 	for i := range jobs {
 		buf = append(buf, jobs[i].ev)
 	}
-	*msgs = append(*msgs, bus.EncodeBatch(buf))
+	*msgs = append(*msgs, EncodeBatch(buf))
 	clear(buf)
 	return buf[:0]
 }
@@ -449,7 +449,7 @@ func (g *grouper) group(jobs []job) []keyedJob {
 			g.streams[k.stream] = si
 		}
 		k.si = si
-		k.topic = bus.TopicOf(k.stream)
+		k.topic = TopicOf(k.stream)
 		ti, ok := g.topics[k.topic]
 		if !ok {
 			ti = len(g.topics)

@@ -1,4 +1,4 @@
-package relay_test
+package kafka_test
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/relay"
+	"github.com/linkd/linkd/kafka"
 )
 
 func TestFileCheckpoint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	cp := relay.NewFileCheckpoint(filepath.Join(dir, relay.CheckpointFile))
+	cp := kafka.NewFileCheckpoint(filepath.Join(dir, kafka.CheckpointFile))
 
 	got, err := cp.Load(ctx)
 	if err != nil || got != eventstore.Start {
@@ -25,7 +25,7 @@ func TestFileCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A new store over the same file sees it: it is on disk.
-		got, err := relay.NewFileCheckpoint(cp.Path()).Load(ctx)
+		got, err := kafka.NewFileCheckpoint(cp.Path()).Load(ctx)
 		if err != nil || got != p {
 			t.Fatalf("Load after Save(%v) = %v, %v", p, got, err)
 		}
@@ -41,11 +41,11 @@ func TestFileCheckpoint(t *testing.T) {
 
 func TestFileCheckpointRefusesGarbage(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), relay.CheckpointFile)
+	path := filepath.Join(t.TempDir(), kafka.CheckpointFile)
 	if err := os.WriteFile(path, []byte("not a position\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := relay.NewFileCheckpoint(path).Load(context.Background()); err == nil {
+	if _, err := kafka.NewFileCheckpoint(path).Load(context.Background()); err == nil {
 		t.Fatal("a corrupt checkpoint loaded without error")
 	}
 }

@@ -1,0 +1,197 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+)
+
+// RelayLease is the name of the lease the relay runs under, and of its
+// checkpoint in a store shared by many instances (StoreCheckpoint).
+const RelayLease = "relay"
+
+// PipelineOptions configure a Pipeline.
+type PipelineOptions struct {
+	// Local are the instance's own read models: they follow the event store
+	// directly, in process (projections.LocalRunner).
+	Local []projections.Projector
+	// Shared are the read models every instance shares (ClickHouse): fed
+	// from Kafka, one consumer group each, whose partitions the instances
+	// split between them.
+	Shared []projections.Projector
+	// Checkpoint keeps the relay's checkpoint: in the event store
+	// (StoreCheckpoint) when it is shared, else in a file. Required.
+	Checkpoint CheckpointStore
+	// Lease, when set, is taken before the relay runs, so that one instance
+	// of the deployment relays at a time. Nil: this process is the store's
+	// only one.
+	Lease eventstore.Leaser
+	// OnLead, when set, is called each time this instance starts relaying,
+	// with the relay; the function it returns is called when the relay
+	// stops (metrics).
+	OnLead func(*Relay) (stopped func())
+	Logger *slog.Logger
+}
+
+// Pipeline runs a deployment's share of the Kafka pipeline in this
+// process (ADR 0106):
+//
+//   - the instance's own read models (Local) follow the event store
+//     directly, as in process;
+//   - the read models every instance shares (Shared) are fed from Kafka by
+//     a Runner, and a follower moves each one's watermark;
+//   - the relay publishes the log to Kafka in the one instance that holds
+//     the relay's lease, from the checkpoint the last holder saved.
+type Pipeline struct {
+	cfg    Config
+	store  eventstore.Store
+	local  *projections.LocalRunner
+	shared *Runner
+	opts   PipelineOptions
+	log    *slog.Logger
+}
+
+// NewPipeline prepares a pipeline over store; Run starts it.
+func NewPipeline(cfg Config, store eventstore.Store, opts PipelineOptions) (*Pipeline, error) {
+	if opts.Checkpoint == nil {
+		return nil, errors.New("kafka: a pipeline needs a checkpoint store")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	shared, err := NewRunner(cfg, opts.Shared, RunnerOptions{Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Pipeline{
+		cfg: cfg.WithDefaults(), store: store, shared: shared, opts: opts, log: opts.Logger,
+		local: projections.NewLocalRunner(store, opts.Local, projections.LocalOptions{Logger: opts.Logger}),
+	}, nil
+}
+
+// Watermark returns the watermark of the named projection, local or
+// shared, or nil.
+func (p *Pipeline) Watermark(name string) *eventstore.Watermark {
+	if wm := p.local.Watermark(name); wm != nil {
+		return wm
+	}
+	return p.shared.Watermark(name)
+}
+
+// Run runs the local projections, the shared consumers and, while this
+// instance holds the lease, the relay, until ctx ends.
+func (p *Pipeline) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	run := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	run("projections", p.local.Run)
+	if len(p.opts.Shared) > 0 {
+		run("kafka consumers", p.shared.Run)
+		for _, proj := range p.opts.Shared {
+			go p.follow(ctx, proj)
+		}
+	}
+	run("relay", p.runRelay)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// runRelay runs the relay whenever this instance holds the lease, until
+// ctx ends.
+func (p *Pipeline) runRelay(ctx context.Context) error {
+	pub, err := NewPublisher(p.cfg, p.log)
+	if err != nil {
+		return fmt.Errorf("kafka publisher: %w", err)
+	}
+	defer pub.Close()
+	for ctx.Err() == nil {
+		held, release := ctx, func() {}
+		if p.opts.Lease != nil {
+			held, release, err = p.opts.Lease.AcquireLease(ctx, RelayLease)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("lease: %w", err)
+			}
+			p.log.Info("relay: this instance holds the lease")
+		}
+		rl := NewRelay(p.store, pub, p.opts.Checkpoint, RelayOptions{Logger: p.log})
+		stopped := func() {}
+		if p.opts.OnLead != nil {
+			stopped = p.opts.OnLead(rl)
+		}
+		err := rl.Run(held)
+		stopped()
+		release()
+		if err != nil && ctx.Err() == nil {
+			p.log.Error("relay stopped; it starts again under the lease", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
+}
+
+// follow moves a shared projection's watermark: to the relay's checkpoint
+// as it was before the end of every Kafka partition was read, once the
+// projection's consumer group has committed past those ends. Every event
+// up to that checkpoint had been published and acknowledged, so it was
+// below the ends, and so it is applied: wherever in the deployment it was
+// consumed (the group's members are the instances). It asks when a read
+// waits, and every second otherwise.
+func (p *Pipeline) follow(ctx context.Context, proj projections.Projector) {
+	wm := p.shared.Watermark(proj.Name())
+	topics := Topics(proj)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var watch *GroupWatch
+	defer func() {
+		if watch != nil {
+			watch.Close()
+		}
+	}()
+	for ctx.Err() == nil {
+		at, err := p.opts.Checkpoint.Load(ctx)
+		if err == nil && watch == nil {
+			watch, err = NewGroupWatch(p.cfg)
+		}
+		if err == nil {
+			err = watch.WaitConsumed(ctx, proj.Name(), topics)
+		}
+		if err == nil {
+			wm.Advance(at)
+		} else if ctx.Err() == nil {
+			p.log.Debug("kafka: following a shared projection", "projection", proj.Name(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-wm.Wanted():
+		case <-t.C:
+		}
+	}
+}
