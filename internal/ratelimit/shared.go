@@ -26,8 +26,12 @@ type AttemptsBackend interface {
 
 // Defaults of a Guard.
 const (
-	// DefaultTimeout bounds one question to a shared backend.
-	DefaultTimeout = 250 * time.Millisecond
+	// DefaultTimeout bounds one question to a shared backend. A server
+	// that is down refuses at once; this only bounds one that hangs, and
+	// is long enough that a busy machine's PostgreSQL (a tiny upsert taking
+	// a few hundred milliseconds under CPU saturation) is not mistaken for
+	// a failed one, which would count per instance for DefaultRest.
+	DefaultTimeout = time.Second
 	// DefaultRest is how long a backend that failed is left alone.
 	DefaultRest = 5 * time.Second
 )
