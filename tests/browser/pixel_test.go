@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -264,12 +265,15 @@ func TestPixelPageInBrowser(t *testing.T) {
 		// for the script from its head, so the request can come before the
 		// body is parsed: wait for the body's link (the script is held, so
 		// the page stays, up to its maximum wait of 1.5 s).
-		text, err := chromedp.Run(tab.ctx, chromedp.Poll[string](`document.getElementById("target") && document.body.innerText`,
+		// The body may still be arriving: wait until its link's text is in.
+		want := "Redirecting to " + siteURL.Host
+		text, err := chromedp.Run(tab.ctx, chromedp.Poll[string](`document.getElementById("target") && document.body.innerText.includes(`+strconv.Quote(siteURL.Host)+`) && document.body.innerText`,
 			chromedp.WithPollingTimeout(time.Second)))
 		if err != nil {
-			t.Fatal(err)
+			now, _ := chromedp.Run(tab.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			t.Fatalf("the page never showed %q: %v; it shows %q", want, err, now)
 		}
-		if want := "Redirecting to " + siteURL.Host; !strings.HasPrefix(strings.TrimSpace(text), want) {
+		if !strings.HasPrefix(strings.TrimSpace(text), want) {
 			t.Errorf("page text %q, want %q…", text, want)
 		}
 		shot, err := chromedp.Run(tab.ctx, chromedp.CaptureScreenshot())
