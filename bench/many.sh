@@ -37,7 +37,7 @@ su postgres -c "$PGBIN/pg_ctl -D $tmp/pg -l $tmp/pg/log -o '-p $PGPORT -k /tmp -
 for _ in $(seq 50); do [ -s "$tmp/kafka.addr" ] && break; sleep 0.1; done
 KEY=svc_sk_bench_operator_key_0123456789
 COMMON=(LINKD_EVENTSTORE="postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" LINKD_KAFKA_BROKERS="$(head -1 "$tmp/kafka.addr")"
-  LINKD_KAFKA_PARTITIONS=6 LINKD_SECRET=6c696e6b642d62656e63682d6d616e792d696e7374616e6365732d6b657921
+  LINKD_KAFKA_PARTITIONS=6 LINKD_SECRET=6c696e6b642d62656e63682d6d616e792d696e7374616e6365732d6b65792121
   LINKD_DEFAULT_DOMAIN=go.example LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn)
 [ -n "${CH_DSN:-}" ] && COMMON+=(LINKD_CLICKHOUSE_DSN="$CH_DSN")
 PIDS=()
