@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -403,13 +404,14 @@ func (s *Server) wait(ctx context.Context, wm *eventstore.Watermark, pos eventst
 	}
 }
 
-// barrier waits until a projection has applied everything appended so far,
-// so that a read shows every write, click and access answered before it.
-func (s *Server) barrier(ctx context.Context, wm *eventstore.Watermark) {
-	if wm == nil || s.head == nil {
+// barrier waits until the projections a read needs have applied
+// everything appended so far (one read of the head for all of them), so
+// that the read shows every write, click and access answered before it.
+func (s *Server) barrier(ctx context.Context, wms ...*eventstore.Watermark) {
+	if s.head == nil || !slices.ContainsFunc(wms, func(wm *eventstore.Watermark) bool { return wm != nil }) {
 		return
 	}
-	if err := eventstore.CatchUp(ctx, s.head, s.cfg.WaitTimeout, wm); err != nil && ctx.Err() == nil {
+	if err := eventstore.CatchUp(ctx, s.head, s.cfg.WaitTimeout, wms...); err != nil && ctx.Err() == nil {
 		s.log.Warn("projection did not catch up in time", "err", err)
 	}
 }

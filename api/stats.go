@@ -170,8 +170,7 @@ func renderDailies(days []queries.DailyStats) []any {
 // statsBarrier makes a statistics read show every click answered and every
 // write acknowledged before it.
 func (s *Server) statsBarrier(r *http.Request) {
-	s.barrier(r.Context(), s.statsWM)
-	s.barrier(r.Context(), s.core)
+	s.barrier(r.Context(), s.statsWM, s.core)
 }
 
 func (s *Server) linkDailyStats(w http.ResponseWriter, r *http.Request, p principal) error {

@@ -70,8 +70,7 @@ func webhookWrite(p principal) error {
 // webhookRead reads a webhook once both the webhook projection and the
 // core one (the caller's role in its workspace) show every write so far.
 func (s *Server) webhookRead(r *http.Request, p principal, id string) (queries.Webhook, error) {
-	s.barrier(r.Context(), s.core)
-	s.barrier(r.Context(), s.webhooksWM)
+	s.barrier(r.Context(), s.core, s.webhooksWM)
 	return s.q.WebhookByID.Handle(r.Context(), queries.WebhookByID{ID: id, UserID: p.key.UserID})
 }
 
@@ -120,8 +119,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	s.barrier(r.Context(), s.core)
-	s.barrier(r.Context(), s.webhooksWM)
+	s.barrier(r.Context(), s.core, s.webhooksWM)
 	res, err := s.q.WebhooksPage.Handle(r.Context(), queries.WebhooksPage{UserID: p.key.UserID, WorkspaceID: r.URL.Query().Get("workspace_id"), Page: page})
 	if err != nil {
 		return err
@@ -204,8 +202,7 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, p pri
 	if err != nil {
 		return err
 	}
-	s.barrier(r.Context(), s.core)
-	s.barrier(r.Context(), s.webhooksWM)
+	s.barrier(r.Context(), s.core, s.webhooksWM)
 	res, err := s.q.WebhookDeliveries.Handle(r.Context(), queries.WebhookDeliveries{ID: mux.Vars(r)["webhook_id"], UserID: p.key.UserID, Page: page})
 	if err != nil {
 		return err
