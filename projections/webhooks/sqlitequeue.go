@@ -20,7 +20,7 @@ import (
 type sqliteQueue struct {
 	w, r *sql.DB
 
-	mu      sync.Mutex
+	mu    sync.Mutex
 	marks map[string]*readMark // by webhook
 }
 
