@@ -85,7 +85,8 @@ var migrations = []string{
 	// deliverer at a time until claimed_until (Unix ms); the attempts; the
 	// start of each webhook's run of failures; and how far finished
 	// messages were pruned (a message older than that is not queued again
-	// by an instance that reads the log from its start).
+	// by an instance that reads the log from its start); and the live
+	// deliverers, which share each webhook's concurrency.
 	`CREATE TABLE linkd_webhook_messages (
 		id              text PRIMARY KEY,
 		webhook_id      text NOT NULL,
@@ -125,6 +126,10 @@ var migrations = []string{
 	CREATE TABLE linkd_webhook_pruned (
 		id     integer PRIMARY KEY CHECK (id = 1),
 		before bigint NOT NULL
+	);
+	CREATE UNLOGGED TABLE linkd_webhook_deliverers (
+		owner text PRIMARY KEY,
+		seen  bigint NOT NULL
 	)`,
 }
 

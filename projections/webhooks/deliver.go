@@ -58,7 +58,9 @@ type DeliveryOptions struct {
 	// Timeout bounds one attempt (15 s).
 	Timeout time.Duration
 	// Concurrency is how many requests one webhook has in flight at most
-	// (32): a slow receiver holds its own webhook's requests only.
+	// (32): a slow receiver holds its own webhook's requests only. With a
+	// queue shared by n live instances, each sends up to Concurrency/n
+	// (rounded up) of them.
 	Concurrency int
 	// FailureWindow: a webhook that only failed for this long is turned
 	// off (five days).
@@ -115,6 +117,9 @@ type Deliverer struct {
 	Failed    atomic.Int64 // attempts that failed
 	lagMillis atomic.Int64
 	pending   atomic.Int64
+	// share is how many requests a webhook has in flight here at most:
+	// Concurrency, divided between the live deliverers of a shared queue.
+	share atomic.Int32
 }
 
 // NewDeliverer prepares deliveries of s's messages; Run sends them.
@@ -157,6 +162,7 @@ func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
+	d.share.Store(int32(o.Concurrency))
 	s.notify = d.wake
 	return d
 }
@@ -181,6 +187,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer t.Stop()
 	var pruned time.Time
 	for {
+		d.count(ctx)
 		d.sync(ctx)
 		d.measure(ctx)
 		if time.Since(pruned) > time.Hour {
@@ -206,6 +213,18 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// count shares each webhook's concurrency between the live deliverers.
+func (d *Deliverer) count(ctx context.Context) {
+	n, err := d.s.q.alive(ctx, d.s.opts.Now().UnixMilli())
+	if err != nil {
+		if ctx.Err() == nil {
+			d.s.log.Warn("webhooks: counting the deliverers", "err", err)
+		}
+		return
+	}
+	d.share.Store(int32((d.o.Concurrency + n - 1) / n))
 }
 
 // sync starts a runner for each active webhook and stops the others.
@@ -282,6 +301,7 @@ type runner struct {
 	work     chan message
 	mu       sync.Mutex
 	inflight map[string]bool
+	sending  atomic.Int32 // requests being sent
 	key      []byte
 	keyOf    string // the encrypted secret key was decoded from
 }
@@ -301,7 +321,7 @@ func (r *runner) loop(ctx context.Context) {
 		r.mu.Lock()
 		busy := len(r.inflight)
 		r.mu.Unlock()
-		msgs, next, err := r.d.s.q.take(ctx, r.id, r.d.s.opts.Now(), cap(r.work), busy)
+		msgs, next, err := r.d.s.q.take(ctx, r.id, r.d.s.opts.Now(), int(r.d.share.Load()), busy)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.d.s.log.Warn("webhooks: reading due messages", "webhook", r.id, "err", err)
@@ -344,6 +364,20 @@ func (r *runner) loop(ctx context.Context) {
 	}
 }
 
+// acquire waits until fewer requests than the deliverer's share of the
+// concurrency are being sent, and counts one more.
+func (r *runner) acquire(ctx context.Context) bool {
+	for r.sending.Add(1) > r.d.share.Load() {
+		r.sending.Add(-1)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
+}
+
 func (r *runner) done(id string) {
 	r.mu.Lock()
 	delete(r.inflight, id)
@@ -360,7 +394,11 @@ func (r *runner) worker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-r.work:
+			if !r.acquire(ctx) {
+				return
+			}
 			res := r.send(ctx, m)
+			r.sending.Add(-1)
 			select {
 			case r.d.results <- res:
 			case <-ctx.Done():

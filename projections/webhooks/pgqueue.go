@@ -291,11 +291,35 @@ func (q *pgQueue) record(ctx context.Context, outs []outcome, failing map[string
 }
 
 // release gives up this deliverer's claims (it stops): another takes them
-// at once rather than after the deadline.
+// at once rather than after the deadline; and it is no longer counted.
 func (q *pgQueue) release(ctx context.Context) error {
 	_, err := q.pool.Exec(ctx, `UPDATE linkd_webhook_messages SET claimed_until = NULL, claimed_by = NULL
 		WHERE claimed_by = $1 AND status = 'pending'`, q.owner)
+	if err != nil {
+		return err
+	}
+	_, err = q.pool.Exec(ctx, `DELETE FROM linkd_webhook_deliverers WHERE owner = $1`, q.owner)
 	return err
+}
+
+// aliveFor is how long a deliverer that said it was alive counts as such
+// (it says so every second).
+const aliveFor = 10 * time.Second
+
+func (q *pgQueue) alive(ctx context.Context, now int64) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO linkd_webhook_deliverers (owner, seen) VALUES ($1, $2)
+			ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen`, q.owner, now); err != nil {
+			return err
+		}
+		// Deliverers that died are forgotten after a while.
+		if _, err := tx.Exec(ctx, `DELETE FROM linkd_webhook_deliverers WHERE seen < $1`, now-time.Hour.Milliseconds()); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT count(*) FROM linkd_webhook_deliverers WHERE seen > $1`, now-aliveFor.Milliseconds()).Scan(&n)
+	})
+	return max(n, 1), err
 }
 
 func (q *pgQueue) pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error) {

@@ -36,6 +36,10 @@ type queue interface {
 	record(ctx context.Context, outs []outcome, failing map[string]int64, healthy []string) (map[string]int64, error)
 	// release lets other deliverers take the messages this one holds.
 	release(ctx context.Context) error
+	// alive says this deliverer is alive at now (Unix ms) and counts the
+	// deliverers that are, itself included: each webhook's concurrency is
+	// shared between them.
+	alive(ctx context.Context, now int64) (int, error)
 	// pending is the number of messages due at now and the due time of the
 	// oldest of them.
 	pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error)

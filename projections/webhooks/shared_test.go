@@ -299,3 +299,67 @@ func TestPrunedMessagesAreNotQueuedAgain(t *testing.T) {
 		t.Fatalf("queued again: %v %v", got, err)
 	}
 }
+
+// Each webhook's concurrency is shared by the live deliverers: three
+// instances with a concurrency of 6 send at most 6 requests at once to a
+// slow receiver, 2 each.
+func TestConcurrencyIsSharedByTheDeliverers(t *testing.T) {
+	open := onPostgres(t)
+	var mu sync.Mutex
+	in, most, served := 0, 0, 0
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		in++
+		most = max(most, in)
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		mu.Lock()
+		in--
+		served++
+		mu.Unlock()
+	}))
+	defer slow.Close()
+	var stores []*Store
+	for range 3 {
+		s := open(t)
+		addHook(t, s, "w1", slow.URL+"/hook")
+		stores = append(stores, s)
+	}
+	var ds []*Deliverer
+	for _, s := range stores {
+		d, _ := deliver(t, s, DeliveryOptions{Concurrency: 6})
+		ds = append(ds, d)
+	}
+	// Every deliverer has counted the others.
+	deadline := time.Now().Add(5 * time.Second)
+	for _, d := range ds {
+		for d.share.Load() != 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("share %d, want 2", d.share.Load())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for _, s := range stores {
+		put(t, s, "w1", time.Now(), false, eventIDs(90)...)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := served
+		mu.Unlock()
+		if n >= 90 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 90 served", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 6 || most < 3 {
+		t.Errorf("at most %d requests at once, want 6 (3 to 6)", most)
+	}
+	t.Logf("at most %d requests at once over three deliverers", most)
+}
