@@ -51,6 +51,9 @@ func ParseSchedule(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
+// DefaultClaimTimeout is DeliveryOptions.ClaimTimeout's default.
+const DefaultClaimTimeout = 30 * time.Second
+
 // DeliveryOptions configure deliveries.
 type DeliveryOptions struct {
 	// Schedule is the wait before each retry (DefaultSchedule).
@@ -71,10 +74,11 @@ type DeliveryOptions struct {
 	Decrypt func(string) (string, error)
 	// Disable turns a webhook off (the DisableWebhook command).
 	Disable func(ctx context.Context, webhookID, reason string) error
-	// ClaimTimeout is how long a deliverer holds the messages it took from
-	// a queue shared by many instances (Options.Postgres) before another
-	// may take them: the messages of a deliverer that died are sent by
-	// another after it. At least twice Timeout (2*Timeout + 10 s).
+	// ClaimTimeout is how long the messages a deliverer took from a queue
+	// shared by many instances (Options.Postgres) stay its own unless it
+	// says it still holds them (it does every third of it): the messages
+	// of a deliverer that died are sent by another after at most this
+	// (30 s).
 	ClaimTimeout time.Duration
 }
 
@@ -139,9 +143,9 @@ func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
 	if o.Guard == nil {
 		o.Guard = ssrf.New(nil, nil)
 	}
-	// A runner holds at most twice Concurrency messages (queue.take): the
-	// last of them is sent within two timeouts.
-	o.ClaimTimeout = max(o.ClaimTimeout, 2*o.Timeout+10*time.Second)
+	if o.ClaimTimeout <= 0 {
+		o.ClaimTimeout = DefaultClaimTimeout
+	}
 	if pq, ok := s.q.(*pgQueue); ok {
 		pq.claimFor = o.ClaimTimeout
 	}
@@ -183,10 +187,14 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		defer close(done)
 		d.write(ctx)
 	}()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(min(time.Second, d.o.ClaimTimeout/3))
 	defer t.Stop()
-	var pruned time.Time
+	var pruned, extended time.Time
 	for {
+		if time.Since(extended) >= d.o.ClaimTimeout/3 {
+			extended = time.Now()
+			d.extend(ctx)
+		}
 		d.count(ctx)
 		d.sync(ctx)
 		d.measure(ctx)
@@ -212,6 +220,24 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// extend keeps the claims of the messages the runners hold (sent, being
+// sent or waiting for a worker).
+func (d *Deliverer) extend(ctx context.Context) {
+	var held []string
+	d.mu.Lock()
+	for _, r := range d.runners {
+		r.mu.Lock()
+		for id := range r.inflight {
+			held = append(held, id)
+		}
+		r.mu.Unlock()
+	}
+	d.mu.Unlock()
+	if err := d.s.q.extend(ctx, held, d.s.opts.Now()); err != nil && ctx.Err() == nil {
+		d.s.log.Warn("webhooks: extending claims", "err", err)
 	}
 }
 
@@ -328,17 +354,19 @@ func (r *runner) loop(ctx context.Context) {
 			}
 			next = time.Second
 		}
-		sent := 0
+		// Every message taken is held from now (its claim is extended),
+		// also while it waits for a worker.
+		fresh := msgs[:0]
+		r.mu.Lock()
 		for _, m := range msgs {
-			r.mu.Lock()
-			skip := r.inflight[m.id]
-			if !skip {
+			if !r.inflight[m.id] {
 				r.inflight[m.id] = true
+				fresh = append(fresh, m)
 			}
-			r.mu.Unlock()
-			if skip {
-				continue
-			}
+		}
+		r.mu.Unlock()
+		sent := 0
+		for _, m := range fresh {
 			select {
 			case r.work <- m:
 				sent++

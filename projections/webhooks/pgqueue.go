@@ -31,8 +31,8 @@ type pgQueue struct {
 	pool *pgxpool.Pool
 	// owner names this deliverer's claims.
 	owner string
-	// claimFor is how long a claim holds: longer than the messages a
-	// runner holds take to send (NewDeliverer sets it).
+	// claimFor is how long a claim holds unless extended
+	// (DeliveryOptions.ClaimTimeout: NewDeliverer sets it).
 	claimFor time.Duration
 
 	mu sync.Mutex
@@ -59,7 +59,7 @@ func openPGQueue(dsn string) (*pgQueue, error) {
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &pgQueue{pool: pool, owner: hex.EncodeToString(b), claimFor: time.Minute}, nil
+	return &pgQueue{pool: pool, owner: hex.EncodeToString(b), claimFor: DefaultClaimTimeout}, nil
 }
 
 func (q *pgQueue) close() error {
@@ -156,10 +156,12 @@ func (q *pgQueue) write(ctx context.Context, _ *sqlitedb.Batch, c *changes) erro
 }
 
 // take claims due messages that no deliverer holds, or whose claim ended
-// (its deliverer died), in due order; it holds at most twice the
-// concurrency, so that the last of them is sent well within the claim.
+// (its deliverer died), in due order. A runner holds up to eight times its
+// share of the concurrency (256 alone; fewer each when many share a
+// webhook, so that a burst is spread over them), its claims extended while
+// it does.
 func (q *pgQueue) take(ctx context.Context, webhookID string, now time.Time, concurrency, busy int) ([]message, time.Duration, error) {
-	limit := 2*concurrency - busy
+	limit := 8*concurrency - busy
 	if limit <= 0 {
 		return nil, time.Second, nil
 	}
@@ -288,6 +290,15 @@ func (q *pgQueue) record(ctx context.Context, outs []outcome, failing map[string
 		return nil
 	})
 	return since, err
+}
+
+func (q *pgQueue) extend(ctx context.Context, held []string, now time.Time) error {
+	if len(held) == 0 {
+		return nil
+	}
+	_, err := q.pool.Exec(ctx, `UPDATE linkd_webhook_messages SET claimed_until = $2
+		WHERE id = ANY($1) AND claimed_by = $3 AND status = 'pending'`, held, now.Add(q.claimFor).UnixMilli(), q.owner)
+	return err
 }
 
 // release gives up this deliverer's claims (it stops): another takes them

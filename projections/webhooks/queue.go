@@ -23,12 +23,14 @@ type queue interface {
 	// transaction of its own first, so that a crash between the two applies
 	// the batch again, which changes nothing.
 	write(ctx context.Context, b *sqlitedb.Batch, c *changes) error
-	// take gives messages of a webhook due at now, at most about
-	// concurrency*2 beyond the busy ones its runner holds, which no other
+	// take gives messages of a webhook due at now, up to a backend's
+	// bound with the busy ones its runner holds, which no other
 	// deliverer is given until their result is recorded (or, in
 	// PostgreSQL, their claim ends); when none is due, how long until the
 	// next is.
 	take(ctx context.Context, webhookID string, now time.Time, concurrency, busy int) ([]message, time.Duration, error)
+	// extend keeps this deliverer's claims of the messages held, from now.
+	extend(ctx context.Context, held []string, now time.Time) error
 	// record writes the outcomes of attempts; failing are the webhooks
 	// whose attempts in the batch all failed (with the first failure's
 	// time), healthy those with a success. It returns, for each failing

@@ -363,3 +363,51 @@ func TestConcurrencyIsSharedByTheDeliverers(t *testing.T) {
 	}
 	t.Logf("at most %d requests at once over three deliverers", most)
 }
+
+// A deliverer keeps the messages it holds for longer than its claims
+// last (a slow receiver): it extends them, and no other sends them.
+func TestHeldClaimsAreExtended(t *testing.T) {
+	open := onPostgres(t)
+	fast := newHookReceiver(t)
+	var mu sync.Mutex
+	slowGot := 0
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(1500 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		mu.Lock()
+		slowGot++
+		mu.Unlock()
+	}))
+	defer slow.Close()
+	a, b := open(t), open(t)
+	addHook(t, a, "w1", slow.URL+"/hook")
+	addHook(t, b, "w1", fast.URL+"/hook")
+	put(t, a, "w1", time.Now(), false, eventIDs(3)...)
+	deliver(t, a, DeliveryOptions{Concurrency: 1, ClaimTimeout: 600 * time.Millisecond})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var held int
+		if err := a.q.(*pgQueue).pool.QueryRow(t.Context(), `SELECT count(*) FROM linkd_webhook_messages WHERE claimed_by IS NOT NULL`).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if held == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 3 messages claimed", held)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	deliver(t, b, DeliveryOptions{Concurrency: 1, ClaimTimeout: 600 * time.Millisecond})
+	time.Sleep(2500 * time.Millisecond) // four times the claims' length
+	if got, _ := fast.delivered(); got != 0 {
+		t.Errorf("another deliverer sent %d messages held by a live one", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slowGot == 0 {
+		t.Error("the slow receiver got nothing")
+	}
+}

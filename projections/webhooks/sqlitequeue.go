@@ -233,6 +233,8 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 
 func (q *sqliteQueue) release(context.Context) error { return nil }
 
+func (q *sqliteQueue) extend(context.Context, []string, time.Time) error { return nil }
+
 func (q *sqliteQueue) alive(context.Context, int64) (int, error) { return 1, nil }
 
 // pending reads the partial index of pending messages only: the oldest due
