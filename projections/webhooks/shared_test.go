@@ -95,6 +95,39 @@ func deliver(t *testing.T, s *Store, o DeliveryOptions) (d *Deliverer, stop func
 	return d, stop
 }
 
+// waitClaimed waits until n messages of s's queue are claimed.
+func waitClaimed(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var held int
+		if err := s.q.(*pgQueue).pool.QueryRow(t.Context(), `SELECT count(*) FROM linkd_webhook_messages WHERE claimed_by IS NOT NULL`).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if held == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages claimed", held, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// instances opens n Stores on open's queue, with webhook w1 sending to url,
+// each delivering.
+func instances(t *testing.T, open opener, n int, url string, o DeliveryOptions) ([]*Store, []*Deliverer) {
+	var stores []*Store
+	var ds []*Deliverer
+	for range n {
+		s := open(t)
+		addHook(t, s, "w1", url)
+		d, _ := deliver(t, s, o)
+		stores, ds = append(stores, s), append(ds, d)
+	}
+	return stores, ds
+}
+
 func eventIDs(n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -119,17 +152,7 @@ func TestSharedQueueDeliversEachMessageOnce(t *testing.T) {
 		}
 	}
 	rc.fail = func(id string, n int) bool { return n == 1 && failOnce[id] }
-	var stores []*Store
-	for range 3 {
-		s := open(t)
-		addHook(t, s, "w1", rc.URL+"/hook")
-		stores = append(stores, s)
-	}
-	var ds []*Deliverer
-	for _, s := range stores {
-		d, _ := deliver(t, s, DeliveryOptions{Concurrency: 8})
-		ds = append(ds, d)
-	}
+	stores, ds := instances(t, open, 3, rc.URL+"/hook", DeliveryOptions{Concurrency: 8})
 	// Every instance's projection queues every message, in batches, at
 	// the same time as the others.
 	var wg sync.WaitGroup
@@ -242,20 +265,7 @@ func TestStoppedDelivererReleasesItsClaims(t *testing.T) {
 	addHook(t, b, "w1", rc.URL+"/hook")
 	put(t, a, "w1", time.Now(), false, eventIDs(10)...)
 	_, stop := deliver(t, a, DeliveryOptions{Concurrency: 5, Timeout: time.Minute}) // holds up to 10
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var held int
-		if err := a.q.(*pgQueue).pool.QueryRow(t.Context(), `SELECT count(*) FROM linkd_webhook_messages WHERE claimed_by IS NOT NULL`).Scan(&held); err != nil {
-			t.Fatal(err)
-		}
-		if held == 10 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 10 messages claimed", held)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitClaimed(t, a, 10)
 	stop()
 	start := time.Now()
 	deliver(t, b, DeliveryOptions{Concurrency: 4})
@@ -319,17 +329,7 @@ func TestConcurrencyIsSharedByTheDeliverers(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer slow.Close()
-	var stores []*Store
-	for range 3 {
-		s := open(t)
-		addHook(t, s, "w1", slow.URL+"/hook")
-		stores = append(stores, s)
-	}
-	var ds []*Deliverer
-	for _, s := range stores {
-		d, _ := deliver(t, s, DeliveryOptions{Concurrency: 6})
-		ds = append(ds, d)
-	}
+	stores, ds := instances(t, open, 3, slow.URL+"/hook", DeliveryOptions{Concurrency: 6})
 	// Every deliverer has counted the others.
 	deadline := time.Now().Add(5 * time.Second)
 	for _, d := range ds {
@@ -386,20 +386,7 @@ func TestHeldClaimsAreExtended(t *testing.T) {
 	addHook(t, b, "w1", fast.URL+"/hook")
 	put(t, a, "w1", time.Now(), false, eventIDs(3)...)
 	deliver(t, a, DeliveryOptions{Concurrency: 1, ClaimTimeout: 600 * time.Millisecond})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var held int
-		if err := a.q.(*pgQueue).pool.QueryRow(t.Context(), `SELECT count(*) FROM linkd_webhook_messages WHERE claimed_by IS NOT NULL`).Scan(&held); err != nil {
-			t.Fatal(err)
-		}
-		if held == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 3 messages claimed", held)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitClaimed(t, a, 3)
 	deliver(t, b, DeliveryOptions{Concurrency: 1, ClaimTimeout: 600 * time.Millisecond})
 	time.Sleep(2500 * time.Millisecond) // four times the claims' length
 	if got, _ := fast.delivered(); got != 0 {
