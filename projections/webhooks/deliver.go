@@ -104,6 +104,14 @@ type message struct {
 	round     int64 // a replay starts a new round (store.go addRound)
 }
 
+// roundKey names a round of a message.
+type roundKey struct {
+	id    string
+	round int64
+}
+
+func (m *message) key() roundKey { return roundKey{m.id, m.round} }
+
 // Deliverer sends the messages of the store's queue.
 type Deliverer struct {
 	s       *Store
@@ -230,8 +238,8 @@ func (d *Deliverer) extend(ctx context.Context) {
 	d.mu.Lock()
 	for _, r := range d.runners {
 		r.mu.Lock()
-		for id := range r.inflight {
-			held = append(held, id)
+		for k := range r.inflight {
+			held = append(held, k.id)
 		}
 		r.mu.Unlock()
 	}
@@ -326,7 +334,10 @@ type runner struct {
 	wakeC    chan struct{}
 	work     chan message
 	mu       sync.Mutex
-	inflight map[string]bool
+	// inflight are the messages handed out and not yet recorded, by round:
+	// a replay's round of a message in flight is sent too (its claim would
+	// wait otherwise), as a replay asks.
+	inflight map[roundKey]bool
 	sending  atomic.Int32 // requests being sent
 	key      []byte
 	keyOf    string // the encrypted secret key was decoded from
@@ -334,7 +345,7 @@ type runner struct {
 
 func (d *Deliverer) startRunner(parent context.Context, id string) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[string]bool{}}
+	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[roundKey]bool{}}
 	for range d.o.Concurrency {
 		go r.worker(ctx)
 	}
@@ -359,8 +370,8 @@ func (r *runner) loop(ctx context.Context) {
 		fresh := msgs[:0]
 		r.mu.Lock()
 		for _, m := range msgs {
-			if !r.inflight[m.id] {
-				r.inflight[m.id] = true
+			if k := m.key(); !r.inflight[k] {
+				r.inflight[k] = true
 				fresh = append(fresh, m)
 			}
 		}
@@ -406,9 +417,9 @@ func (r *runner) acquire(ctx context.Context) bool {
 	return true
 }
 
-func (r *runner) done(id string) {
+func (r *runner) done(k roundKey) {
 	r.mu.Lock()
-	delete(r.inflight, id)
+	delete(r.inflight, k)
 	r.mu.Unlock()
 	select {
 	case r.wakeC <- struct{}{}:
@@ -596,7 +607,7 @@ func (d *Deliverer) write(ctx context.Context) {
 		d.mu.Lock()
 		for _, r := range batch {
 			if run := d.runners[r.webhookID]; run != nil {
-				run.done(r.msg.id)
+				run.done(r.msg.key())
 			}
 		}
 		d.mu.Unlock()

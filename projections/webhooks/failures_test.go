@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,6 +194,51 @@ func TestRetryIsPendingInTheLog(t *testing.T) {
 		retry, _, err := s.q.take(ctx, "w1", t0.Add(2*time.Hour), 10, 0)
 		if err != nil || len(retry) != 1 || retry[0].attempts != 1 || string(retry[0].body) == "" {
 			t.Fatalf("the retry: %v %v", retry, err)
+		}
+	})
+}
+
+// A replay of a message whose attempt is in flight sends it again, soon:
+// the new round is not left waiting behind the old one (in PostgreSQL its
+// claim would hold it until the claim ended).
+func TestReplayOfAMessageInFlightIsSent(t *testing.T) {
+	eachQueue(t, func(t *testing.T, open opener) {
+		s := open(t)
+		rc := newHookReceiver(t)
+		gate, first := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		rc.mu.Lock()
+		rc.hold = func() {
+			isFirst := false
+			once.Do(func() { isFirst = true; close(first) })
+			if isFirst {
+				<-gate
+			}
+		}
+		rc.mu.Unlock()
+		addHook(t, s, "w1", rc.URL+"/hook")
+		put(t, s, "w1", time.Now(), false, "e1")
+		deliver(t, s, DeliveryOptions{Concurrency: 2})
+		select {
+		case <-first:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no first attempt")
+		}
+		put(t, s, "w1", time.Now(), true, "e1") // the replay, while the first attempt waits
+		time.Sleep(1500 * time.Millisecond)     // the runner reads the queue meanwhile
+		close(gate)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			rc.mu.Lock()
+			n := rc.ok[MessageID("e1", "w1")]
+			rc.mu.Unlock()
+			if n == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d deliveries of a message replayed while in flight, want 2 within 5 s", n)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 }

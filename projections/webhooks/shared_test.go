@@ -22,12 +22,20 @@ type hookReceiver struct {
 	// fail says whether to answer the n-th request (from 1) of a message
 	// with a 500.
 	fail func(id string, n int) bool
+	// hold, when set, is called first by every request.
+	hold func()
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
 	rc := &hookReceiver{tries: map[string]int{}, ok: map[string]int{}}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("webhook-id")
+		rc.mu.Lock()
+		hold := rc.hold
+		rc.mu.Unlock()
+		if hold != nil {
+			hold()
+		}
 		rc.mu.Lock()
 		rc.tries[id]++
 		fail := rc.fail != nil && rc.fail(id, rc.tries[id])
