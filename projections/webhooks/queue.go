@@ -104,7 +104,8 @@ type outcome struct {
 func (o *outcome) finished() bool { return o.status != "pending" }
 
 // deliveriesSQL lists a webhook's attempts and the next attempt of each of
-// its pending messages, newest first; bind names the n-th parameter.
+// its pending messages, newest first (in one order on every instance);
+// bind names the n-th parameter.
 func deliveriesSQL(messages, attempts string, bind func(n int) string) string {
 	return fmt.Sprintf(`SELECT * FROM (
 		SELECT 'att_' || seq AS id, message_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at, seq AS o
@@ -112,7 +113,7 @@ func deliveriesSQL(messages, attempts string, bind func(n int) string) string {
 		UNION ALL
 		SELECT 'pend_' || id || '_' || (attempts + 1), id, event_type, attempts + 1, 'pending', NULL, NULL, NULL, COALESCE(next_attempt_at, created_at), next_attempt_at, 9223372036854775807
 			FROM %[1]s WHERE webhook_id = %[3]s AND status = 'pending') AS d
-		ORDER BY created_at DESC, o DESC LIMIT %[4]s OFFSET %[5]s`, messages, attempts, bind(1), bind(2), bind(3))
+		ORDER BY created_at DESC, o DESC, id DESC LIMIT %[4]s OFFSET %[5]s`, messages, attempts, bind(1), bind(2), bind(3))
 }
 
 // scanDeliveries reads the rows of deliveriesSQL.
