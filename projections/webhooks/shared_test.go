@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/ssrf"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
 // hookReceiver answers webhook requests, counting them by webhook-id.
@@ -404,5 +407,36 @@ func TestHeldClaimsAreExtended(t *testing.T) {
 	defer mu.Unlock()
 	if slowGot == 0 {
 		t.Error("the slow receiver got nothing")
+	}
+}
+
+// An instance that ran with a queue of its own moves its pending messages
+// to the shared one when it opens on PostgreSQL, and keeps none itself.
+func TestPendingMessagesMoveToTheSharedQueue(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if err := postgres.Migrate(t.Context(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "webhooks.db")
+	own, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, own, "w1", time.Now(), false, "e1", "e2")
+	if err := own.Close(); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := Open(path, Options{Postgres: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	got, _, err := shared.q.take(t.Context(), "w1", time.Now(), 4, 0)
+	if err != nil || len(got) != 2 || got[0].id != MessageID("e1", "w1") && got[1].id != MessageID("e1", "w1") {
+		t.Fatalf("moved: %v %v", got, err)
+	}
+	var left int
+	if err := shared.r.QueryRow(`SELECT COUNT(*) FROM messages WHERE status = 'pending'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d pending messages left in the instance's own queue (%v)", left, err)
 	}
 }
