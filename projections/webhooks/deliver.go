@@ -328,12 +328,12 @@ func (d *Deliverer) prune(ctx context.Context) {
 // runner delivers the messages of one webhook with up to Concurrency
 // requests at once.
 type runner struct {
-	d        *Deliverer
-	id       string
-	cancel   context.CancelFunc
-	wakeC    chan struct{}
-	work     chan message
-	mu       sync.Mutex
+	d      *Deliverer
+	id     string
+	cancel context.CancelFunc
+	wakeC  chan struct{}
+	work   chan message
+	mu     sync.Mutex
 	// inflight are the messages handed out and not yet recorded, by round:
 	// a replay's round of a message in flight is sent too (its claim would
 	// wait otherwise), as a replay asks.
