@@ -5,7 +5,10 @@
 // (deliver.go). Messages, their attempts and the position in the log are
 // in one SQLite database, written with the checkpoint in the same
 // transaction: a crash or restart loses no message, and a redelivery
-// carries the same webhook-id (ADR 0101, docs/webhooks.md).
+// carries the same webhook-id (ADR 0101, docs/webhooks.md). With the event
+// store in PostgreSQL the messages and attempts are there instead, shared
+// by the instances of a deployment and committed before the checkpoint
+// (queue.go, pgqueue.go; ADR 0108).
 package webhooks
 
 import (
