@@ -123,6 +123,9 @@ func (q *pgQueue) write(ctx context.Context, _ *sqlitedb.Batch, c *changes) erro
 	for id, at := range c.reenabled {
 		reIDs, reAt = append(reIDs, id), append(reAt, at)
 	}
+	if len(ids) == 0 && len(c.dropped) == 0 && len(reIDs) == 0 {
+		return nil // every message was older than the horizon
+	}
 	return pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
 		if len(ids) > 0 {
 			ins := queueMessages
