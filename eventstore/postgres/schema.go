@@ -79,6 +79,58 @@ var migrations = []string{
 		attempts bigint[] NOT NULL,
 		expires  bigint NOT NULL
 	) WITH (fillfactor = 70)`,
+	// 5: the webhook queue every instance shares (projections/webhooks,
+	// ADR 0108): one row per message (its id is the webhook-id, the same
+	// whichever instance projected the event first), claimed by one
+	// deliverer at a time until claimed_until (Unix ms); the attempts; the
+	// start of each webhook's run of failures; and how far finished
+	// messages were pruned (a message older than that is not queued again
+	// by an instance that reads the log from its start); and the live
+	// deliverers, which share each webhook's concurrency.
+	`CREATE TABLE linkd_webhook_messages (
+		id              text PRIMARY KEY,
+		webhook_id      text NOT NULL,
+		event_id        text NOT NULL,
+		event_type      text NOT NULL,
+		body            bytea NOT NULL,
+		created_at      bigint NOT NULL,
+		attempts        integer NOT NULL DEFAULT 0,
+		status          text NOT NULL,
+		next_attempt_at bigint,
+		round           bigint NOT NULL DEFAULT 0,
+		claimed_until   bigint,
+		claimed_by      text
+	);
+	CREATE INDEX linkd_webhook_messages_queue ON linkd_webhook_messages (webhook_id, next_attempt_at, id) WHERE status = 'pending';
+	CREATE INDEX linkd_webhook_messages_pending ON linkd_webhook_messages (next_attempt_at) WHERE status = 'pending';
+	CREATE INDEX linkd_webhook_messages_created ON linkd_webhook_messages (created_at);
+	CREATE TABLE linkd_webhook_attempts (
+		seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		message_id      text NOT NULL,
+		webhook_id      text NOT NULL,
+		event_type      text NOT NULL,
+		attempt         integer NOT NULL,
+		status          text NOT NULL,
+		response_status integer,
+		response_body   text,
+		duration_ms     bigint NOT NULL,
+		created_at      bigint NOT NULL,
+		next_attempt_at bigint
+	);
+	CREATE INDEX linkd_webhook_attempts_webhook ON linkd_webhook_attempts (webhook_id, seq);
+	CREATE INDEX linkd_webhook_attempts_created ON linkd_webhook_attempts (created_at);
+	CREATE TABLE linkd_webhook_health (
+		webhook_id    text PRIMARY KEY,
+		failing_since bigint NOT NULL
+	);
+	CREATE TABLE linkd_webhook_pruned (
+		id     integer PRIMARY KEY CHECK (id = 1),
+		before bigint NOT NULL
+	);
+	CREATE UNLOGGED TABLE linkd_webhook_deliverers (
+		owner text PRIMARY KEY,
+		seen  bigint NOT NULL
+	)`,
 }
 
 // SchemaVersion is the version of the schema this package writes.

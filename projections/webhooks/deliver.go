@@ -21,7 +21,6 @@ import (
 	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/internal/ssrf"
 	"github.com/linkd/linkd/internal/stdwebhooks"
-	"github.com/linkd/linkd/internal/storage/sqlitedb"
 )
 
 // DefaultSchedule is the wait before each retry (DECISIONS.md): the first
@@ -52,6 +51,9 @@ func ParseSchedule(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
+// DefaultClaimTimeout is DeliveryOptions.ClaimTimeout's default.
+const DefaultClaimTimeout = 30 * time.Second
+
 // DeliveryOptions configure deliveries.
 type DeliveryOptions struct {
 	// Schedule is the wait before each retry (DefaultSchedule).
@@ -59,7 +61,9 @@ type DeliveryOptions struct {
 	// Timeout bounds one attempt (15 s).
 	Timeout time.Duration
 	// Concurrency is how many requests one webhook has in flight at most
-	// (32): a slow receiver holds its own webhook's requests only.
+	// (32): a slow receiver holds its own webhook's requests only. With a
+	// queue shared by n live instances, each sends up to Concurrency/n
+	// (rounded up) of them.
 	Concurrency int
 	// FailureWindow: a webhook that only failed for this long is turned
 	// off (five days).
@@ -70,6 +74,12 @@ type DeliveryOptions struct {
 	Decrypt func(string) (string, error)
 	// Disable turns a webhook off (the DisableWebhook command).
 	Disable func(ctx context.Context, webhookID, reason string) error
+	// ClaimTimeout is how long the messages a deliverer took from a queue
+	// shared by many instances (Options.Postgres) stay its own unless it
+	// says it still holds them (it does every third of it): the messages
+	// of a deliverer that died are sent by another after at most this
+	// (30 s).
+	ClaimTimeout time.Duration
 }
 
 // result is the outcome of one attempt.
@@ -94,6 +104,14 @@ type message struct {
 	round     int64 // a replay starts a new round (store.go addRound)
 }
 
+// roundKey names a round of a message.
+type roundKey struct {
+	id    string
+	round int64
+}
+
+func (m *message) key() roundKey { return roundKey{m.id, m.round} }
+
 // Deliverer sends the messages of the store's queue.
 type Deliverer struct {
 	s       *Store
@@ -111,6 +129,9 @@ type Deliverer struct {
 	Failed    atomic.Int64 // attempts that failed
 	lagMillis atomic.Int64
 	pending   atomic.Int64
+	// share is how many requests a webhook has in flight here at most:
+	// Concurrency, divided between the live deliverers of a shared queue.
+	share atomic.Int32
 }
 
 // NewDeliverer prepares deliveries of s's messages; Run sends them.
@@ -130,6 +151,12 @@ func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
 	if o.Guard == nil {
 		o.Guard = ssrf.New(nil, nil)
 	}
+	if o.ClaimTimeout <= 0 {
+		o.ClaimTimeout = DefaultClaimTimeout
+	}
+	if pq, ok := s.q.(*pgQueue); ok {
+		pq.claimFor = o.ClaimTimeout
+	}
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           o.Guard.Dialer(o.Timeout).DialContext,
@@ -147,6 +174,7 @@ func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
+	d.share.Store(int32(o.Concurrency))
 	s.notify = d.wake
 	return d
 }
@@ -167,10 +195,15 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		defer close(done)
 		d.write(ctx)
 	}()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(min(time.Second, d.o.ClaimTimeout/3))
 	defer t.Stop()
-	var pruned time.Time
+	var pruned, extended time.Time
 	for {
+		if time.Since(extended) >= d.o.ClaimTimeout/3 {
+			extended = time.Now()
+			d.extend(ctx)
+		}
+		d.count(ctx)
 		d.sync(ctx)
 		d.measure(ctx)
 		if time.Since(pruned) > time.Hour {
@@ -185,10 +218,47 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			}
 			d.mu.Unlock()
 			<-done
+			// What this deliverer held is another's to send now, not after
+			// its claims end.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := d.s.q.release(rctx); err != nil {
+				d.s.log.Warn("webhooks: releasing claims", "err", err)
+			}
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// extend keeps the claims of the messages the runners hold (sent, being
+// sent or waiting for a worker).
+func (d *Deliverer) extend(ctx context.Context) {
+	var held []string
+	d.mu.Lock()
+	for _, r := range d.runners {
+		r.mu.Lock()
+		for k := range r.inflight {
+			held = append(held, k.id)
+		}
+		r.mu.Unlock()
+	}
+	d.mu.Unlock()
+	if err := d.s.q.extend(ctx, held, d.s.opts.Now()); err != nil && ctx.Err() == nil {
+		d.s.log.Warn("webhooks: extending claims", "err", err)
+	}
+}
+
+// count shares each webhook's concurrency between the live deliverers.
+func (d *Deliverer) count(ctx context.Context) {
+	n, err := d.s.q.alive(ctx, d.s.opts.Now().UnixMilli())
+	if err != nil {
+		if ctx.Err() == nil {
+			d.s.log.Warn("webhooks: counting the deliverers", "err", err)
+		}
+		return
+	}
+	d.share.Store(int32((d.o.Concurrency + n - 1) / n))
 }
 
 // sync starts a runner for each active webhook and stops the others.
@@ -232,12 +302,8 @@ func (d *Deliverer) wake(ids []string) {
 
 func (d *Deliverer) measure(ctx context.Context) {
 	now := d.s.opts.Now().UnixMilli()
-	// The oldest due time stands for the oldest message waiting: a first
-	// attempt is due when its message is made. Both read the partial index
-	// of pending messages only.
-	var oldest sql.NullInt64
-	var n int64
-	if err := d.s.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n); err != nil {
+	n, oldest, err := d.s.q.pending(ctx, now)
+	if err != nil {
 		return
 	}
 	d.pending.Store(n)
@@ -254,40 +320,32 @@ const Retention = 30 * 24 * time.Hour
 // prune forgets attempts and finished messages older than Retention.
 func (d *Deliverer) prune(ctx context.Context) {
 	before := d.s.opts.Now().Add(-Retention).UnixMilli()
-	for _, q := range []string{
-		`DELETE FROM attempts WHERE created_at < ?`,
-		`DELETE FROM messages WHERE status != 'pending' AND created_at < ?`,
-	} {
-		if _, err := d.s.w.ExecContext(ctx, q, before); err != nil && ctx.Err() == nil {
-			d.s.log.Warn("webhooks: pruning", "err", err)
-		}
+	if err := d.s.q.prune(ctx, before); err != nil && ctx.Err() == nil {
+		d.s.log.Warn("webhooks: pruning", "err", err)
 	}
 }
 
 // runner delivers the messages of one webhook with up to Concurrency
 // requests at once.
 type runner struct {
-	d        *Deliverer
-	id       string
-	cancel   context.CancelFunc
-	wakeC    chan struct{}
-	work     chan message
-	mu       sync.Mutex
-	inflight map[string]bool
-	// finished are messages whose attempt was recorded lately, and when:
-	// a read of the queue begun before then may still show them due.
-	finished map[string]time.Time
+	d      *Deliverer
+	id     string
+	cancel context.CancelFunc
+	wakeC  chan struct{}
+	work   chan message
+	mu     sync.Mutex
+	// inflight are the messages handed out and not yet recorded, by round:
+	// a replay's round of a message in flight is sent too (its claim would
+	// wait otherwise), as a replay asks.
+	inflight map[roundKey]bool
+	sending  atomic.Int32 // requests being sent
 	key      []byte
 	keyOf    string // the encrypted secret key was decoded from
-	// markAt and markID are the due time and id of the last message the
-	// loop handed out (the loop's own).
-	markAt int64
-	markID string
 }
 
 func (d *Deliverer) startRunner(parent context.Context, id string) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[string]bool{}, finished: map[string]time.Time{}}
+	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[roundKey]bool{}}
 	for range d.o.Concurrency {
 		go r.worker(ctx)
 	}
@@ -299,42 +357,27 @@ func (r *runner) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		r.mu.Lock()
 		busy := len(r.inflight)
-		read := time.Now()
-		for id, at := range r.finished {
-			if read.Sub(at) > 10*time.Second {
-				delete(r.finished, id)
-			}
-		}
 		r.mu.Unlock()
-		// Reads go on after the last message handed out, so that messages
-		// in flight are not read again and again; a read that finds nothing
-		// starts over from the oldest once.
-		// A read takes up to 256 messages (about 400 KB of bodies at most),
-		// handed out as workers free up: one read per 256 deliveries.
-		msgs, next, err := r.d.s.due(ctx, r.id, r.d.s.opts.Now(), max(256, cap(r.work))+busy, r.markAt, r.markID)
-		if err == nil && len(msgs) == 0 && (r.markAt != 0 || r.markID != "") {
-			r.markAt, r.markID = 0, ""
-			continue
-		}
+		msgs, next, err := r.d.s.q.take(ctx, r.id, r.d.s.opts.Now(), int(r.d.share.Load()), busy)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.d.s.log.Warn("webhooks: reading due messages", "webhook", r.id, "err", err)
 			}
 			next = time.Second
 		}
-		sent := 0
+		// Every message taken is held from now (its claim is extended),
+		// also while it waits for a worker.
+		fresh := msgs[:0]
+		r.mu.Lock()
 		for _, m := range msgs {
-			r.markAt, r.markID = m.next, m.id
-			r.mu.Lock()
-			at, fin := r.finished[m.id]
-			skip := r.inflight[m.id] || (fin && !at.Before(read))
-			if !skip {
-				r.inflight[m.id] = true
+			if k := m.key(); !r.inflight[k] {
+				r.inflight[k] = true
+				fresh = append(fresh, m)
 			}
-			r.mu.Unlock()
-			if skip {
-				continue
-			}
+		}
+		r.mu.Unlock()
+		sent := 0
+		for _, m := range fresh {
 			select {
 			case r.work <- m:
 				sent++
@@ -360,10 +403,23 @@ func (r *runner) loop(ctx context.Context) {
 	}
 }
 
-func (r *runner) done(id string) {
+// acquire waits until fewer requests than the deliverer's share of the
+// concurrency are being sent, and counts one more.
+func (r *runner) acquire(ctx context.Context) bool {
+	for r.sending.Add(1) > r.d.share.Load() {
+		r.sending.Add(-1)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+func (r *runner) done(k roundKey) {
 	r.mu.Lock()
-	delete(r.inflight, id)
-	r.finished[id] = time.Now()
+	delete(r.inflight, k)
 	r.mu.Unlock()
 	select {
 	case r.wakeC <- struct{}{}:
@@ -377,7 +433,11 @@ func (r *runner) worker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-r.work:
+			if !r.acquire(ctx) {
+				return
+			}
 			res := r.send(ctx, m)
+			r.sending.Add(-1)
 			select {
 			case r.d.results <- res:
 			case <-ctx.Done():
@@ -547,7 +607,7 @@ func (d *Deliverer) write(ctx context.Context) {
 		d.mu.Lock()
 		for _, r := range batch {
 			if run := d.runners[r.webhookID]; run != nil {
-				run.done(r.msg.id)
+				run.done(r.msg.key())
 			}
 		}
 		d.mu.Unlock()
@@ -559,82 +619,56 @@ func (d *Deliverer) write(ctx context.Context) {
 
 // record writes a batch of attempts; it returns the webhooks to turn off.
 func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]string, error) {
-	tx, err := d.s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	b := sqlitedb.NewBatch(ctx, tx)
 	disable := map[string]string{}
+	outs := make([]outcome, 0, len(batch))
+	failing := map[string]int64{} // first failure in the batch
+	last := map[string]int64{}    // last failure
 	succeeded := map[string]bool{}
 	var ok, failed int64
 	for _, r := range batch {
+		o := outcome{msg: r.msg, webhookID: r.webhookID, abandon: r.abandon, status: "failed"}
 		if r.abandon {
-			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending' AND round = ?`, r.msg.id, r.msg.round); err != nil {
-				return nil, err
-			}
+			outs = append(outs, o)
 			continue
 		}
-		attempt := r.msg.attempts + 1
-		at := r.at.UnixMilli()
-		var respStatus any
+		o.attempt, o.at, o.durMS, o.respBody = r.msg.attempts+1, r.at.UnixMilli(), r.dur.Milliseconds(), cleanText(r.body)
 		if r.status != 0 {
-			respStatus = r.status
+			o.respStatus = sql.NullInt64{Int64: int64(r.status), Valid: true}
 		}
 		if r.status >= 200 && r.status < 300 {
 			ok++
 			succeeded[r.webhookID] = true
-			if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
-				VALUES (?, ?, ?, ?, 'succeeded', ?, ?, ?, ?, NULL)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at); err != nil {
-				return nil, err
-			}
-			if err := b.Exec(`UPDATE messages SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, body = x'' WHERE id = ? AND round = ?`, attempt, r.msg.id, r.msg.round); err != nil {
-				return nil, err
-			}
+			o.result, o.status = "succeeded", "succeeded"
+			outs = append(outs, o)
 			continue
 		}
 		failed++
-		var next any
-		status := "failed"
+		o.result = "failed"
 		if r.status == http.StatusGone {
 			disable[r.webhookID] = webhook.ReasonGone
-		} else if delay, more := d.nextDelay(attempt, r.retryAfter); more {
-			next, status = r.at.Add(delay).UnixMilli(), "pending"
+		} else if delay, more := d.nextDelay(o.attempt, r.retryAfter); more {
+			o.next, o.status = sql.NullInt64{Int64: r.at.Add(delay).UnixMilli(), Valid: true}, "pending"
 		}
-		if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
-			VALUES (?, ?, ?, ?, 'failed', ?, ?, ?, ?, ?)`, r.msg.id, r.webhookID, r.msg.eventType, attempt, respStatus, r.body, r.dur.Milliseconds(), at, next); err != nil {
-			return nil, err
+		outs = append(outs, o)
+		if f, seen := failing[r.webhookID]; !seen || o.at < f {
+			failing[r.webhookID] = o.at
 		}
-		// A message done with keeps no body: a replay builds it again from
-		// the log.
-		if err := b.Exec(`UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
-			body = CASE WHEN ? = 'failed' THEN x'' ELSE body END WHERE id = ? AND round = ?`, status, attempt, next, status, r.msg.id, r.msg.round); err != nil {
-			return nil, err
-		}
-		if succeeded[r.webhookID] {
-			continue
-		}
-		var since int64
-		st, err := b.Stmt(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since`)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.QueryRowContext(ctx, at, r.webhookID).Scan(&since); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
-		}
-		if since != 0 && at-since >= d.o.FailureWindow.Milliseconds() {
-			if _, gone := disable[r.webhookID]; !gone {
-				disable[r.webhookID] = webhook.ReasonFailures
-			}
-		}
+		last[r.webhookID] = max(last[r.webhookID], o.at)
 	}
+	// A success in the batch ends the webhook's run of failures.
+	healthy := make([]string, 0, len(succeeded))
 	for id := range succeeded {
-		if err := b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, id); err != nil {
-			return nil, err
-		}
+		healthy = append(healthy, id)
+		delete(failing, id)
 	}
-	if err := tx.Commit(); err != nil {
+	since, err := d.s.q.record(ctx, outs, failing, healthy)
+	if err != nil {
 		return nil, err
+	}
+	for id, s := range since {
+		if _, gone := disable[id]; !gone && last[id]-s >= d.o.FailureWindow.Milliseconds() {
+			disable[id] = webhook.ReasonFailures
+		}
 	}
 	d.Delivered.Add(ok)
 	d.Failed.Add(failed)
@@ -657,36 +691,4 @@ func (d *Deliverer) disable(id, reason string) {
 			d.s.log.Warn("webhooks: turning a webhook off", "webhook", id, "reason", reason, "err", err)
 		}
 	}()
-}
-
-// due reads up to limit messages of a webhook due at now, after the
-// message (afterAt, afterID) in due order, and how long until the next one
-// is due when none is.
-func (s *Store) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
-		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
-		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []message
-	for rows.Next() {
-		var m message
-		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt, &m.round); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil || len(out) > 0 {
-		return out, 0, err
-	}
-	var next sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE webhook_id = ? AND status = 'pending'`, webhookID).Scan(&next); err != nil {
-		return nil, 0, err
-	}
-	if !next.Valid {
-		return nil, time.Second, nil
-	}
-	return nil, time.Duration(next.Int64-now.UnixMilli()) * time.Millisecond, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/eventstore"
-	"github.com/linkd/linkd/internal/storage/sqlitedb"
 	"github.com/linkd/linkd/queries"
 )
 
@@ -126,49 +125,16 @@ func (s *Store) WebhookDeliveries(ctx context.Context, webhookID string, p queri
 		return queries.PageResult[queries.WebhookDelivery]{}, err
 	}
 	res := queries.PageResult[queries.WebhookDelivery]{Items: []queries.WebhookDelivery{}, Page: page, PageSize: size, HasPrev: page > 1}
-	rows, err := s.r.QueryContext(ctx, `SELECT * FROM (
-		SELECT 'att_' || seq AS id, message_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at, seq AS o
-			FROM attempts WHERE webhook_id = ?
-		UNION ALL
-		SELECT 'pend_' || id || '_' || (attempts + 1), id, event_type, attempts + 1, 'pending', NULL, NULL, NULL, COALESCE(next_attempt_at, created_at), next_attempt_at, 9223372036854775807
-			FROM messages WHERE webhook_id = ? AND status = 'pending')
-		ORDER BY created_at DESC, o DESC LIMIT ? OFFSET ?`, webhookID, webhookID, size+1, offset)
+	items, err := s.q.deliveries(ctx, webhookID, size+1, offset)
 	if err != nil {
 		return res, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var d queries.WebhookDelivery
-		var rs, dur, next sql.NullInt64
-		var body sql.NullString
-		var ca, o int64
-		if err := rows.Scan(&d.ID, &d.MessageID, &d.EventType, &d.Attempt, &d.Status, &rs, &body, &dur, &ca, &next, &o); err != nil {
-			return res, err
-		}
-		if rs.Valid {
-			v := int(rs.Int64)
-			d.ResponseStatus = &v
-		}
-		if body.Valid {
-			v := body.String
-			d.ResponseBody = &v
-		}
-		if dur.Valid {
-			v := dur.Int64
-			d.DurationMS = &v
-		}
-		if next.Valid {
-			t := time.UnixMilli(next.Int64).UTC()
-			d.NextAttemptAt = &t
-		}
-		d.CreatedAt = time.UnixMilli(ca).UTC()
-		res.Items = append(res.Items, d)
-	}
+	res.Items = append(res.Items, items...)
 	if len(res.Items) > size {
 		res.Items, res.HasNext = res.Items[:size], true
 	}
 	cursors(&res)
-	return res, rows.Err()
+	return res, nil
 }
 
 // Replay queues again every event of the log recorded from start to end
@@ -192,8 +158,7 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 			break
 		}
 		after = recs[len(recs)-1].Position
-		var found []*matched
-		var events []string
+		c := &changes{replay: true, now: s.opts.Now().UnixMilli()}
 		stop := false
 		for i := range recs {
 			re := &recs[i]
@@ -213,15 +178,14 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 				return n, err
 			}
 			if m != nil {
-				found = append(found, m)
-				events = append(events, re.ID.String())
+				c.msgs = append(c.msgs, queued{webhookID: id, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time})
 			}
 		}
-		if len(found) > 0 {
-			if err := s.enqueueReplay(ctx, id, found, events); err != nil {
+		if len(c.msgs) > 0 {
+			if err := s.q.write(ctx, nil, c); err != nil {
 				return n, err
 			}
-			n += len(found)
+			n += len(c.msgs)
 		}
 		if stop {
 			break
@@ -231,22 +195,6 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 		s.notify([]string{id})
 	}
 	return n, nil
-}
-
-func (s *Store) enqueueReplay(ctx context.Context, id string, found []*matched, events []string) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	b := sqlitedb.NewBatch(ctx, tx)
-	now := s.opts.Now()
-	for i, m := range found {
-		if err := s.enqueue(b, id, events[i], m.eventType, m.body, now, true); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
 }
 
 func inCategories(stream string, cats []string) bool {

@@ -5,7 +5,10 @@
 // (deliver.go). Messages, their attempts and the position in the log are
 // in one SQLite database, written with the checkpoint in the same
 // transaction: a crash or restart loses no message, and a redelivery
-// carries the same webhook-id (ADR 0101, docs/webhooks.md).
+// carries the same webhook-id (ADR 0101, docs/webhooks.md). With the event
+// store in PostgreSQL the messages and attempts are there instead, shared
+// by the instances of a deployment and committed before the checkpoint
+// (queue.go, pgqueue.go; ADR 0108).
 package webhooks
 
 import (
@@ -127,6 +130,11 @@ type Options struct {
 	// Now is the time of deliveries and of their schedule (default the
 	// system's).
 	Now func() time.Time
+	// Postgres, when set, is the PostgreSQL database of the event store,
+	// shared by the instances of a deployment: the queue and the attempts
+	// are kept there, and every message is delivered by one instance (ADR
+	// 0108). The webhooks stay in the instance's own database.
+	Postgres string
 }
 
 // Store is the projection and its read model. Under load it takes clicks
@@ -142,6 +150,8 @@ type Store struct {
 	byWS   map[string][]*hook // by workspace
 	links  *linkCache
 	notify func(webhookIDs []string)
+	// q holds the messages and the attempts.
+	q queue
 }
 
 // Open opens (creating) the database at path.
@@ -166,12 +176,53 @@ func Open(path string, o Options) (*Store, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14)}
+	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14), q: newSQLiteQueue(w, r)}
+	if o.Postgres != "" {
+		pq, err := openPGQueue(o.Postgres)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.q = pq
+		if err := s.adopt(context.Background()); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if err := s.loadHooks(context.Background()); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// adopt moves the messages still pending in the instance's own queue (it
+// ran with a queue of its own before) to the shared one, with their ids.
+func (s *Store) adopt(ctx context.Context) error {
+	rows, err := s.w.QueryContext(ctx, `SELECT id, webhook_id, event_id, event_type, body FROM messages WHERE status = 'pending'`)
+	if err != nil {
+		return err
+	}
+	c := &changes{now: s.opts.Now().UnixMilli()}
+	for rows.Next() {
+		var id string
+		var m queued
+		if err := rows.Scan(&id, &m.webhookID, &m.eventID, &m.eventType, &m.body); err != nil {
+			rows.Close()
+			return err
+		}
+		m.eventTime = time.UnixMilli(c.now)
+		c.msgs = append(c.msgs, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(c.msgs) == 0 {
+		return err
+	}
+	if err := s.q.write(ctx, nil, c); err != nil {
+		return fmt.Errorf("webhooks: moving the pending messages to PostgreSQL: %w", err)
+	}
+	_, err = s.w.ExecContext(ctx, `DELETE FROM messages WHERE status = 'pending'`)
+	return err
 }
 
 // addRound adds messages.round to a database made before it: a replay
@@ -186,9 +237,13 @@ func addRound(w *sql.DB) error {
 	return err
 }
 
-// Close closes the database.
+// Close closes the databases.
 func (s *Store) Close() error {
-	return errors.Join(s.w.Close(), s.r.Close())
+	var qerr error
+	if s.q != nil {
+		qerr = s.q.close()
+	}
+	return errors.Join(s.w.Close(), s.r.Close(), qerr)
 }
 
 // Name implements projections.Projector.
@@ -300,12 +355,15 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 		hooks[id] = &c
 	}
 	s.mu.RUnlock()
-	a := &applier{s: s, b: b, hooks: hooks, now: s.opts.Now()}
+	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}}
 	a.index()
 	for i := range events {
 		if err := a.apply(ctx, &events[i]); err != nil {
 			return fmt.Errorf("webhooks: %s %s@%d: %w", events[i].Type, events[i].Stream, events[i].Version, err)
 		}
+	}
+	if err := s.q.write(ctx, b, &a.changes); err != nil {
+		return err
 	}
 	last := events[len(events)-1].Position
 	if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
@@ -337,7 +395,7 @@ type applier struct {
 	b            *sqlitedb.Batch
 	hooks        map[string]*hook
 	byWS         map[string][]*hook
-	now          time.Time
+	changes      changes         // to the queue
 	touched      map[string]bool // webhooks given messages
 	changedLinks []string
 }
@@ -380,9 +438,7 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 		return err
 	}
 	for _, h := range m.hooks {
-		if err := a.s.enqueue(a.b, h.ID, re.ID.String(), m.eventType, m.body, a.now, false); err != nil {
-			return err
-		}
+		a.changes.msgs = append(a.changes.msgs, queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time})
 		if a.touched == nil {
 			a.touched = map[string]bool{}
 		}
@@ -403,19 +459,6 @@ func (a *applier) anyWants(types ...string) bool {
 		}
 	}
 	return false
-}
-
-// enqueue writes a message due now; a replay sends an existing one again.
-func (s *Store) enqueue(b *sqlitedb.Batch, webhookID, eventID, eventType string, body []byte, now time.Time, replay bool) error {
-	q := `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
-	if replay {
-		q = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
-			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1`
-	}
-	ms := now.UnixMilli()
-	return b.Exec(q, MessageID(eventID, webhookID), webhookID, eventID, eventType, body, ms, ms)
 }
 
 func (a *applier) webhookEvent(ev *projections.Event) error {
@@ -476,9 +519,15 @@ func (a *applier) webhookEvent(ev *projections.Event) error {
 			sets, args = append(sets, "description = ?"), append(args, e.Description.V)
 		}
 		if act, ok := e.IsActive.Value(); ok {
-			sets, args = append(sets, "is_active = ?", "failing_since = NULL"), append(args, act)
+			sets, args = append(sets, "is_active = ?"), append(args, act)
 			if h != nil {
 				h.Active = act
+			}
+			if act {
+				if a.changes.reenabled == nil {
+					a.changes.reenabled = map[string]int64{}
+				}
+				a.changes.reenabled[e.ID] = e.At.UnixMilli()
 			}
 		}
 		if err := a.b.Exec(`UPDATE webhooks SET `+strings.Join(sets, ", ")+` WHERE id = ?`, append(args, e.ID)...); err != nil {
@@ -495,9 +544,7 @@ func (a *applier) webhookEvent(ev *projections.Event) error {
 		if err := a.b.Exec(`UPDATE webhooks SET deleted = 1, is_active = 0, updated_at = ?, version = ? WHERE id = ?`, e.At.UnixNano(), re.Version, e.ID); err != nil {
 			return err
 		}
-		if err := a.b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'`, e.ID); err != nil {
-			return err
-		}
+		a.changes.dropped = append(a.changes.dropped, e.ID)
 		delete(a.hooks, e.ID)
 	}
 	a.index()

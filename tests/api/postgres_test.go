@@ -25,7 +25,7 @@ func postgresOption(t *testing.T) []apptest.Option {
 
 // TestOnPostgres runs representative suites of the interface (links, reads
 // that follow writes, concurrent uniqueness and click limits, conversions,
-// statistics) on a linkd whose event log is in PostgreSQL
+// statistics, webhooks) on a linkd whose event log is in PostgreSQL
 // (LINKD_EVENTSTORE=postgres://...). Every other test of the package runs
 // on PostgreSQL too when LINKD_EVENTSTORE names a server (apptest).
 func TestOnPostgres(t *testing.T) {
@@ -51,6 +51,13 @@ func TestOnPostgres(t *testing.T) {
 		{"Customers", TestCustomers},
 		{"ConversionStatistics", TestConversionStatistics},
 		{"StatsRecordsAndSummary", TestStatsRecordsAndSummary},
+		// Webhooks: the queue and the attempts are in PostgreSQL (ADR 0108).
+		{"WebhookEveryEventType", TestWebhookEveryEventType},
+		{"WebhookRetriesKeepTheID", TestWebhookRetriesKeepTheID},
+		{"WebhookGoneDisables", TestWebhookGoneDisables},
+		{"WebhookRetryAfter", TestWebhookRetryAfter},
+		{"WebhookReplay", TestWebhookReplay},
+		{"WebhookRestartWhileReceiverDown", TestWebhookRestartWhileReceiverDown},
 	} {
 		t.Run(tc.name, tc.run)
 	}

@@ -45,8 +45,8 @@ func startKafkaServer(t *testing.T) string {
 	return line[:len(line)-1]
 }
 
-// deployment is three linkd serve processes on one PostgreSQL, one Kafka
-// and one ClickHouse.
+// deployment is linkd serve processes on one PostgreSQL, one Kafka and one
+// ClickHouse; extra is more of their environment.
 type deployment struct {
 	t     *testing.T
 	env   []string
@@ -55,7 +55,7 @@ type deployment struct {
 	procs []*proc
 }
 
-func newDeployment(t *testing.T, n int) *deployment {
+func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 	dsn := pgtest.DSN(t)
 	ch := chtest.DSN(t)
 	brokers := startKafkaServer(t)
@@ -63,6 +63,7 @@ func newDeployment(t *testing.T, n int) *deployment {
 		"LINKD_EVENTSTORE=" + dsn, "LINKD_KAFKA_BROKERS=" + brokers, "LINKD_KAFKA_PARTITIONS=6", "LINKD_CLICKHOUSE_DSN=" + ch,
 		"LINKD_SECRET=6c696e6b642d6d616e792d696e7374616e6365732d7365637265742d6b657921", "LINKD_DEFAULT_DOMAIN=go.example",
 	}}
+	d.env = append(d.env, extra...)
 	for i := range n {
 		d.dirs = append(d.dirs, t.TempDir())
 		d.addrs = append(d.addrs, freeAddr(t))

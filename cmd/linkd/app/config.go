@@ -57,6 +57,9 @@ type Config struct {
 	// they are loopback, private or link-local.
 	WebhookAllowedNetworks string        // LINKD_WEBHOOK_ALLOWED_NETWORKS
 	WebhookTimeout         time.Duration // LINKD_WEBHOOK_TIMEOUT: one delivery attempt (default 15s)
+	// WebhookClaimTimeout: with the queue in PostgreSQL, how long after an
+	// instance dies the messages it held are sent by another (ADR 0108).
+	WebhookClaimTimeout time.Duration // LINKD_WEBHOOK_CLAIM_TIMEOUT (default 30s)
 
 	// Clock is the application's one clock: commands, queries and the API
 	// read the time from it. Nil is the system clock; tests set a
@@ -71,7 +74,7 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro", AdminEmail: "admin@localhost",
 		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
 		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
-		WebhookTimeout: 15 * time.Second,
+		WebhookTimeout: 15 * time.Second, WebhookClaimTimeout: webhooks.DefaultClaimTimeout,
 	}
 }
 
@@ -125,6 +128,13 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 			errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_TIMEOUT: %w", err))
 		}
 		c.WebhookTimeout = d
+	}
+	if v, ok := lookup(getenv, "LINKD_WEBHOOK_CLAIM_TIMEOUT"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_CLAIM_TIMEOUT: %w", err))
+		}
+		c.WebhookClaimTimeout = d
 	}
 	if v, ok := lookup(getenv, "LINKD_CLICK_LIMIT"); ok {
 		n, err := strconv.Atoi(v)
@@ -222,6 +232,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WebhookTimeout < 0 || c.WebhookTimeout > 5*time.Minute {
 		errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_TIMEOUT %v: want up to 5m", c.WebhookTimeout))
+	}
+	if c.WebhookClaimTimeout != 0 && (c.WebhookClaimTimeout < time.Second || c.WebhookClaimTimeout > 10*time.Minute) {
+		errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_CLAIM_TIMEOUT %v: want 1s to 10m", c.WebhookClaimTimeout))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

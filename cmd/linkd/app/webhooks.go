@@ -12,6 +12,7 @@ import (
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/secrets"
 	"github.com/linkd/linkd/internal/ssrf"
 	"github.com/linkd/linkd/projections/webhooks"
@@ -24,10 +25,16 @@ func webhookGuard(cfg Config) *ssrf.Guard {
 }
 
 // openWebhooks opens the webhook projection; render is called once the
-// API exists (links in payloads are rendered as the API shows them).
+// API exists (links in payloads are rendered as the API shows them). On a
+// PostgreSQL event store the queue and the attempts are there, shared by
+// the instances of the deployment (ADR 0108).
 func openWebhooks(cfg Config, store eventstore.Store, render *func() *api.Server, log *slog.Logger) (*webhooks.Store, error) {
+	var shared string
+	if postgres.IsDSN(cfg.EventStore) {
+		shared = cfg.EventStore
+	}
 	return webhooks.Open(filepath.Join(cfg.DataDir, "webhooks.db"), webhooks.Options{
-		Events: store, Logger: log,
+		Events: store, Logger: log, Postgres: shared,
 		RenderLink: func(ctx context.Context, l *link.Link, clicks int64) (map[string]any, error) {
 			s := (*render)()
 			if s == nil {
@@ -42,7 +49,7 @@ func openWebhooks(cfg Config, store eventstore.Store, render *func() *api.Server
 // messages.
 func newDeliverer(cfg Config, w *webhooks.Store, deps *commands.Deps, cipher *secrets.Cipher) *webhooks.Deliverer {
 	o := webhooks.DeliveryOptions{
-		Timeout: cfg.WebhookTimeout, Guard: webhookGuard(cfg), Decrypt: cipher.Decrypt,
+		Timeout: cfg.WebhookTimeout, ClaimTimeout: cfg.WebhookClaimTimeout, Guard: webhookGuard(cfg), Decrypt: cipher.Decrypt,
 		Disable: func(ctx context.Context, id, reason string) error {
 			_, err := commands.DisableWebhookHandler{Deps: deps}.Handle(ctx, commands.DisableWebhook{ID: id, Reason: reason})
 			return err

@@ -1,0 +1,267 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/linkd/linkd/internal/storage/sqlitedb"
+	"github.com/linkd/linkd/queries"
+)
+
+// sqliteQueue keeps the queue in the instance's webhooks.db, beside the
+// webhooks and the checkpoint (one process: the embedded event store).
+// Reads do not claim: a runner reads on after the last message it was
+// given, and a message whose result was recorded after a read began is not
+// given again from that read.
+type sqliteQueue struct {
+	w, r *sql.DB
+
+	mu    sync.Mutex
+	marks map[string]*readMark // by webhook
+}
+
+// readMark is where a webhook's reads go on from, and the messages recorded
+// lately (with when).
+type readMark struct {
+	at       int64
+	id       string
+	finished map[string]time.Time
+}
+
+func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
+	return &sqliteQueue{w: w, r: r, marks: map[string]*readMark{}}
+}
+
+func (q *sqliteQueue) close() error { return nil }
+
+func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) error {
+	if b == nil {
+		tx, err := q.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := q.write(ctx, sqlitedb.NewBatch(ctx, tx), c); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	ins := `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
+	if c.replay {
+		ins = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
+			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1`
+	}
+	for i := range c.msgs {
+		m := &c.msgs[i]
+		if err := b.Exec(ins, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, c.now); err != nil {
+			return err
+		}
+	}
+	for _, id := range c.dropped {
+		if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'`, id); err != nil {
+			return err
+		}
+	}
+	for id := range c.reenabled {
+		if err := b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mark is a webhook's readMark; q.mu is held.
+func (q *sqliteQueue) mark(webhookID string) *readMark {
+	c := q.marks[webhookID]
+	if c == nil {
+		c = &readMark{finished: map[string]time.Time{}}
+		q.marks[webhookID] = c
+	}
+	return c
+}
+
+// take reads on after the last message it gave (messages in flight are
+// not read again and again); a read that finds nothing starts over from
+// the oldest once. A read takes up to 256 messages (about 400 KB of bodies
+// at most), handed out as workers free up: one read per 256 deliveries.
+func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time, concurrency, busy int) ([]message, time.Duration, error) {
+	read := time.Now()
+	q.mu.Lock()
+	c := q.mark(webhookID)
+	for id, at := range c.finished {
+		if read.Sub(at) > 10*time.Second {
+			delete(c.finished, id)
+		}
+	}
+	at, id := c.at, c.id
+	q.mu.Unlock()
+	for {
+		msgs, next, err := q.due(ctx, webhookID, now, max(256, concurrency)+busy, at, id)
+		if err != nil {
+			return nil, next, err
+		}
+		if len(msgs) == 0 && (at != 0 || id != "") {
+			at, id = 0, ""
+			continue
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		out := msgs[:0]
+		for _, m := range msgs {
+			c.at, c.id = m.next, m.id
+			if fin, ok := c.finished[m.id]; ok && !fin.Before(read) {
+				continue
+			}
+			out = append(out, m)
+		}
+		if len(msgs) == 0 {
+			c.at, c.id = 0, ""
+		}
+		return out, next, nil
+	}
+}
+
+// due reads up to limit messages of a webhook due at now, after the
+// message (afterAt, afterID) in due order, and how long until the next one
+// is due when none is.
+func (q *sqliteQueue) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
+	rows, err := q.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
+		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
+		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := scanMessages(rows)
+	if err != nil || len(out) > 0 {
+		return out, 0, err
+	}
+	var next sql.NullInt64
+	if err := q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE webhook_id = ? AND status = 'pending'`, webhookID).Scan(&next); err != nil {
+		return nil, 0, err
+	}
+	return nil, untilNext(next, now), nil
+}
+
+// scanMessages reads rows of (next_attempt_at, id, event_type, body,
+// attempts, created_at, round) and closes them.
+func scanMessages(rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}) ([]message, error) {
+	defer rows.Close()
+	var out []message
+	for rows.Next() {
+		var m message
+		if err := rows.Scan(&m.next, &m.id, &m.eventType, &m.body, &m.attempts, &m.createdAt, &m.round); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// untilNext is the wait until next (a due time in Unix ms), a second when
+// there is none.
+func untilNext(next sql.NullInt64, now time.Time) time.Duration {
+	if !next.Valid {
+		return time.Second
+	}
+	return time.Duration(next.Int64-now.UnixMilli()) * time.Millisecond
+}
+
+func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[string]int64, healthy []string) (map[string]int64, error) {
+	tx, err := q.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	b := sqlitedb.NewBatch(ctx, tx)
+	for i := range outs {
+		o := &outs[i]
+		if o.abandon {
+			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending' AND round = ?`, o.msg.id, o.msg.round); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.msg.id, o.webhookID, o.msg.eventType, o.attempt, o.result, o.respStatus, o.respBody, o.durMS, o.at, o.next); err != nil {
+			return nil, err
+		}
+		// A message done with keeps no body: a replay builds it again from
+		// the log.
+		if err := b.Exec(`UPDATE messages SET status = ?, attempts = ?, next_attempt_at = ?,
+			body = CASE WHEN ? THEN x'' ELSE body END WHERE id = ? AND round = ?`, o.status, o.attempt, o.next, o.finished(), o.msg.id, o.msg.round); err != nil {
+			return nil, err
+		}
+	}
+	since := make(map[string]int64, len(failing))
+	for id, at := range failing {
+		var s int64
+		err := b.QueryRow(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since`, at, id).Scan(&s)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		if err == nil {
+			since[id] = s
+		}
+	}
+	for _, id := range healthy {
+		if err := b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	done := time.Now()
+	q.mu.Lock()
+	for i := range outs {
+		q.mark(outs[i].webhookID).finished[outs[i].msg.id] = done
+	}
+	q.mu.Unlock()
+	return since, nil
+}
+
+func (q *sqliteQueue) release(context.Context) error { return nil }
+
+func (q *sqliteQueue) extend(context.Context, []string, time.Time) error { return nil }
+
+func (q *sqliteQueue) alive(context.Context, int64) (int, error) { return 1, nil }
+
+// pending reads the partial index of pending messages only: the oldest due
+// time stands for the oldest message waiting (a first attempt is due when
+// its message is made).
+func (q *sqliteQueue) pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error) {
+	err = q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n)
+	return n, oldest, err
+}
+
+func (q *sqliteQueue) prune(ctx context.Context, before int64) error {
+	for _, s := range []string{
+		`DELETE FROM attempts WHERE created_at < ?`,
+		`DELETE FROM messages WHERE status != 'pending' AND created_at < ?`,
+	} {
+		if _, err := q.w.ExecContext(ctx, s, before); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *sqliteQueue) deliveries(ctx context.Context, webhookID string, limit, offset int) ([]queries.WebhookDelivery, error) {
+	rows, err := q.r.QueryContext(ctx, deliveriesSQL("messages", "attempts", func(n int) string { return "?" + strconv.Itoa(n) }), webhookID, limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanDeliveries(rows)
+}
