@@ -123,3 +123,69 @@ func TestGroupedAppendsFailAlone(t *testing.T) {
 		t.Fatalf("StreamVersion = %d, %v, %v", v, ok, err)
 	}
 }
+
+// Two stores (two instances of a deployment) append to the same streams
+// expecting any version, in groups of several appends and parts: the
+// database numbers each stream's events without a hole, and each result
+// names the version its last event was given.
+func TestStoresAppendAnyToSharedStreams(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	stores := []*Store{openT(t, dsn, Options{}), openT(t, dsn, Options{})}
+	ctx := context.Background()
+	type got struct {
+		stream string
+		last   uint64
+		pos    eventstore.Position
+	}
+	var mu sync.Mutex
+	var results []got
+	var wg sync.WaitGroup
+	for i := range 200 {
+		s := stores[i%2]
+		wg.Go(func() {
+			a, b := fmt.Sprintf("click-%d", i%3), fmt.Sprintf("click-%d", 3+i%2)
+			var res []eventstore.AppendResult
+			var err error
+			if i%4 == 0 {
+				res, err = s.AppendMulti(ctx, part(a, eventstore.Any(), 2), part(b, eventstore.Any(), 1))
+			} else {
+				var r eventstore.AppendResult
+				r, err = s.Append(ctx, a, eventstore.Any(), ev(i))
+				res = []eventstore.AppendResult{r}
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, got{a, res[0].NextExpectedVersion, res[0].Position})
+			if len(res) > 1 {
+				results = append(results, got{b, res[1].NextExpectedVersion, res[1].Position})
+			}
+		})
+	}
+	wg.Wait()
+	all, err := stores[0].ReadAll(ctx, eventstore.Start, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[eventstore.Position]eventstore.RecordedEvent{}
+	next := map[string]uint64{}
+	for _, e := range all {
+		if e.Version != next[e.Stream] {
+			t.Fatalf("%s@%d follows %d events of its stream", e.Stream, e.Version, next[e.Stream])
+		}
+		next[e.Stream]++
+		at[e.Position] = e
+	}
+	for _, r := range results {
+		e, ok := at[r.pos]
+		if !ok || e.Stream != r.stream || e.Version != r.last {
+			t.Fatalf("result %s@%d at %v; the log has %s@%d there", r.stream, r.last, r.pos, e.Stream, e.Version)
+		}
+	}
+	if len(all) != 50*3+150 {
+		t.Fatalf("%d events, want %d", len(all), 50*3+150)
+	}
+}

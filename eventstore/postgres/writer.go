@@ -284,6 +284,18 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 		conn.Release()
 	}()
 
+	if allAny(group) {
+		// Versions given by the database: one round trip, whatever the
+		// writer knows (another instance may append to the same streams:
+		// clicks of one link on every instance of a deployment).
+		rows := s.plan(group, nil)
+		if err := s.insert(ctx, conn.Conn(), rows); err != nil {
+			return s.dbErr(ctx, "append", err)
+		}
+		ok = true
+		s.committed(group, rows)
+		return nil
+	}
 	if heads, fast := s.knownHeads(group, names); fast {
 		rows := s.plan(group, heads)
 		err := s.insert(ctx, conn.Conn(), rows)
@@ -363,6 +375,19 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	return nil
 }
 
+// allAny reports whether every append of group expects any version: the
+// database can then number the events itself.
+func allAny(group []*appendReq) bool {
+	for _, r := range group {
+		for _, p := range r.parts {
+			if !p.Expected.IsAny() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // knownHeads returns the last versions of names as the writer knows them,
 // and whether it knows every one and every append of group passes its
 // expected version against them (an append that fails goes the long way,
@@ -410,12 +435,18 @@ type groupRows struct {
 	head     int64 // the log's head before the group: set by insert
 	ends     map[string]uint64
 	cats     []string // the categories of the group's streams (linkd_heads)
+	// byDB: the versions are the database's to give (plan had no heads):
+	// insert fills versions and ends, committed the results' versions;
+	// lasts[r][i] is the row of the last event of group[r]'s part i.
+	byDB  bool
+	lasts [][]int
 }
 
 // plan checks each append of group in turn against heads as the ones
 // before it leave them, fails those that do not pass, and lays out the
 // rows of the others. The results' positions are offsets from the head
-// until insert learns it.
+// until insert learns it. With nil heads (every append expects any
+// version) the database numbers the versions.
 func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows {
 	total := 0
 	for _, r := range group {
@@ -431,8 +462,21 @@ func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows
 		values:   make([]any, 0, total),
 		now:      time.Now().UTC().Truncate(time.Microsecond),
 		ends:     map[string]uint64{},
+		byDB:     heads == nil,
 	}
 	for _, r := range group {
+		if g.byDB {
+			last := make([]int, len(r.parts))
+			for i, p := range r.parts {
+				for _, ev := range p.Events {
+					g.add(p.Stream, -1, ev)
+				}
+				last[i] = len(g.streams) - 1
+				r.res = append(r.res, eventstore.AppendResult{Position: position(int64(len(g.streams)))})
+			}
+			g.lasts = append(g.lasts, last)
+			continue
+		}
 		for _, p := range r.parts {
 			h := heads[p.Stream]
 			if !p.Expected.Check(h.version, h.exists) {
@@ -451,32 +495,38 @@ func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows
 				v++
 			}
 			for _, ev := range p.Events {
-				id := ev.ID
-				if id == uuid.Nil {
-					id = uuid.New()
-				}
-				data := ev.Data
-				if data == nil {
-					data = []byte{}
-				}
-				g.streams = append(g.streams, p.Stream)
-				g.versions = append(g.versions, int64(v))
-				g.ids = append(g.ids, [16]byte(id))
-				g.types = append(g.types, ev.Type)
-				g.datas = append(g.datas, data)
-				g.metas = append(g.metas, ev.Metadata)
-				g.values = append(g.values, ev.Value)
+				g.add(p.Stream, int64(v), ev)
 				v++
 			}
 			heads[p.Stream] = streamHead{version: v - 1, exists: true}
 			g.ends[p.Stream] = v - 1
-			if c, _, _ := strings.Cut(p.Stream, "-"); !slices.Contains(g.cats, c) {
-				g.cats = append(g.cats, c)
-			}
 			r.res[i] = eventstore.AppendResult{NextExpectedVersion: v - 1, Position: position(int64(len(g.streams)))}
 		}
 	}
 	return g
+}
+
+// add lays out the row of one event of stream at version v (-1: the
+// database's to give).
+func (g *groupRows) add(stream string, v int64, ev eventstore.EventData) {
+	id := ev.ID
+	if id == uuid.Nil {
+		id = uuid.New()
+	}
+	data := ev.Data
+	if data == nil {
+		data = []byte{}
+	}
+	g.streams = append(g.streams, stream)
+	g.versions = append(g.versions, v)
+	g.ids = append(g.ids, [16]byte(id))
+	g.types = append(g.types, ev.Type)
+	g.datas = append(g.datas, data)
+	g.metas = append(g.metas, ev.Metadata)
+	g.values = append(g.values, ev.Value)
+	if c, _, _ := strings.Cut(stream, "-"); !slices.Contains(g.cats, c) {
+		g.cats = append(g.cats, c)
+	}
 }
 
 // insert runs the group's transaction to its commit (begun here unless
@@ -490,11 +540,24 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 		b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	}
 	b.Queue("SELECT coalesce(max(position), 0) FROM linkd_events")
-	b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
+	if g.byDB {
+		// Each stream's events follow its last version (read under the
+		// append lock, so no other append comes between).
+		b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
+		SELECT h.h + u.o, u.s,
+			coalesce((SELECT max(e.version) FROM linkd_events e WHERE e.stream = u.s), -1) + row_number() OVER (PARTITION BY u.s ORDER BY u.o),
+			u.i, u.t, u.d, u.m, $6
+		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
+			unnest($1::text[], $2::uuid[], $3::text[], $4::bytea[], $5::bytea[]) WITH ORDINALITY AS u(s, i, t, d, m, o)
+		RETURNING position, version`,
+			g.streams, g.ids, g.types, g.datas, g.metas, g.now)
+	} else {
+		b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
 		SELECT h.h + u.o, u.s, u.v, u.i, u.t, u.d, u.m, $7
 		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
 			unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) WITH ORDINALITY AS u(s, v, i, t, d, m, o)`,
-		g.streams, g.versions, g.ids, g.types, g.datas, g.metas, g.now)
+			g.streams, g.versions, g.ids, g.types, g.datas, g.metas, g.now)
+	}
 	b.Queue(`INSERT INTO linkd_heads (category, position)
 		SELECT c, (SELECT max(position) FROM linkd_events) FROM unnest($1::text[]) AS u(c)
 		ON CONFLICT (category) DO UPDATE SET position = excluded.position`, g.cats)
@@ -517,7 +580,11 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 		if err := br.QueryRow().Scan(&g.head); err != nil {
 			return err
 		}
-		if _, err := br.Exec(); err != nil { // insert
+		if g.byDB {
+			if err := g.scanVersions(br); err != nil {
+				return err
+			}
+		} else if _, err := br.Exec(); err != nil { // insert
 			return err
 		}
 		if _, err := br.Exec(); err != nil { // heads
@@ -545,6 +612,39 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 	return nil
 }
 
+// scanVersions reads the versions the database gave a group's events
+// (the insert's RETURNING rows, in whatever order), and the streams' last.
+func (g *groupRows) scanVersions(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var pos, v int64
+		if err := rows.Scan(&pos, &v); err != nil {
+			return err
+		}
+		i := pos - g.head - 1
+		if i < 0 || i >= int64(len(g.versions)) {
+			return fmt.Errorf("postgres: the insert returned position %d, outside the group after %d", pos, g.head)
+		}
+		g.versions[i] = v
+		if e, ok := g.ends[g.streams[i]]; !ok || uint64(v) > e {
+			g.ends[g.streams[i]] = uint64(v)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(g.versions) {
+		return fmt.Errorf("postgres: the insert returned %d of %d events", n, len(g.versions))
+	}
+	return nil
+}
+
 // committed records what a group's commit wrote: the streams' versions,
 // the results' positions, and the events for the store's subscriptions.
 func (s *Store) committed(group []*appendReq, g *groupRows) {
@@ -556,9 +656,12 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 		s.versions[stream] = v
 	}
 	s.vmu.Unlock()
-	for _, r := range group {
+	for k, r := range group {
 		for i := range r.res {
 			r.res[i].Position = position(g.head + int64(r.res[i].Position.Commit))
+			if g.byDB {
+				r.res[i].NextExpectedVersion = uint64(g.versions[g.lasts[k][i]])
+			}
 		}
 	}
 	evs := make([]eventstore.RecordedEvent, len(g.streams))
