@@ -11,6 +11,7 @@ import (
 
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/queries"
 )
@@ -162,7 +163,7 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 		stop := false
 		for i := range recs {
 			re := &recs[i]
-			if re.Time.Before(start) || !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, webhook.StreamPrefix) {
+			if re.Time.Before(start) || !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, webhook.StreamPrefix) || strings.HasPrefix(re.Stream, workspace.StreamPrefix) {
 				continue
 			}
 			if re.Time.After(end) {

@@ -30,6 +30,7 @@ import (
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/link"
 	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
 	"github.com/linkd/linkd/projections"
@@ -251,7 +252,7 @@ func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string {
-	return []string{webhook.Category, "link", "clicks", "customer"}
+	return []string{webhook.Category, "link", "clicks", "customer", strings.TrimSuffix(workspace.StreamPrefix, "-")}
 }
 
 // Checkpoint implements projections.Projector.
@@ -412,6 +413,10 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 	switch {
 	case strings.HasPrefix(re.Stream, webhook.StreamPrefix):
 		return a.webhookEvent(ev)
+	case re.Type == workspace.EventDeleted:
+		return a.workspaceDeleted(ev)
+	case strings.HasPrefix(re.Stream, workspace.StreamPrefix):
+		return nil
 	case re.Type == click.EventRecorded:
 		if !a.anyWants(webhook.TypeLinkClicked) {
 			return nil
@@ -546,6 +551,28 @@ func (a *applier) webhookEvent(ev *projections.Event) error {
 		}
 		a.changes.dropped = append(a.changes.dropped, e.ID)
 		delete(a.hooks, e.ID)
+	}
+	a.index()
+	return nil
+}
+
+// workspaceDeleted ends the webhooks of a deleted workspace as a deletion
+// of each would (docs/decisions.md, "References that stop existing"):
+// nothing more is queued for them, not even the link.deleted of the
+// deletion's own cascade, which follows in the log, and what was pending
+// fails. Their streams stay as they were; the API no longer shows them.
+func (a *applier) workspaceDeleted(ev *projections.Event) error {
+	wsID := strings.TrimPrefix(ev.Stream, workspace.StreamPrefix)
+	hooks := a.byWS[wsID]
+	if len(hooks) == 0 {
+		return nil
+	}
+	for _, h := range hooks {
+		if err := a.b.Exec(`UPDATE webhooks SET deleted = 1, is_active = 0, updated_at = ? WHERE id = ?`, ev.Time.UnixNano(), h.ID); err != nil {
+			return err
+		}
+		a.changes.dropped = append(a.changes.dropped, h.ID)
+		delete(a.hooks, h.ID)
 	}
 	a.index()
 	return nil

@@ -671,3 +671,42 @@ func TestWebhookRestartWhileReceiverDown(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A deleted workspace's webhooks end with it (docs/decisions.md,
+// "References that stop existing"): the API no longer shows them, their
+// pending retries are not sent, and the deletion's own cascade of
+// link.deleted is not sent either; another workspace's webhook, on the
+// same events, is.
+func TestWebhooksEndWithTheirWorkspace(t *testing.T) {
+	t.Parallel()
+	s := start(t, hooksOn("300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms"))
+	alice := s.NewKey("alice", "full", nil)
+	gone, kept := workspace(s, alice, "Gone"), workspace(s, alice, "Kept")
+	failing, control := newReceiver(t), newReceiver(t)
+	failing.answer = func(delivery, int) (int, http.Header, time.Duration) { return http.StatusServiceUnavailable, nil, 0 }
+	events := []string{"link.created", "link.deleted"}
+	wh := createWebhook(t, s, alice, failing, map[string]any{"events": events, "workspace_id": gone})
+	createWebhook(t, s, alice, control, map[string]any{"events": events, "workspace_id": kept})
+	createLink(s, alice, map[string]any{"original_url": "https://shop.example/a", "workspace_id": gone})
+	failing.waitFor(1, 10*time.Second, ofType("link.created")) // failed: retried every 300 ms
+
+	wantMessage(t, s.Do("DELETE", "/v1/workspaces/"+gone, alice, nil))
+	after := len(failing.all())
+	if r := s.Do("GET", "/v1/webhooks/"+str(wh, "id"), alice, nil); r.Status != http.StatusNotFound {
+		t.Errorf("webhook of the deleted workspace: %d %s, want 404", r.Status, r.Body)
+	}
+	ln := str(createLink(s, alice, map[string]any{"original_url": "https://shop.example/b", "workspace_id": kept}), "id")
+	wantMessage(t, s.Do("DELETE", "/v1/links/"+ln, alice, nil))
+	control.waitFor(1, 10*time.Second, ofType("link.deleted"))
+	time.Sleep(time.Second) // three retry periods
+	var late []string
+	for _, d := range failing.all()[after:] {
+		// One attempt may have been under way at the deletion.
+		if d.Msg.Type != "link.created" || len(late) > 0 {
+			late = append(late, d.Msg.Type)
+		}
+	}
+	if len(late) > 0 {
+		t.Errorf("the deleted workspace's webhook was sent %v after the deletion", late)
+	}
+}
