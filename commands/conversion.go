@@ -130,6 +130,11 @@ func trackConversion(ctx context.Context, d *Deps, clicks Clicks, a Actor, p con
 		}
 		r, err := save(ctx, d.Store, stream, c, metaOf(a))
 		cs.saved(c, err)
+		if err != nil && p.EventID != "" {
+			// The customer changed: maybe a repeat of the eventId
+			// recorded this very conversion. Ask the store.
+			cs.repeat = true
+		}
 		return r, err
 	})
 	if err != nil {

@@ -15,8 +15,11 @@ import (
 // It is optimistic: a snapshot is used as is and the append of the
 // conversion checks its version, so a customer changed meanwhile (by another
 // process too) fails that append, which drops the snapshot, and the retry
-// reads the stream. A snapshot knows no conversion ids: it serves only
-// conversions whose id is new (never a repeat of an eventId).
+// reads the stream. A snapshot knows only the last few conversion ids: it
+// serves conversions whose id is new, or reserved by the caller (a repeat
+// of that eventId running at the same time, which may record it first, is
+// in those last few; after a failed append the caller reads the stream).
+// A repeat of an eventId never uses it.
 //
 // A nil *CustomerCache keeps nothing.
 type CustomerCache struct{ lru *lru[*conversion.Customer] }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/linkd/linkd/domain"
@@ -26,7 +27,16 @@ type Customer struct {
 	// conversions are the ids of the conversions recorded, so that a
 	// conversion completed by a retry is never recorded twice.
 	conversions map[string]struct{}
+	// recent are the ids of the last conversions recorded, kept by
+	// snapshots too: a repeat of an eventId may record the conversion of
+	// the call that reserved it, under its id, while that call still
+	// holds a snapshot of the customer from before.
+	recent [recentConversions]string
+	next   int
 }
+
+// recentConversions is how many conversion ids a snapshot knows.
+const recentConversions = 4
 
 // LoadCustomer rebuilds a customer from its history; no events give a
 // customer that does not exist yet.
@@ -67,6 +77,8 @@ func (c *Customer) remember(conversionID string) {
 		c.conversions = map[string]struct{}{}
 	}
 	c.conversions[conversionID] = struct{}{}
+	c.recent[c.next] = conversionID
+	c.next = (c.next + 1) % recentConversions
 }
 
 func (c *Customer) record(e domain.Event) {
@@ -76,10 +88,11 @@ func (c *Customer) record(e domain.Event) {
 
 // Snapshot returns a copy of the customer at its version, without pending
 // events and without the ids of the conversions it recorded, which grow
-// with its history: on the copy Has answers false for every id, so it must
-// only record conversions whose ids were never used (a new id, or one this
-// caller reserved). It is the state a cache of customers keeps
-// (commands.CustomerCache): a few hundred bytes, whatever the history.
+// with its history, but the last few: on the copy Has answers false for
+// older ids, so it must only record conversions whose ids are new or
+// were reserved by the caller just now. It is the state a cache of
+// customers keeps (commands.CustomerCache): a few hundred bytes, whatever
+// the history.
 func (c *Customer) Snapshot() *Customer {
 	cp := *c
 	cp.conversions = nil
@@ -92,8 +105,10 @@ func (c *Customer) Exists() bool { return c.ID != "" }
 
 // Has reports whether the conversion is recorded for this customer.
 func (c *Customer) Has(conversionID string) bool {
-	_, ok := c.conversions[conversionID]
-	return ok
+	if _, ok := c.conversions[conversionID]; ok {
+		return true
+	}
+	return conversionID != "" && slices.Contains(c.recent[:], conversionID)
 }
 
 // merge returns p with the non-empty values of q.

@@ -3,6 +3,7 @@ package conversion_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -278,8 +279,8 @@ func TestStreamNames(t *testing.T) {
 }
 
 // A snapshot is the customer at its version, without pending events, and
-// knows none of its conversion ids; recording on it leaves the original as
-// it was.
+// knows only its last few conversion ids; recording on it leaves the
+// original as it was.
 func TestSnapshot(t *testing.T) {
 	c := givenCustomer(t, created, lead1)
 	if err := c.TrackSale(conv("cnv-2", clk, 2), 2999, "usd"); err != nil {
@@ -292,8 +293,8 @@ func TestSnapshot(t *testing.T) {
 	if v, ok := s.LoadedVersion(); !ok || v != 2 {
 		t.Errorf("snapshot loaded at %d %v, want 2", v, ok)
 	}
-	if s.Has("cnv-1") || s.Has("cnv-2") || !c.Has("cnv-1") {
-		t.Errorf("a snapshot knows no conversion ids; the customer knows its own")
+	if !s.Has("cnv-1") || !s.Has("cnv-2") || s.Has("cnv-3") || s.Has("") || !c.Has("cnv-1") {
+		t.Errorf("a snapshot knows its last conversion ids; the customer knows its own")
 	}
 	if err := s.TrackSale(conv("cnv-4", clk2, 4), 100, "eur"); err != nil {
 		t.Fatal(err)
@@ -302,5 +303,15 @@ func TestSnapshot(t *testing.T) {
 		CustomerExternalID: "user-42", AmountMinor: 100, Currency: "eur", Timestamp: At(4)})
 	if c.Sales != 1 || c.Has("cnv-4") || len(c.Pending()) != 1 {
 		t.Errorf("recording on the snapshot changed the customer: %+v", c)
+	}
+	// Four conversions on, a snapshot has forgotten cnv-1 and cnv-2
+	// (the customer loaded from its history would know them).
+	for i := range 3 {
+		if err := s.TrackSale(conv(fmt.Sprintf("cnv-%d", 5+i), clk2, 5+i), 100, "eur"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s2 := s.Snapshot(); s2.Has("cnv-1") || s2.Has("cnv-2") || !s2.Has("cnv-4") || !s2.Has("cnv-7") {
+		t.Errorf("a snapshot keeps the last %d ids", 4)
 	}
 }
