@@ -30,6 +30,10 @@ type TrackedClick struct {
 	OS          string
 	Referrer    string
 	QR          bool
+	// Version is the click's version in its link's click stream, where
+	// the whole click is (HasVersion false: not known for this click).
+	Version    uint64
+	HasVersion bool
 }
 
 // ClickIndex is what ClickByTrackingID reads: the click-id index

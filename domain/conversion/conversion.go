@@ -83,6 +83,14 @@ type Click struct {
 	Browser    string `json:"click_browser,omitempty"`
 	OS         string `json:"click_os,omitempty"`
 	Referrer   string `json:"click_referrer,omitempty"`
+	// The rest of the click, for the click of lead.created and
+	// sale.created (webhooks): its destination, city and continent, and
+	// whether it was a QR scan. Absent from conversions recorded before
+	// linkd kept them (URL empty).
+	URL       string `json:"click_url,omitempty"`
+	City      string `json:"click_city,omitempty"`
+	Continent string `json:"click_continent,omitempty"`
+	QR        bool   `json:"click_qr,omitempty"`
 }
 
 // CustomerCreated: a workspace saw a customer for the first time.

@@ -75,6 +75,14 @@ func (c *Click) set(key, val, raw []byte) bool {
 		return setString(&c.OS, val)
 	case "click_referrer":
 		return setString(&c.Referrer, val)
+	case "click_url":
+		return setString(&c.URL, val)
+	case "click_city":
+		return setString(&c.City, val)
+	case "click_continent":
+		return setString(&c.Continent, val)
+	case "click_qr":
+		return setBool(&c.QR, val, raw)
 	}
 	return false
 }

@@ -51,7 +51,14 @@ func (c *Click) appendJSON(b []byte) []byte {
 	b = jsonappend.Opt(b, `,"click_device_type":`, c.DeviceType)
 	b = jsonappend.Opt(b, `,"click_browser":`, c.Browser)
 	b = jsonappend.Opt(b, `,"click_os":`, c.OS)
-	return jsonappend.Opt(b, `,"click_referrer":`, c.Referrer)
+	b = jsonappend.Opt(b, `,"click_referrer":`, c.Referrer)
+	b = jsonappend.Opt(b, `,"click_url":`, c.URL)
+	b = jsonappend.Opt(b, `,"click_city":`, c.City)
+	b = jsonappend.Opt(b, `,"click_continent":`, c.Continent)
+	if c.QR {
+		b = append(b, `,"click_qr":true`...)
+	}
+	return b
 }
 
 // conversionHead appends what leads and sales begin with, up to the

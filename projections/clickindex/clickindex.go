@@ -406,6 +406,7 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 			continue
 		}
 		f = fieldsOf(c)
+		f.Version = ev.Version
 		if len(f.TrackingID) == 0 {
 			continue // the link does not track conversions
 		}

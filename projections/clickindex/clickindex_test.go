@@ -147,8 +147,11 @@ func tracked(id, link, ws string, ts time.Time) click.Recorded {
 func fixture() ([]click.Recorded, map[string]Click) {
 	var clicks []click.Recorded
 	want := map[string]Click{}
+	versions := map[string]uint64{} // the next click's version in each link's stream (newFeed)
 	add := func(c click.Recorded) {
 		clicks = append(clicks, c)
+		v := versions[c.LinkID]
+		versions[c.LinkID]++
 		if c.TrackingID == "" {
 			return
 		}
@@ -157,6 +160,7 @@ func fixture() ([]click.Recorded, map[string]Click) {
 			ProjectID: c.ProjectID, DomainID: c.DomainID, Timestamp: c.Timestamp.UTC(),
 			ExpiresAt: c.Timestamp.UTC().Add(click.TrackingTTL), Country: c.Country,
 			DeviceType: c.DeviceType, Browser: c.Browser, OS: c.OS, Referrer: c.Referrer, QR: c.QR,
+			Version: v, HasVersion: true,
 		}
 		if c.TrackingExpiresAt != nil {
 			w.ExpiresAt = c.TrackingExpiresAt.UTC()

@@ -20,6 +20,10 @@ type fields struct {
 	ExpiresAt                                time.Time
 	HasExpires                               bool
 	QR                                       bool
+	// Version is the click's version in its link's click stream: where
+	// the whole click is read again (a lead's or sale's click, with every
+	// field of link.clicked).
+	Version uint64
 }
 
 // fieldsOf takes the indexed fields of a click, aliasing its strings.

@@ -28,6 +28,11 @@ type Click struct {
 	OS         string
 	Referrer   string // host, "" for none
 	QR         bool
+	// Version is the click's version in its link's click stream
+	// (click.Stream), where the whole click is; HasVersion is false for
+	// records written before the index kept it.
+	Version    uint64
+	HasVersion bool
 }
 
 // Record value, version 1:
@@ -39,6 +44,7 @@ type Click struct {
 //	[click id]                                                (flagClickID)
 //	link id, workspace id, project id, domain id, country, device type,
 //	browser, os, referrer
+//	[version] uvarint: the click's version in its stream       (flagVersion)
 //
 // Each string is uvarint(n<<1 | 1) then the 16 bytes of a canonical
 // lowercase UUID when n is 16 (most ids), or uvarint(len<<1) then its bytes.
@@ -51,6 +57,9 @@ const (
 	flagQR      byte = 1 << 0
 	flagClickID byte = 1 << 1
 	flagExpires byte = 1 << 2
+	// flagVersion: the record ends with the click's stream version
+	// (records written before it have none; they decode as before).
+	flagVersion byte = 1 << 3
 )
 
 // appendRecord encodes f (decoded, with ts and exp resolved) after dst.
@@ -67,6 +76,7 @@ func appendRecord(dst []byte, f *fields, ts, exp time.Time) []byte {
 	if custom {
 		flags |= flagExpires
 	}
+	flags |= flagVersion
 	dst = append(dst, recordFormat, flags)
 	dst = appendTime(dst, ts)
 	if custom {
@@ -79,7 +89,7 @@ func appendRecord(dst []byte, f *fields, ts, exp time.Time) []byte {
 		f.Country, f.DeviceType, f.Browser, f.OS, f.Referrer} {
 		dst = appendStr(dst, s)
 	}
-	return dst
+	return binary.AppendUvarint(dst, f.Version)
 }
 
 func appendTime(dst []byte, t time.Time) []byte {
@@ -116,6 +126,9 @@ func decodeRecord(v []byte, trackingID string) (Click, error) {
 	for _, p := range [...]*string{&c.LinkID, &c.WorkspaceID, &c.ProjectID, &c.DomainID,
 		&c.Country, &c.DeviceType, &c.Browser, &c.OS, &c.Referrer} {
 		*p = d.str()
+	}
+	if flags&flagVersion != 0 {
+		c.Version, c.HasVersion = d.uvarint(), true
 	}
 	if d.bad || len(d.b) != 0 {
 		return Click{}, errCorrupt

@@ -3,6 +3,7 @@ package clickindex
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,27 @@ func TestExpiryKeysSortByDay(t *testing.T) {
 	}
 }
 
+// A record written before the index kept the click's stream version
+// decodes as it did, without one.
+func TestRecordWithoutVersion(t *testing.T) {
+	t.Parallel()
+	ts := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f := fields{TrackingID: []byte(lnk1), ClickID: []byte(lnk1), LinkID: []byte(lnk2), Country: []byte("DE"), Version: 7}
+	v := appendRecord(nil, &f, ts, ts.Add(ttl))
+	old := slices.Clone(v[:len(v)-1]) // the version's one byte
+	old[1] &^= flagVersion
+	c, err := decodeRecord(old, lnk1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HasVersion || c.Version != 0 || c.LinkID != lnk2 || c.Country != "DE" || !c.Timestamp.Equal(ts) {
+		t.Errorf("old record decoded as %+v", c)
+	}
+	if c, _ := decodeRecord(v, lnk1); !c.HasVersion || c.Version != 7 {
+		t.Errorf("new record decoded as %+v", c)
+	}
+}
+
 func TestRecordRoundTrip(t *testing.T) {
 	t.Parallel()
 	ts := time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.UTC)
@@ -112,7 +134,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"UUID ids, TTL expiry", fields{
 			ClickID: []byte(lnk1), TrackingID: []byte(lnk1), LinkID: []byte(lnk2), WorkspaceID: []byte(ws1),
 			ProjectID: []byte(prj1), DomainID: []byte(dom1), Country: []byte("US"), DeviceType: []byte("mobile"),
-			Browser: []byte("Chrome"), OS: []byte("iOS"), Referrer: []byte("t.co"), QR: true,
+			Browser: []byte("Chrome"), OS: []byte("iOS"), Referrer: []byte("t.co"), QR: true, Version: 1 << 40,
 		}, ts.Add(ttl)},
 		{"text ids, own expiry, click id apart", fields{
 			ClickID: []byte("click-1"), TrackingID: []byte("tid-1"), LinkID: []byte("lnk_1"),
@@ -138,6 +160,7 @@ func TestRecordRoundTrip(t *testing.T) {
 				WorkspaceID: string(tc.f.WorkspaceID), ProjectID: string(tc.f.ProjectID), DomainID: string(tc.f.DomainID),
 				Timestamp: at, ExpiresAt: tc.exp, Country: string(tc.f.Country), DeviceType: string(tc.f.DeviceType),
 				Browser: string(tc.f.Browser), OS: string(tc.f.OS), Referrer: string(tc.f.Referrer), QR: tc.f.QR,
+				Version: tc.f.Version, HasVersion: true,
 			}
 			if len(tc.f.ClickID) == 0 {
 				want.ClickID = "" // differs from the tracking id: kept as is

@@ -328,16 +328,26 @@ func (s *Store) conversionData(ctx context.Context, re *eventstore.RecordedEvent
 			"externalId": ext, "email": nullable(p.Email), "firstname": nullable(p.Firstname), "lastname": nullable(p.Lastname),
 			"phoneNumber": nullable(p.PhoneNumber), "avatarUrl": nullable(p.AvatarURL),
 		},
-		// The click as the conversion recorded it: the fields of a
-		// link.clicked click, null where the conversion keeps none. Its
-		// tracking id is its id (the svc_tid a redirect hands out).
-		"click": map[string]any{
-			"id": c.ClickID, "timestamp": formatTime(c.ClickedAt), "link_id": c.LinkID, "url": nil, "country": c.Country,
-			"city": nil, "continent": nil, "device": c.DeviceType, "browser": c.Browser, "os": c.OS, "referrer": c.Referrer,
-			"qr": nil, "tracking_id": c.ClickID,
-		},
+		"click": conversionClick(c),
 		"link": lj,
 	}, nil
+}
+
+// conversionClick is the click of lead.created and sale.created as the
+// conversion recorded it: the fields of link.clicked's click. Its tracking
+// id is its id (the svc_tid a redirect hands out). Conversions recorded
+// before linkd kept the click's destination, city, continent and QR scan
+// have null there.
+func conversionClick(c conversion.Click) map[string]any {
+	m := map[string]any{
+		"id": c.ClickID, "timestamp": formatTime(c.ClickedAt), "link_id": c.LinkID, "url": nil, "country": c.Country,
+		"city": nil, "continent": nil, "device": c.DeviceType, "browser": c.Browser, "os": c.OS, "referrer": c.Referrer,
+		"qr": nil, "tracking_id": c.ClickID,
+	}
+	if c.URL != "" {
+		m["url"], m["city"], m["continent"], m["qr"] = c.URL, c.City, c.Continent, c.QR
+	}
+	return m
 }
 
 func formatTime(t time.Time) string {
