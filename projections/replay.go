@@ -27,6 +27,13 @@ type page struct {
 	err    error
 }
 
+// Bounded is a projector whose replay stops before the head: where, after
+// its Reset, ReplayBound says (the webhooks projection: where it had made
+// messages up to; what follows is left to live processing).
+type Bounded interface {
+	ReplayBound() eventstore.Position
+}
+
 // Replay rebuilds a read model from the event store: it empties it, then
 // applies every event it consumes, in global order, up to the head at the
 // time the replay started. The result is the read model live processing
@@ -45,6 +52,9 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 	head, err := store.Head(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: head: %w", p.Name(), err)
+	}
+	if b, ok := p.(Bounded); ok && b.ReplayBound().Less(head) {
+		head = b.ReplayBound()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

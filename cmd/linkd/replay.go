@@ -21,9 +21,12 @@ func replayCmd() *cobra.Command {
 		Short: "Rebuild read models from the event store (stop linkd serve first)",
 		Long: `Replay empties each chosen projection and applies the whole event log to it
 again, ending with the read model live processing would have built.
-Projections: core (links, workspaces, projects, domains, keys) and the
+Projections: core (links, workspaces, projects, domains, keys), the
 statistics projection (analytics, or clickhouse when LINKD_CLICKHOUSE_DSN
-is set). Without --projection, all of them.`,
+is set), clickindex, radar (and clickhouse_radar), and webhooks (the
+webhooks themselves, up to the events it had made messages of: a replay
+sends nothing again; POST /v1/webhooks/{id}/replay does). Without
+--projection, all of them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			setGC(batchGCPercent)
 			cfg, err := config(cmd)

@@ -97,6 +97,10 @@ CREATE TABLE IF NOT EXISTS attempts (
 	created_at INTEGER NOT NULL,
 	next_attempt_at INTEGER);
 CREATE INDEX IF NOT EXISTS attempts_webhook ON attempts (webhook_id, seq);
+CREATE TABLE IF NOT EXISTS queued_through (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	commit_pos INTEGER NOT NULL,
+	prepare_pos INTEGER NOT NULL);
 ` + sqlitedb.CheckpointTable
 
 // hook is what deliveries and matching need of a webhook, kept in memory.
@@ -153,6 +157,12 @@ type Store struct {
 	notify func(webhookIDs []string)
 	// q holds the messages and the attempts.
 	q queue
+	// queuedThrough is how far in the log messages were made before the
+	// last Reset (the checkpoint then): a replay rebuilds the webhooks
+	// from those events but makes no message of them again (they were
+	// sent, or are in the queue, or were pruned long ago), and stops
+	// there (ReplayBound): what follows is live processing's.
+	queuedThrough eventstore.Position
 }
 
 // Open opens (creating) the database at path.
@@ -193,6 +203,11 @@ func Open(path string, o Options) (*Store, error) {
 	if err := s.loadHooks(context.Background()); err != nil {
 		s.Close()
 		return nil, err
+	}
+	err = w.QueryRow(`SELECT commit_pos, prepare_pos FROM queued_through WHERE id = 1`).Scan(&s.queuedThrough.Commit, &s.queuedThrough.Prepare)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		s.Close()
+		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	return s, nil
 }
@@ -263,12 +278,30 @@ func (s *Store) Checkpoint(ctx context.Context) (eventstore.Position, error) {
 // Reset implements projections.Projector: a replay rebuilds the webhooks
 // and matches events again; messages already made keep their ids, so
 // nothing is delivered twice by a rebuild that reaches them again.
+//
+// Messages are made only of events after the checkpoint the projection
+// had reached (queuedThrough): a replay rebuilds the webhooks, it does not
+// send the log again (POST /v1/webhooks/{id}/replay does, for a range).
 func (s *Store) Reset(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM webhooks; DELETE FROM checkpoint;`); err != nil {
+	cp, err := sqlitedb.Checkpoint(ctx, s.w)
+	if err != nil {
 		return err
 	}
+	if cp.Less(s.queuedThrough) {
+		cp = s.queuedThrough
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO queued_through (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos;
+		DELETE FROM webhooks; DELETE FROM checkpoint;`, cp.Commit, cp.Prepare); err != nil {
+		return err
+	}
+	s.queuedThrough = cp
 	return s.loadHooks(ctx)
 }
+
+// ReplayBound implements projections.Bounded: a replay stops where
+// messages were made up to before it (see Reset).
+func (s *Store) ReplayBound() eventstore.Position { return s.queuedThrough }
 
 func (s *Store) loadHooks(ctx context.Context) error {
 	rows, err := s.w.QueryContext(ctx, `SELECT id, workspace_id, url, events, link_ids, secret_enc, is_active, created_commit, created_prepare FROM webhooks WHERE deleted = 0`)
@@ -437,6 +470,9 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 		}
 	default:
 		return nil
+	}
+	if !a.s.queuedThrough.Less(re.Position) {
+		return nil // made before a replay (Reset)
 	}
 	m, err := a.s.match(ctx, re, ev.Decode, a.byWS, true)
 	if err != nil || m == nil {

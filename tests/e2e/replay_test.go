@@ -3,10 +3,15 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"reflect"
 	"sort"
+	"sync"
 	"testing"
+	"time"
 )
 
 // snapshot reads every read model through the interface: links (with
@@ -54,6 +59,13 @@ func snapshot(t *testing.T, url string) map[string]any {
 	snap["pixels"] = get("/v1/pixels?page_size=100")
 	snap["domains"] = get("/v1/domains?page_size=100")
 	snap["keys"] = get("/v1/api-keys")
+	hooks := get("/v1/webhooks?page_size=100").(map[string]any)
+	snap["webhooks"] = hooks
+	for _, h := range hooks["items"].([]any) {
+		id := h.(map[string]any)["id"].(string)
+		snap["webhook-"+id] = get("/v1/webhooks/" + id)
+		snap["deliveries-"+id] = get("/v1/webhooks/" + id + "/deliveries?page_size=100")
+	}
 	customers := get("/v1/customers?page_size=100").(map[string]any)
 	snap["customers"] = customers
 	for _, c := range customers["items"].([]any) {
@@ -80,7 +92,10 @@ func TestReplayGivesSameReadModels(t *testing.T) {
 func replayScenario(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
+	rc := newCountingReceiver(t)
+	extra = append(extra, "LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8")
 	p := start(t, dir, addr, extra...)
+	replayWebhooks(t, p.url, rc.url)
 	mustOK := func(st int, b []byte, err error, what string) {
 		t.Helper()
 		if err != nil || st >= 300 {
@@ -158,7 +173,13 @@ func replayScenario(t *testing.T, extra ...string) {
 	}
 	st, b, _, err = do("DELETE", p.url+"/v1/projects/"+pr.ID, operatorKey, nil)
 	mustOK(st, b, err, "delete project")
+	sent := rc.settled(t)
 	before := snapshot(t, p.url)
+	for _, k := range []string{"webhooks"} {
+		if n := len(before[k].(map[string]any)["items"].([]any)); n != 2 {
+			t.Fatalf("%d %s before the replay, want 2", n, k)
+		}
+	}
 	if n := len(before["customers"].(map[string]any)["items"].([]any)); n != 2 {
 		t.Fatalf("%d customers before the replay, want 2", n)
 	}
@@ -186,6 +207,10 @@ func replayScenario(t *testing.T, extra ...string) {
 	defer p.stop()
 	after := snapshot(t, p.url)
 	site.snapshot(t, p.url, after)
+	// A replay rebuilds the webhooks; it sends nothing again.
+	if again := rc.settled(t); again != sent {
+		t.Errorf("the receiver got %d messages after the replay, %d before", again, sent)
+	}
 	if !reflect.DeepEqual(before, after) {
 		keys := make([]string, 0, len(before))
 		for k := range before {
@@ -234,4 +259,70 @@ func replayTemplateAndPixel(t *testing.T, url, ws string) (tpl, px string) {
 	call("PUT", "/v1/pixels/"+px, map[string]any{"type": "google", "pixel_id": "G-REPLAY1"})
 	call("DELETE", "/v1/pixels/"+create("/v1/pixels", map[string]any{"name": "Old", "type": "x", "pixel_id": "o1"}), nil)
 	return tpl, px
+}
+
+// countingReceiver counts the distinct messages a webhook receiver got.
+type countingReceiver struct {
+	url string
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func newCountingReceiver(t *testing.T) *countingReceiver {
+	rc := &countingReceiver{ids: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		rc.mu.Lock()
+		rc.ids[r.Header.Get("webhook-id")]++
+		rc.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	rc.url = srv.URL + "/hook"
+	return rc
+}
+
+// settled waits until no message arrived for a second and returns how
+// many requests arrived in all.
+func (rc *countingReceiver) settled(t *testing.T) int {
+	t.Helper()
+	count := func() int {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		n := 0
+		for _, c := range rc.ids {
+			n += c
+		}
+		return n
+	}
+	last, since := count(), time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Since(since) < time.Second; time.Sleep(50 * time.Millisecond) {
+		if n := count(); n != last {
+			last, since = n, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("webhook messages still arriving after 30 s")
+		}
+	}
+	return last
+}
+
+// replayWebhooks makes the webhooks of the replay scenario: one on link
+// changes and sales, one changed after it was made (and so sent link
+// changes only), one deleted.
+func replayWebhooks(t *testing.T, url, hook string) {
+	t.Helper()
+	call := func(method, path string, body any, want int) string {
+		t.Helper()
+		st, b, _, err := do(method, url+path, operatorKey, body)
+		if err != nil || st != want {
+			t.Fatalf("%s %s: %d %v %s", method, path, st, err, b)
+		}
+		var v struct{ ID string }
+		_ = json.Unmarshal(b, &v)
+		return v.ID
+	}
+	call("POST", "/v1/webhooks", map[string]any{"url": hook, "events": []string{"link.created", "link.updated", "sale.created", "lead.created"}}, 201)
+	id := call("POST", "/v1/webhooks", map[string]any{"url": hook, "events": []string{"link.clicked"}, "description": "clicks"}, 201)
+	call("PUT", "/v1/webhooks/"+id, map[string]any{"events": []string{"link.deleted", "link.updated"}, "description": "changes"}, 200)
+	call("DELETE", "/v1/webhooks/"+call("POST", "/v1/webhooks", map[string]any{"url": hook, "events": []string{"link.created"}}, 201), nil, 200)
 }

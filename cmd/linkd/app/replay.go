@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
 	"github.com/linkd/linkd/projections"
@@ -51,7 +52,15 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		return err
 	}
 	defer rs.Close()
-	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks, rs.Name(): rs}
+	// The webhooks are rebuilt from the events the projection had made
+	// messages of; a replay sends nothing and renders no link (ReplayBound).
+	noAPI := func() *api.Server { return nil }
+	hooks, err := openWebhooks(cfg, store, &noAPI, log)
+	if err != nil {
+		return err
+	}
+	defer hooks.Close()
+	all := map[string]projections.Projector{cs.Name(): cs, stats.Name(): stats, clicks.Name(): clicks, rs.Name(): rs, hooks.Name(): hooks}
 	chRadar, err := openClickHouseRadar(ctx, stats)
 	if err != nil {
 		return err
