@@ -329,7 +329,7 @@ func (s *Store) conversionData(ctx context.Context, re *eventstore.RecordedEvent
 			"phoneNumber": nullable(p.PhoneNumber), "avatarUrl": nullable(p.AvatarURL),
 		},
 		"click": conversionClick(c),
-		"link": lj,
+		"link":  lj,
 	}, nil
 }
 

@@ -44,7 +44,9 @@ func TestReplayMakesNoMessageAgain(t *testing.T) {
 	created("l2")
 
 	s, err := Open(filepath.Join(t.TempDir(), "webhooks.db"), Options{Events: es,
-		RenderLink: func(_ context.Context, l *link.Link, _ int64) (map[string]any, error) { return map[string]any{"id": l.ID}, nil }})
+		RenderLink: func(_ context.Context, l *link.Link, _ int64) (map[string]any, error) {
+			return map[string]any{"id": l.ID}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
