@@ -31,8 +31,13 @@ export LINKD_CLICK_LIMIT=0 LINKD_CLICK_LIMIT_NETWORK=0 # one wrk address: the lo
 PGPORT=15439
 mkdir "$tmp/pg" && chown postgres "$tmp/pg"
 su postgres -c "$PGBIN/initdb -D $tmp/pg -A trust -U postgres" >/dev/null
-su postgres -c "$PGBIN/pg_ctl -D $tmp/pg -l $tmp/pg/log -o '-p $PGPORT -k /tmp -c max_connections=200' -w start" >/dev/null
+PGOPTS="-p $PGPORT -k /tmp -c max_connections=200"
+# PGSTAT=1: pg_stat_statements on; the statements that took most of the
+# server's time in the last three-instance round are printed at the end.
+[ -n "${PGSTAT:-}" ] && PGOPTS="$PGOPTS -c shared_preload_libraries=pg_stat_statements"
+su postgres -c "$PGBIN/pg_ctl -D $tmp/pg -l $tmp/pg/log -o '$PGOPTS' -w start" >/dev/null
 "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -qc 'CREATE DATABASE bench' >/dev/null
+[ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qc 'CREATE EXTENSION pg_stat_statements' >/dev/null
 "$tmp/kafkaserver" >"$tmp/kafka.addr" &
 for _ in $(seq 50); do [ -s "$tmp/kafka.addr" ] && break; sleep 0.1; done
 KEY=svc_sk_bench_operator_key_0123456789
@@ -41,8 +46,11 @@ COMMON=(LINKD_EVENTSTORE="postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=di
   LINKD_DEFAULT_DOMAIN=go.example LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn)
 [ -n "${CH_DSN:-}" ] && COMMON+=(LINKD_CLICKHOUSE_DSN="$CH_DSN")
 PIDS=()
-start_linkd() { # N: instance N on port 18190+N
-  env "${COMMON[@]}" LINKD_DATA_DIR="$tmp/d$1" LINKD_ADDR=127.0.0.1:$((18190 + $1)) "$tmp/linkd" serve >"$tmp/linkd$1.log" 2>&1 &
+PROFILE=${PROFILE:-} # a directory: CPU profiles of every instance in each three-instance round
+[ -n "$PROFILE" ] && mkdir -p "$PROFILE"
+start_linkd() { # N: instance N on port 18190+N (its profiler on 18290+N with PROFILE)
+  dbg=""; [ -n "$PROFILE" ] && dbg=127.0.0.1:$((18290 + $1))
+  env "${COMMON[@]}" LINKD_DEBUG_ADDR=$dbg LINKD_DATA_DIR="$tmp/d$1" LINKD_ADDR=127.0.0.1:$((18190 + $1)) "$tmp/linkd" serve >"$tmp/linkd$1.log" 2>&1 &
   PIDS[$1]=$!
   for _ in $(seq 600); do curl -sf http://127.0.0.1:$((18190 + $1))/healthz >/dev/null && return; sleep 0.1; done
   echo "linkd $1 did not start" >&2; cat "$tmp/linkd$1.log" >&2; exit 1
@@ -56,6 +64,16 @@ haproxy_for() { # N: HAProxy on 18189 balancing instances 1..N
 stop_haproxy() { kill "$(cat "$tmp/haproxy.pid")"; sleep 0.3; }
 sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/" >"$tmp/load.lua"
 run() { wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/load.lua" http://127.0.0.1:18189 | grep RESULT; }
+# cpu NAME...: CPU time (ms) used so far by the processes of these names.
+cpu() { local t=0; for n in "$@"; do for p in $(pgrep -x "$n"); do
+  t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; done
+  echo $((t * 1000 / $(getconf CLK_TCK))); }
+# where: CPU ms per 1,000 requests of linkd, PostgreSQL and the rest, between two cpu snapshots.
+snap() { echo "$(cpu linkd) $(cpu postgres) $(cpu haproxy wrk kafkaserver)"; }
+where() { # BEFORE AFTER REQUESTS
+  read -r l0 p0 o0 <<<"$1"; read -r l1 p1 o1 <<<"$2"
+  awk -v l=$((l1 - l0)) -v p=$((p1 - p0)) -v o=$((o1 - o0)) -v n="$3" \
+    'BEGIN{printf "CPU ms per 1,000 requests: linkd %.0f, PostgreSQL %.0f, HAProxy+wrk+Kafka %.0f", l*1000/n, p*1000/n, o*1000/n}'; }
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
 counted() { curl -sf http://127.0.0.1:18191/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
 
@@ -68,12 +86,25 @@ ANSWERED=0; RATIOS=()
 for round in $(seq "$ROUNDS"); do
   # One instance: the other two are stopped (SIGSTOP), as if absent.
   kill -STOP "${PIDS[2]}" "${PIDS[3]}"; haproxy_for 1
-  ONE=$(run); stop_haproxy; kill -CONT "${PIDS[2]}" "${PIDS[3]}"
+  c0=$(snap); ONE=$(run); c1=$(snap); stop_haproxy; kill -CONT "${PIDS[2]}" "${PIDS[3]}"
   echo "one instance:    $ONE"
+  echo "  $(where "$c0" "$c1" "$(num "$ONE" requests)")"
   sleep 3 # the two others catch up with the round they missed
   haproxy_for 3
-  THREE=$(run); stop_haproxy
+  CURLS=()
+  if [ -n "$PROFILE" ]; then
+    for i in 1 2 3; do
+      curl -s -o "$PROFILE/three-r$round-i$i.pprof" "http://127.0.0.1:$((18290 + i))/debug/pprof/profile?seconds=$((DUR - 2))" &
+      CURLS+=($!)
+    done
+  fi
+  [ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qAtc 'SELECT pg_stat_statements_reset()' >/dev/null
+  c0=$(snap); THREE=$(run); c1=$(snap); stop_haproxy
+  [ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qAt -F ' | ' -c \
+    "SELECT calls, round(total_exec_time::numeric, 0) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 14" >"$tmp/pgstat"
   echo "three instances: $THREE"
+  echo "  $(where "$c0" "$c1" "$(num "$THREE" requests)")"
+  [ ${#CURLS[@]} -eq 0 ] || wait "${CURLS[@]}"
   for r in "$ONE" "$THREE"; do
     ANSWERED=$((ANSWERED + $(num "$r" requests) - $(num "$r" non3xx)))
     [ "$(num "$r" errors)" = 0 ] || echo "errors: $r"
@@ -84,3 +115,4 @@ done
 echo "ratios: ${RATIOS[*]}"
 for _ in $(seq 60); do [ "$(counted)" -ge "$ANSWERED" ] && break; sleep 0.5; done
 echo "redirects answered: $ANSWERED, clicks counted: $(counted)"
+[ -z "${PGSTAT:-}" ] || { echo "PostgreSQL, last three-instance round: calls | ms | rows | statement"; cat "$tmp/pgstat"; }

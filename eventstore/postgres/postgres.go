@@ -121,6 +121,7 @@ type Store struct {
 	// recent holds the events of the store's last commits, for its
 	// subscriptions.
 	recent recentLog
+	fillMu sync.Mutex // one fill of recent at a time
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
 	// vmu guards versions and inflight; flight signals the end of a
@@ -410,7 +411,7 @@ func (s *Store) readAll(ctx context.Context, after int64, max int, prefixes []st
 	if err != nil {
 		return nil, err
 	}
-	return scanEvents(rows, min(max, 1024))
+	return scanEvents(rows, min(max, 64)) // mostly a few new events: no page-sized zeroed slice per read
 }
 
 // likePrefixes makes LIKE patterns matching names that start with each

@@ -132,7 +132,14 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 		woken := s.wake.wait() // before the read: a commit after it wakes us
 		evs, mem := s.recent.after(last, subPage)
 		var err error
-		if !mem {
+		if !mem && s.recent.caughtUp(last) {
+			// Up to date with memory: the commits of other processes
+			// are read once for every subscription of the store.
+			if err = s.fill(ctx, last); err == nil {
+				evs, mem = s.recent.after(last, subPage)
+			}
+		}
+		if !mem && err == nil {
 			evs, err = s.readAll(ctx, last, subPage, prefixes)
 		}
 		switch {
@@ -256,13 +263,21 @@ type recentLog struct {
 const recentKeep = 4096
 
 func (l *recentLog) add(evs []eventstore.RecordedEvent) {
-	if len(evs) == 0 {
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := len(l.events); n > 0 && l.events[n-1].Position.Commit+1 != evs[0].Position.Commit {
-		l.events = nil // another process committed between: start again
+	if n := len(l.events); n > 0 {
+		end := l.events[n-1].Position.Commit
+		for len(evs) > 0 && evs[0].Position.Commit <= end {
+			evs = evs[1:] // read from the table already (fill)
+		}
+		if len(evs) > 0 && evs[0].Position.Commit != end+1 {
+			// Another process (or writer) committed between: fill reads
+			// the events between, these with them.
+			return
+		}
+	}
+	if len(evs) == 0 {
+		return
 	}
 	if len(l.events)+len(evs) > 2*recentKeep {
 		drop := len(l.events) + len(evs) - recentKeep
@@ -273,6 +288,40 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) {
 		}
 	}
 	l.events = append(l.events, evs...)
+}
+
+// caughtUp reports whether a subscription at last has every event the log
+// holds in memory (or the log holds none): what follows is in the table
+// only.
+func (l *recentLog) caughtUp(last int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events) == 0 || last >= int64(l.events[len(l.events)-1].Position.Commit)
+}
+
+// fill reads the events after the log's last (after last when it holds
+// none) from the table into it: one read for every subscription of the
+// store that is up to date, however many there are (with many instances,
+// the other processes' commits). Concurrent calls wait for the one under
+// way and read again only if it did not reach last.
+func (s *Store) fill(ctx context.Context, last int64) error {
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	if !s.recent.caughtUp(last) {
+		return nil // another fill brought it
+	}
+	from := last
+	s.recent.mu.Lock()
+	if n := len(s.recent.events); n > 0 {
+		from = int64(s.recent.events[n-1].Position.Commit)
+	}
+	s.recent.mu.Unlock()
+	evs, err := s.readAll(ctx, from, subPage, nil)
+	if err != nil {
+		return err
+	}
+	s.recent.add(evs)
+	return nil
 }
 
 // after returns up to max events that follow position last, and true, when
