@@ -189,3 +189,26 @@ func TestStoresAppendAnyToSharedStreams(t *testing.T) {
 		t.Fatalf("%d events, want %d", len(all), 50*3+150)
 	}
 }
+
+// A store that appends at the versions it knows until another process
+// appends to the same stream: that insert fails, the group goes again with
+// the versions given by the database, and for a while every such group
+// does (sharing), rather than meet the other process again.
+func TestStaleKnownVersionsSwitchToDatabaseVersions(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := openT(t, dsn, Options{}), openT(t, dsn, Options{})
+	ctx := context.Background()
+	for _, s := range []*Store{a, b, a} {
+		if _, err := s.Append(ctx, "click-x", eventstore.Any(), ev(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a knew version 0 and met b's append at 1; b never met another's.
+	if !a.sharing() || b.sharing() {
+		t.Fatalf("sharing: a %v, b %v; want a only", a.sharing(), b.sharing())
+	}
+	r, err := a.Append(ctx, "click-x", eventstore.Any(), ev(1))
+	if err != nil || r.NextExpectedVersion != 3 {
+		t.Fatalf("append while sharing: %+v %v", r, err)
+	}
+}

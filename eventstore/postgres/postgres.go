@@ -124,6 +124,9 @@ type Store struct {
 	fillMu sync.Mutex // one fill of recent at a time
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
+	// shared is when (Unix ns) an insert at the versions the writer knew
+	// last met another process's append (writer.go, sharing).
+	shared atomic.Int64
 	// vmu guards versions and inflight; flight signals the end of a
 	// group's claim.
 	vmu    sync.Mutex

@@ -284,10 +284,13 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 		conn.Release()
 	}()
 
-	if allAny(group) {
-		// Versions given by the database: one round trip, whatever the
-		// writer knows (another instance may append to the same streams:
-		// clicks of one link on every instance of a deployment).
+	// Appends that all expect any version can have their versions given
+	// by the database, in the same one round trip (plan with nil heads):
+	// when the writer does not know a stream's version, and while other
+	// processes append to the same streams (clicks of one link on every
+	// instance of a deployment), whose known versions would be stale.
+	// Otherwise the versions it knows are cheaper to insert.
+	byDB := func() error {
 		rows := s.plan(group, nil)
 		if err := s.insert(ctx, conn.Conn(), rows); err != nil {
 			return s.dbErr(ctx, "append", err)
@@ -296,7 +299,15 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 		s.committed(group, rows)
 		return nil
 	}
-	if heads, fast := s.knownHeads(group, names); fast {
+	anyVersion := allAny(group)
+	if anyVersion && s.sharing() {
+		return byDB()
+	}
+	heads, fast := s.knownHeads(group, names)
+	if !fast && anyVersion {
+		return byDB()
+	}
+	if fast {
 		rows := s.plan(group, heads)
 		err := s.insert(ctx, conn.Conn(), rows)
 		if err == nil {
@@ -309,11 +320,15 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 			return s.dbErr(ctx, "append", err)
 		}
 		// Another process appended to one of the streams.
+		s.shared.Store(time.Now().UnixNano())
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
 			return s.dbErr(ctx, "append", err)
 		}
 		for _, r := range group {
 			r.res, r.err = nil, nil
+		}
+		if anyVersion {
+			return byDB()
 		}
 	}
 
@@ -324,7 +339,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	b.Queue(`SELECT n, (SELECT max(version) FROM linkd_events WHERE stream = n) FROM unnest($1::text[]) AS n`, names)
 	br := conn.SendBatch(ctx, b)
-	heads := make(map[string]streamHead, len(names))
+	heads = make(map[string]streamHead, len(names))
 	err = func() error {
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {
@@ -373,6 +388,18 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	ok = true
 	s.committed(group, rows)
 	return nil
+}
+
+// sharingFor is how long after another process's append to a stream the
+// writer last knew the writer has appends that expect any version
+// numbered by the database, rather than try the versions it knows.
+const sharingFor = 10 * time.Second
+
+// sharing reports whether another process appended to a stream this one
+// wrote lately.
+func (s *Store) sharing() bool {
+	t := s.shared.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) < sharingFor
 }
 
 // allAny reports whether every append of group expects any version: the
