@@ -35,15 +35,6 @@ import (
 // of one stream are published, and land in their partition, in version
 // order.
 
-// Follower is a projection that reads follow writes through: the relay
-// registers on its watermark every event of its categories before
-// publishing it, and reports each batch handed out (see
-// eventstore.Watermark). The projection's runner reports Done.
-type Follower struct {
-	Watermark  *eventstore.Watermark
-	Categories []string
-}
-
 // RelayOptions tune a relay. Zero values take the defaults.
 type RelayOptions struct {
 	// Workers publish concurrently, each the events of its share of the
@@ -82,9 +73,7 @@ type RelayOptions struct {
 	// StopTimeout bounds how long a stopping relay waits for the publishes in
 	// progress (default 10 s).
 	StopTimeout time.Duration
-	// Followers are the projections whose watermarks the relay feeds.
-	Followers []Follower
-	Logger    *slog.Logger
+	Logger      *slog.Logger
 }
 
 func (o RelayOptions) withDefaults() RelayOptions {
@@ -133,34 +122,17 @@ type Relay struct {
 	cp    CheckpointStore
 	opts  RelayOptions
 
-	followers []follower
 	track     tracker
 	published atomic.Uint64
 	failures  atomic.Uint64
 	saved     atomic.Pointer[eventstore.Position]
 }
 
-type follower struct {
-	wm   *eventstore.Watermark
-	cats map[string]bool
-}
-
 // NewRelay prepares a relay that reads store after the position cp holds and
 // publishes through pub. pub must be safe for concurrent use (Watermill's
 // contract; the Kafka publisher is).
 func NewRelay(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts RelayOptions) *Relay {
-	r := &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
-	for _, f := range r.opts.Followers {
-		if f.Watermark == nil {
-			continue
-		}
-		cats := make(map[string]bool, len(f.Categories))
-		for _, c := range f.Categories {
-			cats[c] = true
-		}
-		r.followers = append(r.followers, follower{wm: f.Watermark, cats: cats})
-	}
-	return r
+	return &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
 }
 
 // RelayStats describe a relay's progress, for metrics.
@@ -322,13 +294,6 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 		}
 		last := events[len(events)-1].Position
 		b := r.track.add(last, len(events))
-		for _, f := range r.followers {
-			for i := range events {
-				if f.cats[eventstore.Category(events[i].Stream)] {
-					f.wm.Register(events[i].Position)
-				}
-			}
-		}
 		for i := range events {
 			w := shard(events[i].Stream, len(queues))
 			perWorker[w] = append(perWorker[w], job{ev: events[i], b: b})
@@ -339,9 +304,6 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 				clear(jobs)
 				perWorker[w] = jobs[:0]
 			}
-		}
-		for _, f := range r.followers {
-			f.wm.Published(last)
 		}
 	}
 }
