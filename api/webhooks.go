@@ -111,15 +111,26 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p princip
 	return nil
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p principal) error {
+// webhookPage begins both webhook lists (the webhooks, a webhook's
+// deliveries): the key's write access, the page asked for, and the wait
+// until the webhook and core projections show every write so far.
+func (s *Server) webhookPage(r *http.Request, p principal) (queries.Page, error) {
 	if err := webhookWrite(p); err != nil {
-		return err
+		return queries.Page{}, err
 	}
 	page, err := pageParams(r)
 	if err != nil {
-		return err
+		return queries.Page{}, err
 	}
 	s.barrier(r.Context(), s.core, s.webhooksWM)
+	return page, nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p principal) error {
+	page, err := s.webhookPage(r, p)
+	if err != nil {
+		return err
+	}
 	res, err := s.q.WebhooksPage.Handle(r.Context(), queries.WebhooksPage{UserID: p.key.UserID, WorkspaceID: r.URL.Query().Get("workspace_id"), Page: page})
 	if err != nil {
 		return err
@@ -195,14 +206,10 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p princip
 }
 
 func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := webhookWrite(p); err != nil {
-		return err
-	}
-	page, err := pageParams(r)
+	page, err := s.webhookPage(r, p)
 	if err != nil {
 		return err
 	}
-	s.barrier(r.Context(), s.core, s.webhooksWM)
 	res, err := s.q.WebhookDeliveries.Handle(r.Context(), queries.WebhookDeliveries{ID: mux.Vars(r)["webhook_id"], UserID: p.key.UserID, Page: page})
 	if err != nil {
 		return err

@@ -45,6 +45,26 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.V)
 }
 
+// Normalize passes a given field through normalize, as an update checks
+// it: absent stays absent; null goes through as the zero value, so that a
+// normalizer that refuses the zero value makes the field one that cannot
+// be cleared, and one that takes it clears the field. The result holds
+// what normalize returned.
+func (o Opt[T]) Normalize(normalize func(T) (T, error)) (Opt[T], error) {
+	if !o.Set {
+		return o, nil
+	}
+	var v T
+	if !o.Null {
+		v = o.V
+	}
+	v, err := normalize(v)
+	if err != nil {
+		return Opt[T]{}, err
+	}
+	return Some(v), nil
+}
+
 // Ptr returns a pointer to the value, nil when absent or null.
 func (o Opt[T]) Ptr() *T {
 	if !o.Set || o.Null {

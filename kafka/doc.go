@@ -9,7 +9,8 @@
 //     consumer group, topic creation;
 //   - relay.go: the relay, which publishes the global log to Kafka from its
 //     checkpoint (checkpoint.go: in a file, in memory, or in the event store
-//     when many instances share it);
+//     when many instances share it; relay_queue.go: its workers' queues
+//     and the tracker of what they acknowledged);
 //   - runner.go: the Runner, which feeds projectors from Kafka, a consumer
 //     group each, named after the projector;
 //   - groupwatch.go: GroupWatch, how far a consumer group has consumed;

@@ -35,15 +35,6 @@ import (
 // of one stream are published, and land in their partition, in version
 // order.
 
-// Follower is a projection that reads follow writes through: the relay
-// registers on its watermark every event of its categories before
-// publishing it, and reports each batch handed out (see
-// eventstore.Watermark). The projection's runner reports Done.
-type Follower struct {
-	Watermark  *eventstore.Watermark
-	Categories []string
-}
-
 // RelayOptions tune a relay. Zero values take the defaults.
 type RelayOptions struct {
 	// Workers publish concurrently, each the events of its share of the
@@ -82,9 +73,7 @@ type RelayOptions struct {
 	// StopTimeout bounds how long a stopping relay waits for the publishes in
 	// progress (default 10 s).
 	StopTimeout time.Duration
-	// Followers are the projections whose watermarks the relay feeds.
-	Followers []Follower
-	Logger    *slog.Logger
+	Logger      *slog.Logger
 }
 
 func (o RelayOptions) withDefaults() RelayOptions {
@@ -133,34 +122,17 @@ type Relay struct {
 	cp    CheckpointStore
 	opts  RelayOptions
 
-	followers []follower
 	track     tracker
 	published atomic.Uint64
 	failures  atomic.Uint64
 	saved     atomic.Pointer[eventstore.Position]
 }
 
-type follower struct {
-	wm   *eventstore.Watermark
-	cats map[string]bool
-}
-
 // NewRelay prepares a relay that reads store after the position cp holds and
 // publishes through pub. pub must be safe for concurrent use (Watermill's
 // contract; the Kafka publisher is).
 func NewRelay(store eventstore.Store, pub message.Publisher, cp CheckpointStore, opts RelayOptions) *Relay {
-	r := &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
-	for _, f := range r.opts.Followers {
-		if f.Watermark == nil {
-			continue
-		}
-		cats := make(map[string]bool, len(f.Categories))
-		for _, c := range f.Categories {
-			cats[c] = true
-		}
-		r.followers = append(r.followers, follower{wm: f.Watermark, cats: cats})
-	}
-	return r
+	return &Relay{store: store, pub: pub, cp: cp, opts: opts.withDefaults()}
 }
 
 // RelayStats describe a relay's progress, for metrics.
@@ -193,11 +165,8 @@ func (r *Relay) Acked() eventstore.Position { p, _ := r.track.state(); return p 
 // Published counts the events acknowledged since the relay started.
 func (r *Relay) Published() uint64 { return r.published.Load() }
 
-type job struct {
-	ev eventstore.RecordedEvent
-	b  *batch
-}
-
+// item is what the reader hands dispatch: an event read, or the error that
+// ended the read.
 type item struct {
 	ev  eventstore.RecordedEvent
 	err error
@@ -322,13 +291,6 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 		}
 		last := events[len(events)-1].Position
 		b := r.track.add(last, len(events))
-		for _, f := range r.followers {
-			for i := range events {
-				if f.cats[eventstore.Category(events[i].Stream)] {
-					f.wm.Register(events[i].Position)
-				}
-			}
-		}
 		for i := range events {
 			w := shard(events[i].Stream, len(queues))
 			perWorker[w] = append(perWorker[w], job{ev: events[i], b: b})
@@ -339,9 +301,6 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 				clear(jobs)
 				perWorker[w] = jobs[:0]
 			}
-		}
-		for _, f := range r.followers {
-			f.wm.Published(last)
 		}
 	}
 }
@@ -501,53 +460,6 @@ func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Messa
 	}
 }
 
-// queue is a worker's queue: unbounded, since the relay bounds the events
-// in flight as a whole, so that a busy stream's worker does not hold up the
-// others.
-type queue struct {
-	mu   sync.Mutex
-	jobs []job
-	wake chan struct{}
-}
-
-func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
-
-func (q *queue) push(jobs []job) {
-	q.mu.Lock()
-	q.jobs = append(q.jobs, jobs...)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// take moves up to max jobs into buf, waiting for one; false when ctx ends.
-func (q *queue) take(ctx context.Context, max int, buf []job) ([]job, bool) {
-	for {
-		if ctx.Err() != nil {
-			return buf[:0], false
-		}
-		q.mu.Lock()
-		if n := min(max, len(q.jobs)); n > 0 {
-			buf = append(buf[:0], q.jobs[:n]...)
-			clear(q.jobs[:n])
-			q.jobs = q.jobs[n:]
-			if len(q.jobs) == 0 {
-				q.jobs = nil
-			}
-			q.mu.Unlock()
-			return buf, true
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			return buf[:0], false
-		}
-	}
-}
-
 func (r *Relay) saveLoop(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(r.opts.SaveInterval)
 	defer t.Stop()
@@ -574,94 +486,4 @@ func (r *Relay) save(ctx context.Context) error {
 	}
 	r.saved.Store(&acked)
 	return nil
-}
-
-// shard picks the worker of a stream (FNV-1a).
-func shard(stream string, n int) int {
-	h := uint32(2166136261)
-	for i := 0; i < len(stream); i++ {
-		h ^= uint32(stream[i])
-		h *= 16777619
-	}
-	return int(h % uint32(n))
-}
-
-// batch is a run of consecutive events of the log handed out together.
-type batch struct {
-	last    eventstore.Position
-	pending atomic.Int64
-	done    bool // guarded by tracker.mu
-}
-
-// tracker advances the acknowledged position over batches whose events are
-// all acknowledged, in log order.
-type tracker struct {
-	mu      sync.Mutex
-	queue   []*batch
-	acked   eventstore.Position
-	pending atomic.Int64  // events handed out, not yet acknowledged
-	freed   chan struct{} // signalled when pending drops
-}
-
-func (t *tracker) reset(p eventstore.Position) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.queue, t.acked = nil, p
-	t.pending.Store(0)
-	t.freed = make(chan struct{}, 1)
-}
-
-// waitRoom waits until n more events fit under max in flight (or nothing is
-// in flight); false when ctx ends.
-func (t *tracker) waitRoom(ctx context.Context, n, max int) bool {
-	for {
-		p := int(t.pending.Load())
-		if p == 0 || p+n <= max {
-			return true
-		}
-		select {
-		case <-t.freed:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-func (t *tracker) add(last eventstore.Position, n int) *batch {
-	b := &batch{last: last}
-	b.pending.Store(int64(n))
-	t.pending.Add(int64(n))
-	t.mu.Lock()
-	t.queue = append(t.queue, b)
-	t.mu.Unlock()
-	return b
-}
-
-func (t *tracker) ack(b *batch) {
-	t.pending.Add(-1)
-	select {
-	case t.freed <- struct{}{}:
-	default:
-	}
-	if b.pending.Add(-1) != 0 {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b.done = true
-	n := 0
-	for n < len(t.queue) && t.queue[n].done {
-		t.acked = t.queue[n].last
-		n++
-	}
-	if n > 0 {
-		clear(t.queue[:n])
-		t.queue = t.queue[n:]
-	}
-}
-
-func (t *tracker) state() (eventstore.Position, int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.acked, int(t.pending.Load())
 }

@@ -43,12 +43,14 @@ func newKafkaPath(t *testing.T, partitions int32, brokers int, procs ...*kafkate
 
 func (k *kafkaPath) startRunner() (stop func()) { return runRunner(k.t, k.runner) }
 
-func (k *kafkaPath) followers() []kafka.Follower {
-	var fs []kafka.Follower
+// registering is the store as a relay that registers the events it reads
+// on the runner's watermarks sees it (kafkatest.Registering).
+func (k *kafkaPath) registering() eventstore.Store {
+	var ws []kafkatest.Watch
 	for _, p := range k.procs {
-		fs = append(fs, kafka.Follower{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
+		ws = append(ws, kafkatest.Watch{Watermark: k.runner.Watermark(p.Name()), Categories: p.Categories()})
 	}
-	return fs
+	return kafkatest.Registering(k.store, ws...)
 }
 
 func (k *kafkaPath) publisher() *kafka.Publisher {
@@ -96,8 +98,8 @@ func TestKafkaReplayEquality(t *testing.T) {
 	streams := streamNames(60, "link", "clicks", "workspace")
 	appendRounds(t, k.store, streams, 0, 10) // history before anything runs
 	stopRunner := k.startRunner()
-	r := kafka.NewRelay(k.store, k.publisher(), kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
-		kafka.RelayOptions{Workers: 8, Logger: quiet, Followers: k.followers()})
+	r := kafka.NewRelay(k.registering(), k.publisher(), kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 8, Logger: quiet})
 	stopRelay := runRelay(t, r)
 
 	// Reads follow writes: after a write, waiting on the watermark of a

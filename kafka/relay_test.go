@@ -39,7 +39,8 @@ func checkModel(t *testing.T, store eventstore.Store, m *kafkatest.Model, name s
 // TestRelayPublishesInStreamOrder relays history and live appends through a
 // publisher that applies each event at once: every event arrives once, in
 // its stream's order, on its category's topic; the checkpoint reaches the
-// head; the watermark learns each relevant event.
+// head; the watermark of a registering store (kafkatest.Registering)
+// learns each relevant event the relay reads.
 func TestRelayPublishesInStreamOrder(t *testing.T) {
 	t.Parallel()
 	kafkatest.Deadline(t, 60*time.Second)
@@ -52,9 +53,9 @@ func TestRelayPublishesInStreamOrder(t *testing.T) {
 	pub := &applyPublisher{apply: proj.Apply}
 	wm := eventstore.NewWatermark(eventstore.Start)
 	cp := kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile))
-	r := kafka.NewRelay(store, pub, cp, kafka.RelayOptions{
+	registering := kafkatest.Registering(store, kafkatest.Watch{Watermark: wm, Categories: []string{"link"}})
+	r := kafka.NewRelay(registering, pub, cp, kafka.RelayOptions{
 		Workers: 8, MaxBatch: 64, MaxInFlight: 128, PublishBatch: 4, Logger: quiet,
-		Followers: []kafka.Follower{{Watermark: wm, Categories: []string{"link"}}},
 	})
 	stop := runRelay(t, r)
 	appendRounds(t, store, streams, 10, 20) // live

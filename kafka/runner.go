@@ -60,10 +60,11 @@ type RunnerOptions struct {
 // applies at most (partitions it owns) × (events per message) / (Apply
 // latency) events per second (ADR 0016).
 //
-// Reads follow writes through Watermark when this instance applies every
-// event the relay of the same process registers (RelayOptions.Followers),
-// that is when it is the only member of its groups: with several instances,
-// events applied by another one never report Done here, and the Pipeline's
+// The runner reports each event it applies as done on its projector's
+// Watermark. Reads follow writes through it when whoever delivers the
+// events registers them on it first, and this instance is the only member
+// of its groups (tests do: kafkatest.Registering); in a deployment events
+// applied by another instance never report Done here, and the Pipeline's
 // follower moves the watermark instead (ADR 0106).
 type Runner struct {
 	cfg     Config
@@ -128,7 +129,7 @@ func NewRunner(cfg Config, projectors []projections.Projector, opts RunnerOption
 }
 
 // Watermark returns the watermark of the named projection, or nil. The
-// relay of the same process registers the events it publishes on it.
+// runner reports on it the events it applies (Done).
 func (r *Runner) Watermark(name string) *eventstore.Watermark {
 	for _, e := range r.entries {
 		if e.p.Name() == name {

@@ -154,6 +154,12 @@ func ValidateName(name string) error {
 	return domain.ValidateName("Pixel", name, MaxNameLength)
 }
 
+// normalizeName trims a pixel name and checks it.
+func normalizeName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	return name, ValidateName(name)
+}
+
 // typeAliases are the platforms' former names.
 var typeAliases = map[string]string{"facebook": TypeMeta, "twitter": TypeX}
 
@@ -189,12 +195,11 @@ func NormalizeTagID(id string) (string, error) {
 
 // Create records a new pixel.
 func Create(id, workspaceID, name, typ, tag, by string, now time.Time) (*Pixel, error) {
-	name = strings.TrimSpace(name)
-	if err := ValidateName(name); err != nil {
+	name, err := normalizeName(name)
+	if err != nil {
 		return nil, err
 	}
-	typ, err := NormalizeType(typ)
-	if err != nil {
+	if typ, err = NormalizeType(typ); err != nil {
 		return nil, err
 	}
 	if tag, err = NormalizeTagID(tag); err != nil {
@@ -205,33 +210,21 @@ func Create(id, workspaceID, name, typ, tag, by string, now time.Time) (*Pixel, 
 	return p, nil
 }
 
-// Update changes the given fields; none of them can be cleared.
+// Update changes the given fields; none of them can be cleared (each
+// normalizer refuses a null as blank).
 func (p *Pixel) Update(name, typ, tag domain.Opt[string], now time.Time) error {
 	if !p.Exists() {
 		return domain.NotFound(MsgNotFound)
 	}
-	if name.Set {
-		if name.Null {
-			return domain.Invalid("Pixel name is required")
-		}
-		name.V = strings.TrimSpace(name.V)
-		if err := ValidateName(name.V); err != nil {
-			return err
-		}
+	var err error
+	if name, err = name.Normalize(normalizeName); err != nil {
+		return err
 	}
-	if typ.Set {
-		v, err := NormalizeType(typ.V)
-		if err != nil {
-			return err
-		}
-		typ = domain.Some(v)
+	if typ, err = typ.Normalize(NormalizeType); err != nil {
+		return err
 	}
-	if tag.Set {
-		v, err := NormalizeTagID(tag.V)
-		if err != nil {
-			return err
-		}
-		tag = domain.Some(v)
+	if tag, err = tag.Normalize(NormalizeTagID); err != nil {
+		return err
 	}
 	p.record(&Updated{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: name, Type: typ, PixelID: tag, At: now.UTC()})
 	return nil

@@ -73,16 +73,18 @@ func TestUpdate(t *testing.T) {
 	for _, c := range []struct {
 		name           string
 		pname, typ, id domain.Opt[string]
+		msg            string
 	}{
-		{"null name", domain.NullOpt[string](), domain.Opt[string]{}, domain.Opt[string]{}},
-		{"null type", domain.Opt[string]{}, domain.NullOpt[string](), domain.Opt[string]{}},
-		{"null id", domain.Opt[string]{}, domain.Opt[string]{}, domain.NullOpt[string]()},
-		{"bad type", domain.Opt[string]{}, domain.Some("myspace"), domain.Opt[string]{}},
-		{"bad id", domain.Opt[string]{}, domain.Opt[string]{}, domain.Some("a'b")},
+		{"null name", domain.NullOpt[string](), domain.Opt[string]{}, domain.Opt[string]{}, "Pixel name is required"},
+		{"blank name", domain.Some(" "), domain.Opt[string]{}, domain.Opt[string]{}, "Pixel name is required"},
+		{"null type", domain.Opt[string]{}, domain.NullOpt[string](), domain.Opt[string]{}, "Pixel type is required (one of meta, google, linkedin, tiktok, x)"},
+		{"null id", domain.Opt[string]{}, domain.Opt[string]{}, domain.NullOpt[string](), "pixel_id is required"},
+		{"bad type", domain.Opt[string]{}, domain.Some("myspace"), domain.Opt[string]{}, ""},
+		{"bad id", domain.Opt[string]{}, domain.Opt[string]{}, domain.Some("a'b"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := given(t, created())
-			ThenError(t, p.Update(c.pname, c.typ, c.id, At(1)), domain.KindInvalid, "")
+			ThenError(t, p.Update(c.pname, c.typ, c.id, At(1)), domain.KindInvalid, c.msg)
 			ThenNothing(t, p)
 		})
 	}

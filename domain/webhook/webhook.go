@@ -251,6 +251,8 @@ func ValidateDescription(d string) error {
 	return nil
 }
 
+func normalizeDescription(d string) (string, error) { return d, ValidateDescription(d) }
+
 // Create records a new webhook; url, events and link ids are normalized by
 // the caller (NormalizeURL, NormalizeEvents, NormalizeLinkIDs) and checked
 // again here.
@@ -290,38 +292,18 @@ func (w *Webhook) Update(p Patch, now time.Time) error {
 		return domain.NotFound(MsgNotFound)
 	}
 	e := &Updated{ID: w.ID, WorkspaceID: w.WorkspaceID, At: now.UTC()}
-	if p.URL.Set {
-		if p.URL.Null {
-			return domain.Invalid("Webhook url is required")
-		}
-		u, err := NormalizeURL(p.URL.V)
-		if err != nil {
-			return err
-		}
-		e.URL = domain.Some(u)
+	var err error
+	if e.URL, err = p.URL.Normalize(NormalizeURL); err != nil { // null: "required"
+		return err
 	}
-	if p.Events.Set {
-		if p.Events.Null {
-			return domain.Invalid("events must name at least one of %s", strings.Join(Types, ", "))
-		}
-		ev, err := NormalizeEvents(p.Events.V)
-		if err != nil {
-			return err
-		}
-		e.Events = domain.Some(ev)
+	if e.Events, err = p.Events.Normalize(NormalizeEvents); err != nil { // null: "at least one"
+		return err
 	}
-	if p.LinkIDs.Set {
-		ids, err := NormalizeLinkIDs(p.LinkIDs.V)
-		if err != nil {
-			return err
-		}
-		e.LinkIDs = domain.Some(ids)
+	if e.LinkIDs, err = p.LinkIDs.Normalize(NormalizeLinkIDs); err != nil { // null clears it
+		return err
 	}
-	if p.Description.Set {
-		if err := ValidateDescription(p.Description.V); err != nil {
-			return err
-		}
-		e.Description = domain.Some(p.Description.V) // null clears it
+	if e.Description, err = p.Description.Normalize(normalizeDescription); err != nil { // null clears it
+		return err
 	}
 	if p.IsActive.Set {
 		if p.IsActive.Null {

@@ -90,3 +90,38 @@ func TestUpdateDisableDelete(t *testing.T) {
 		t.Errorf("delete twice: %v", err)
 	}
 }
+
+// An update refuses to clear what a webhook cannot be without, with the
+// message a create gives.
+func TestUpdateRefusals(t *testing.T) {
+	long := make([]byte, webhook.MaxDescriptionLength+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	for _, c := range []struct {
+		name  string
+		patch webhook.Patch
+		msg   string
+	}{
+		{"null url", webhook.Patch{URL: domain.NullOpt[string]()}, "Webhook url is required"},
+		{"blank url", webhook.Patch{URL: domain.Some(" ")}, "Webhook url is required"},
+		{"null events", webhook.Patch{Events: domain.NullOpt[[]string]()},
+			"events must name at least one of link.created, link.updated, link.deleted, link.clicked, lead.created, sale.created"},
+		{"empty link id", webhook.Patch{LinkIDs: domain.Some([]string{" "})}, "link_ids must not hold empty ids"},
+		{"long description", webhook.Patch{Description: domain.Some(string(long))}, ""},
+		{"null is_active", webhook.Patch{IsActive: domain.NullOpt[bool]()}, "is_active must be true or false"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := given(t, created())
+			ThenError(t, w.Update(c.patch, At(1)), domain.KindInvalid, c.msg)
+			ThenNothing(t, w)
+		})
+	}
+	t.Run("null description clears it", func(t *testing.T) {
+		w := given(t, created())
+		if err := w.Update(webhook.Patch{Description: domain.NullOpt[string](), URL: domain.Some(" https://hooks.example/new#x")}, At(1)); err != nil {
+			t.Fatal(err)
+		}
+		Then(t, w, &webhook.Updated{ID: "w1", WorkspaceID: "ws", URL: domain.Some("https://hooks.example/new"), Description: domain.Some(""), At: At(1)})
+	})
+}

@@ -113,8 +113,9 @@ func TestLocalRunner(t *testing.T) {
 }
 
 // TestKafkaRunner: the same through the relay, Kafka (an in-process
-// cluster) and the Kafka runner: the watermark registered by the relay is
-// reached only once the click can be read.
+// cluster) and the Kafka runner: the watermark, on which the events the
+// relay reads are registered (kafkatest.Registering), is reached only once
+// the click can be read.
 func TestKafkaRunner(t *testing.T) {
 	t.Parallel()
 	kafkatest.Deadline(t, 120*time.Second)
@@ -134,8 +135,9 @@ func TestKafkaRunner(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = pub.Close() })
 	wm := runner.Watermark(clickindex.Name)
-	r := kafka.NewRelay(es, pub, kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
-		kafka.RelayOptions{Workers: 4, Logger: quiet, Followers: []kafka.Follower{{Watermark: wm, Categories: ix.Categories()}}})
+	registering := kafkatest.Registering(es, kafkatest.Watch{Watermark: wm, Categories: ix.Categories()})
+	r := kafka.NewRelay(registering, pub, kafka.NewFileCheckpoint(filepath.Join(t.TempDir(), kafka.CheckpointFile)),
+		kafka.RelayOptions{Workers: 4, Logger: quiet})
 	relayed := make(chan error, 1)
 	go func() { relayed <- r.Run(ctx) }()
 
