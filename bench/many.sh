@@ -116,3 +116,20 @@ echo "ratios: ${RATIOS[*]}"
 for _ in $(seq 60); do [ "$(counted)" -ge "$ANSWERED" ] && break; sleep 0.5; done
 echo "redirects answered: $ANSWERED, clicks counted: $(counted)"
 [ -z "${PGSTAT:-}" ] || { echo "PostgreSQL, last three-instance round: calls | ms | rows | statement"; cat "$tmp/pgstat"; }
+
+# An API read on another instance right after a write: READS times, a
+# link renamed on instance 1, then read on instance 2 (or 3): the read's
+# time, with the rename's as the same-run baseline (a write on one
+# instance, no waiting for another).
+READS=${READS:-300}
+H=(-H "Authorization: Bearer $KEY" -H "Content-Type: application/json")
+ID=$(curl -sf "${H[@]}" http://127.0.0.1:18191/v1/links -d '{"original_url":"https://example.com/raw"}' | sed -E 's/.*"id":"([^"]+)".*/\1/')
+: >"$tmp/raw"
+for i in $(seq "$READS"); do
+  w=$(curl -sf -o /dev/null -w '%{time_total}' "${H[@]}" -X PUT "http://127.0.0.1:18191/v1/links/$ID" -d "{\"name\":\"n$i\"}")
+  r=$(curl -sf -w ' %{time_total}' "${H[@]}" "http://127.0.0.1:$((18191 + 1 + i % 2))/v1/links/$ID")
+  case "$r" in *"\"name\":\"n$i\""*) ;; *) echo "read $i on another instance missed the write" >&2 ;; esac
+  echo "$w ${r##* }" >>"$tmp/raw"
+done
+sort -n -k2 "$tmp/raw" | awk -v n="$READS" '{r[NR]=$2*1000} END{printf "read after write on another instance (%d): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", n, r[int(n*0.5)+1], r[int(n*0.99)+1], r[n]}'
+sort -n -k1 "$tmp/raw" | awk -v n="$READS" '{w[NR]=$1*1000} END{printf "  the writes themselves: p50 %.1f ms, p99 %.1f ms\n", w[int(n*0.5)+1], w[int(n*0.99)+1]}'

@@ -18,6 +18,7 @@ type Follower struct {
 	cats    []string
 	wm      *Watermark
 	timeout time.Duration
+	alone   func() bool // nil: never known to be alone
 
 	mu       sync.Mutex
 	inflight *headRead // begun
@@ -32,14 +33,25 @@ type headRead struct {
 
 // NewFollower follows categories of heads on wm, waiting at most timeout
 // for a head and as much for the watermark.
+//
+// When heads is a Presence, Follow returns at once while this process is
+// alone on the store: every write is its own, which its read models
+// follow already.
 func NewFollower(heads CategoryHeads, categories []string, wm *Watermark, timeout time.Duration) *Follower {
-	return &Follower{heads: heads, cats: categories, wm: wm, timeout: timeout}
+	f := &Follower{heads: heads, cats: categories, wm: wm, timeout: timeout}
+	if p, ok := heads.(Presence); ok {
+		f.alone = p.Alone
+	}
+	return f
 }
 
 // Follow waits until the watermark passes the categories' head as it is
 // now. It returns ErrBehind when the watermark did not get there in time,
 // and the head's read error: the caller serves what it has.
 func (f *Follower) Follow(ctx context.Context) error {
+	if f.alone != nil && f.alone() {
+		return nil
+	}
 	r := f.join()
 	select {
 	case <-r.done:

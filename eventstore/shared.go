@@ -31,3 +31,10 @@ type Checkpoints interface {
 type CategoryHeads interface {
 	CategoryHead(ctx context.Context, categories []string) (Position, error)
 }
+
+// Presence is a store shared by several processes that knows whether this
+// process is alone on it lately: then its read models follow every write
+// already, and a Follower reads no head.
+type Presence interface {
+	Alone() bool
+}

@@ -124,6 +124,11 @@ type Store struct {
 	fillMu sync.Mutex // one fill of recent at a time
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
+	// instance names this process in linkd_instances; others counts the
+	// other processes seen there lately (presence.go).
+	instance string
+	others   atomic.Int32
+	joinAt   time.Time // appends wait until then (presence.go, joined)
 	// shared is when (Unix ns) an insert at the versions the writer knew
 	// last met another process's append (writer.go, sharing).
 	shared atomic.Int64
@@ -216,6 +221,10 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	go func() { s.writers.Wait(); close(s.writerEnd) }()
 	s.bg.Add(1)
 	go s.listen()
+	if err := s.announce(cctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -259,6 +268,7 @@ func (s *Store) Close() error {
 	<-s.writerEnd
 	s.cancel()
 	s.bg.Wait()
+	s.leave()
 	s.pool.Close()
 	return nil
 }

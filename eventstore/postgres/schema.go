@@ -131,6 +131,13 @@ var migrations = []string{
 		owner text PRIMARY KEY,
 		seen  bigint NOT NULL
 	)`,
+	// 6: the processes that have the store open, each saying so every
+	// second (presence.go): a process alone on the store needs no read of
+	// the others' heads before its reads.
+	`CREATE UNLOGGED TABLE linkd_instances (
+		id   text PRIMARY KEY,
+		seen bigint NOT NULL
+	)`,
 }
 
 // SchemaVersion is the version of the schema this package writes.

@@ -69,6 +69,7 @@ func TestLeastRights(t *testing.T) {
 		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
 		"GRANT SELECT, INSERT ON linkd_events, linkd_schema_version TO "+role,
 		"GRANT SELECT, INSERT, UPDATE ON linkd_heads, linkd_checkpoints TO "+role,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON linkd_instances TO "+role,
 	)
 	t.Cleanup(func() {
 		exec(t, dsn, "DROP OWNED BY "+role, "DROP ROLE IF EXISTS "+role)
@@ -101,7 +102,7 @@ func TestMigrateToLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(t, dsn,
-		"DROP TABLE linkd_rate_limits, linkd_password_attempts, linkd_webhook_messages, linkd_webhook_attempts, linkd_webhook_health, linkd_webhook_pruned, linkd_webhook_deliverers",
+		"DROP TABLE linkd_rate_limits, linkd_password_attempts, linkd_webhook_messages, linkd_webhook_attempts, linkd_webhook_health, linkd_webhook_pruned, linkd_webhook_deliverers, linkd_instances",
 		"DELETE FROM linkd_schema_version WHERE version > 2")
 	openT(t, dsn, Options{}).Close()
 	conn, err := pgx.Connect(t.Context(), dsn)

@@ -138,6 +138,9 @@ func wrongVersion(stream string, expected eventstore.ExpectedVersion, cur uint64
 // submit hands req to the writer and waits for its answer. The caller
 // holds enter, so the writer runs until req is answered.
 func (s *Store) submit(ctx context.Context, req *appendReq) error {
+	if err := s.joined(ctx); err != nil {
+		return err
+	}
 	select {
 	case s.queue <- req:
 	case <-ctx.Done():
