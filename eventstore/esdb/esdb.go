@@ -43,6 +43,8 @@ const defaultConnectTimeout = 10 * time.Second
 // concurrent use.
 type Store struct {
 	conf *esdb.Configuration
+	// shared keeps leases and checkpoints (shared.go).
+	shared *eventstore.Shared
 
 	mu     sync.Mutex
 	db     *esdb.Client
@@ -81,7 +83,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		db.Close()
 		return nil, err
 	}
-	return &Store{conf: conf, db: db}, nil
+	s := &Store{conf: conf, db: db}
+	s.shared = newShared(s, opts)
+	return s, nil
 }
 
 // ping reads the last event of $all. The client discovers the node on the
