@@ -128,3 +128,32 @@ func decodeCheckpoint(r Record) (Position, error) {
 	}
 	return ParsePosition(c.Position)
 }
+
+// Flush writes at once what this process saved and has not written yet
+// (CheckpointEvery): a store calls it as it closes.
+func (s *Shared) Flush(ctx context.Context) error {
+	type save struct {
+		name string
+		p    Position
+	}
+	var saves []save
+	s.mu.Lock()
+	for name, c := range s.checkpoints {
+		if c.flush != nil {
+			c.flush.Stop()
+			c.flush = nil
+		}
+		if !c.pending.IsZero() {
+			saves = append(saves, save{name, c.pending})
+			c.written, c.pending = time.Now(), Start
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, sv := range saves {
+		if err := s.writeCheckpoint(ctx, sv.name, sv.p); err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint %q: %w", sv.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

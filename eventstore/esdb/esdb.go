@@ -184,14 +184,20 @@ func (s *Store) fail(ctx context.Context, db *esdb.Client, op string, err error)
 	return translate(op, err)
 }
 
-// Close closes the connection. Calls in flight fail; subscriptions end with
-// ErrClosed.
+// Close writes the checkpoints saved and not written yet, then closes the
+// connection. Calls in flight fail; subscriptions end with ErrClosed.
 func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	var flushErr error
+	if _, err := s.client(); err == nil {
+		flushErr = s.shared.Flush(ctx)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	return s.db.Close()
+	return errors.Join(flushErr, s.db.Close())
 }

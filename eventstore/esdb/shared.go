@@ -23,6 +23,9 @@ var (
 // second is plenty for a resume point.
 const checkpointWrites = time.Second
 
+// flushTimeout bounds the checkpoint writes of Close.
+const flushTimeout = 5 * time.Second
+
 // headPage is how many events of the end of $all CategoryHead reads.
 const headPage = 32
 

@@ -126,3 +126,26 @@ func TestFakeCategoryHead(t *testing.T) {
 		t.Errorf("clicks' head behind system events: %v, want %v", p, click.Position)
 	}
 }
+
+// Close writes the checkpoint saved within the last second, which waited.
+func TestFakeCloseWritesCheckpoints(t *testing.T) {
+	t.Parallel()
+	_, url := startFake(t)
+	a := openFakeAt(t, url)
+	ctx := t.Context()
+	for n := uint64(1); n <= 3; n++ {
+		if err := a.SaveCheckpoint(ctx, "relay", eventstore.Position{Commit: n, Prepare: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := openFakeAt(t, url)
+	if p, err := b.LoadCheckpoint(ctx, "relay"); err != nil || p.Commit != 1 {
+		t.Fatalf("before Close another process loads %v, %v; want 1 (one write a second)", p, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.LoadCheckpoint(ctx, "relay"); err != nil || p.Commit != 3 {
+		t.Errorf("after Close another process loads %v, %v; want 3", p, err)
+	}
+}
