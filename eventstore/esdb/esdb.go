@@ -190,7 +190,7 @@ func (s *Store) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	var flushErr error
-	if _, err := s.client(); err == nil {
+	if _, err := s.client(); err == nil && s.shared != nil {
 		flushErr = s.shared.Flush(ctx)
 	}
 	s.mu.Lock()
