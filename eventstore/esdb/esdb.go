@@ -43,6 +43,8 @@ const defaultConnectTimeout = 10 * time.Second
 // concurrent use.
 type Store struct {
 	conf *esdb.Configuration
+	// shared keeps leases and checkpoints (shared.go).
+	shared *eventstore.Shared
 
 	mu     sync.Mutex
 	db     *esdb.Client
@@ -81,7 +83,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		db.Close()
 		return nil, err
 	}
-	return &Store{conf: conf, db: db}, nil
+	s := &Store{conf: conf, db: db}
+	s.shared = newShared(s, opts)
+	return s, nil
 }
 
 // ping reads the last event of $all. The client discovers the node on the
@@ -180,14 +184,20 @@ func (s *Store) fail(ctx context.Context, db *esdb.Client, op string, err error)
 	return translate(op, err)
 }
 
-// Close closes the connection. Calls in flight fail; subscriptions end with
-// ErrClosed.
+// Close writes the checkpoints saved and not written yet, then closes the
+// connection. Calls in flight fail; subscriptions end with ErrClosed.
 func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	var flushErr error
+	if _, err := s.client(); err == nil && s.shared != nil {
+		flushErr = s.shared.Flush(ctx)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	return s.db.Close()
+	return errors.Join(flushErr, s.db.Close())
 }

@@ -64,3 +64,55 @@ func TestContractFake(t *testing.T) {
 		},
 	})
 }
+
+// sharedHarness runs the suite of leases and checkpoints on stores opened
+// on url, one per process, at linkd's settings: a holder that dies is
+// replaced within 10 s.
+func sharedHarness(url string) eventstoretest.SharedHarness {
+	return eventstoretest.SharedHarness{
+		Process: func(t testing.TB) eventstoretest.SharedProcess {
+			t.Helper()
+			s, err := esdb.Open(context.Background(), url, esdb.Options{})
+			if err != nil {
+				t.Fatalf("open %s: %v", url, err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return eventstoretest.SharedProcess{Leaser: s, Checkpoints: s, Break: func() { s.Close() }}
+		},
+		Takeover:        10 * time.Second,
+		Handover:        2 * time.Second,
+		CheckpointDelay: 1500 * time.Millisecond,
+	}
+}
+
+// TestShared runs the suite of leases and checkpoints against a real server.
+func TestShared(t *testing.T) {
+	url := os.Getenv("ESDB_TEST_URL")
+	if url == "" {
+		t.Skip("set ESDB_TEST_URL=esdb://localhost:2113?tls=false to run the EventStoreDB suites")
+	}
+	eventstoretest.RunShared(t, sharedHarness(url))
+}
+
+// TestSharedFake runs it against the fake of the server.
+func TestSharedFake(t *testing.T) {
+	eventstoretest.RunShared(t, sharedHarness(esdb.StartFakeServer(t)))
+}
+
+// TestSharedOnStoreFake runs the suite on eventstore.Shared over the
+// events of an EventStoreDB store (eventstore.StoreRecords), with a short
+// TTL: the generic leases and checkpoints on this adapter.
+func TestSharedOnStoreFake(t *testing.T) {
+	s, err := esdb.Open(context.Background(), esdb.StartFakeServer(t), esdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	o := eventstore.SharedOptions{LeaseTTL: time.Second, Retry: 100 * time.Millisecond, CheckpointEvery: 200 * time.Millisecond}
+	eventstoretest.RunShared(t, eventstoretest.SharedHarness{
+		Process:         eventstoretest.SharedOnStore(s, o),
+		Takeover:        2500 * time.Millisecond,
+		Handover:        time.Second,
+		CheckpointDelay: 500 * time.Millisecond,
+	})
+}

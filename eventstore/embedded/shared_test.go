@@ -1,0 +1,29 @@
+package embedded_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/eventstore/eventstoretest"
+)
+
+// TestShared runs the suite of leases and checkpoints on eventstore.Shared
+// over the embedded store, processes being Shared of their own on one
+// store, with a short TTL: the generic leases and checkpoints that ADR 0109
+// describes, not something the embedded store offers (it has one process).
+func TestShared(t *testing.T) {
+	s, err := embedded.Open(embedded.Options{Dir: t.TempDir(), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	o := eventstore.SharedOptions{LeaseTTL: time.Second, Retry: 100 * time.Millisecond, CheckpointEvery: 200 * time.Millisecond}
+	eventstoretest.RunShared(t, eventstoretest.SharedHarness{
+		Process:         eventstoretest.SharedOnStore(s, o),
+		Takeover:        2500 * time.Millisecond,
+		Handover:        time.Second,
+		CheckpointDelay: 500 * time.Millisecond,
+	})
+}
