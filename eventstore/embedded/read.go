@@ -214,7 +214,10 @@ func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter even
 	if max <= 0 {
 		max = math.MaxInt
 	}
-	var events []eventstore.RecordedEvent
+	// Sized for what the range can hold (a record takes more than 64
+	// bytes), up to a page: a replay's pages are not grown by copying,
+	// and a subscription reading its few new events allocates few.
+	events := make([]eventstore.RecordedEvent, 0, min(int64(max), (limit-off)/64+1, 8192))
 	var in interner
 	r := newLogReader(s, off, limit)
 	last := off
