@@ -83,14 +83,13 @@ type Click struct {
 	Browser    string `json:"click_browser,omitempty"`
 	OS         string `json:"click_os,omitempty"`
 	Referrer   string `json:"click_referrer,omitempty"`
-	// The rest of the click, for the click of lead.created and
-	// sale.created (webhooks): its destination, city and continent, and
-	// whether it was a QR scan. Absent from conversions recorded before
-	// linkd kept them (URL empty).
-	URL       string `json:"click_url,omitempty"`
-	City      string `json:"click_city,omitempty"`
-	Continent string `json:"click_continent,omitempty"`
-	QR        bool   `json:"click_qr,omitempty"`
+	// QR says whether the click was a QR scan.
+	QR bool `json:"click_qr,omitempty"`
+	// Seq is the click's version in its link's click stream plus one
+	// (0: not known, for conversions recorded before linkd kept it): where
+	// the whole click is read when it is needed (the click of
+	// lead.created and sale.created), not on the conversion's path.
+	Seq uint64 `json:"click_seq,omitempty"`
 }
 
 // CustomerCreated: a workspace saw a customer for the first time.

@@ -75,14 +75,10 @@ func (c *Click) set(key, val, raw []byte) bool {
 		return setString(&c.OS, val)
 	case "click_referrer":
 		return setString(&c.Referrer, val)
-	case "click_url":
-		return setString(&c.URL, val)
-	case "click_city":
-		return setString(&c.City, val)
-	case "click_continent":
-		return setString(&c.Continent, val)
 	case "click_qr":
 		return setBool(&c.QR, val, raw)
+	case "click_seq":
+		return setUint(&c.Seq, val, raw)
 	}
 	return false
 }
@@ -179,4 +175,23 @@ func setBool(f *bool, val, raw []byte) bool {
 // of the quoted string).
 func setTime(f *time.Time, val, raw []byte) bool {
 	return val != nil && f.UnmarshalJSON(raw) == nil
+}
+
+// setUint reads a JSON number that is a plain non-negative integer (what
+// encoding/json reads into a uint64); anything else is left to it.
+func setUint(f *uint64, val, raw []byte) bool {
+	if val != nil || len(raw) == 0 || len(raw) > 1 && raw[0] == '0' {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return false
+	}
+	*f = n
+	return true
 }

@@ -68,7 +68,7 @@ func TestDecodePlainMatchesEncodingJSON(t *testing.T) {
 				ProjectID: s(), ClickedAt: randomTime(rng), DeviceType: s(), Browser: s(), OS: s()}, CustomerID: s(),
 				CustomerExternalID: s(), First: rng.Intn(2) == 0, Metadata: md, Timestamp: randomTime(rng)},
 			&SaleTracked{ConversionID: s(), EventID: s(), EventName: s(), Click: Click{ClickID: s(), LinkID: s(), WorkspaceID: s(),
-				ClickedAt: randomTime(rng), Country: s(), Referrer: s(), URL: s(), City: s(), Continent: s(), QR: rng.Intn(2) == 0}, CustomerID: s(), CustomerExternalID: s(),
+				ClickedAt: randomTime(rng), Country: s(), Referrer: s(), QR: rng.Intn(2) == 0, Seq: uint64(rng.Int63())}, CustomerID: s(), CustomerExternalID: s(),
 				AmountMinor: rng.Int63n(1e12) - 1e6, Currency: s(), First: rng.Intn(2) == 0, Metadata: md, Timestamp: randomTime(rng)},
 		} {
 			_, data, err := domain.EncodeEvent(e)

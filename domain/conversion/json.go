@@ -52,11 +52,12 @@ func (c *Click) appendJSON(b []byte) []byte {
 	b = jsonappend.Opt(b, `,"click_browser":`, c.Browser)
 	b = jsonappend.Opt(b, `,"click_os":`, c.OS)
 	b = jsonappend.Opt(b, `,"click_referrer":`, c.Referrer)
-	b = jsonappend.Opt(b, `,"click_url":`, c.URL)
-	b = jsonappend.Opt(b, `,"click_city":`, c.City)
-	b = jsonappend.Opt(b, `,"click_continent":`, c.Continent)
 	if c.QR {
 		b = append(b, `,"click_qr":true`...)
+	}
+	if c.Seq != 0 {
+		b = append(b, `,"click_seq":`...)
+		b = strconv.AppendUint(b, c.Seq, 10)
 	}
 	return b
 }

@@ -25,7 +25,7 @@ func randomTime(rng *rand.Rand) time.Time {
 func randomClick(rng *rand.Rand) Click {
 	s := func() string { return domaintest.JSONString(rng) }
 	return Click{ClickID: s(), LinkID: s(), WorkspaceID: s(), ProjectID: s(), ClickedAt: randomTime(rng),
-		Country: s(), DeviceType: s(), Browser: s(), OS: s(), Referrer: s(), URL: s(), City: s(), Continent: s(), QR: rng.Intn(2) == 0}
+		Country: s(), DeviceType: s(), Browser: s(), OS: s(), Referrer: s(), QR: rng.Intn(2) == 0, Seq: uint64(rng.Int63n(3))}
 }
 
 // The hand-written encoders give the bytes encoding/json gives, for varied

@@ -322,32 +322,49 @@ func (s *Store) conversionData(ctx context.Context, re *eventstore.RecordedEvent
 	if err != nil {
 		return nil, err
 	}
+	ck, err := s.conversionClick(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{
 		"event_name": eventName,
 		"customer": map[string]any{
 			"externalId": ext, "email": nullable(p.Email), "firstname": nullable(p.Firstname), "lastname": nullable(p.Lastname),
 			"phoneNumber": nullable(p.PhoneNumber), "avatarUrl": nullable(p.AvatarURL),
 		},
-		"click": conversionClick(c),
+		"click": ck,
 		"link":  lj,
 	}, nil
 }
 
-// conversionClick is the click of lead.created and sale.created as the
-// conversion recorded it: the fields of link.clicked's click. Its tracking
-// id is its id (the svc_tid a redirect hands out). Conversions recorded
-// before linkd kept the click's destination, city, continent and QR scan
-// have null there.
-func conversionClick(c conversion.Click) map[string]any {
+// conversionClick is the click of lead.created and sale.created: the
+// fields of link.clicked's click. The conversion keeps the click's place
+// in its stream (Seq), where the click is read for the fields the
+// conversion does not keep (its destination, city and continent), here
+// rather than on the conversion's path. Its tracking id is its id (the
+// svc_tid a redirect hands out). Conversions recorded before linkd kept
+// the place have null there.
+func (s *Store) conversionClick(ctx context.Context, c conversion.Click) (map[string]any, error) {
 	m := map[string]any{
 		"id": c.ClickID, "timestamp": formatTime(c.ClickedAt), "link_id": c.LinkID, "url": nil, "country": c.Country,
 		"city": nil, "continent": nil, "device": c.DeviceType, "browser": c.Browser, "os": c.OS, "referrer": c.Referrer,
 		"qr": nil, "tracking_id": c.ClickID,
 	}
-	if c.URL != "" {
-		m["url"], m["city"], m["continent"], m["qr"] = c.URL, c.City, c.Continent, c.QR
+	if c.Seq == 0 {
+		return m, nil
 	}
-	return m
+	recs, err := s.opts.Events.ReadStream(ctx, click.Stream(c.LinkID), c.Seq-1, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) != 1 || recs[0].Type != click.EventRecorded {
+		return m, nil
+	}
+	e, err := domain.DecodeEvent(recs[0].Type, recs[0].Data)
+	if r, ok := e.(*click.Recorded); err == nil && ok && r.ClickID == c.ClickID {
+		m["url"], m["city"], m["continent"], m["qr"] = r.Destination, r.City, r.Continent, r.QR
+	}
+	return m, nil
 }
 
 func formatTime(t time.Time) string {

@@ -229,7 +229,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	cmds := commands.New(commands.Config{
 		Deps: deps, Hasher: a.secret.Hasher(), KeyPrefix: cfg.KeyPrefix, Contents: a.core,
 		DNS: newDNSChecker(cfg.DNSServer), ExpectedHost: queries.HostOnly(cfg.ShortDomain()),
-		Clicks:    conversionClicks{query: q.ClickByTrackingID, events: a.store, head: a.store, index: a.runner.Watermark(clickindex.Name), wait: 5 * time.Second},
+		Clicks:    conversionClicks{query: q.ClickByTrackingID, head: a.store, index: a.runner.Watermark(clickindex.Name), wait: 5 * time.Second},
 		Passwords: password.Argon2id{}, Logger: log, Observer: a.metrics,
 	})
 	a.server = api.New(api.Config{

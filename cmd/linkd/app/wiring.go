@@ -124,11 +124,6 @@ func (r clickIndexReader) TrackedClick(ctx context.Context, id string) (queries.
 // (reads follow writes); a known click costs no wait.
 type conversionClicks struct {
 	query queries.ClickByTrackingIDHandler
-	// events reads the click itself, for the fields the index does not
-	// keep (its destination, city and continent).
-	events interface {
-		ReadStream(ctx context.Context, stream string, from uint64, max int) ([]eventstore.RecordedEvent, error)
-	}
 	head  eventstore.HeadReader
 	index *eventstore.Watermark
 	wait  time.Duration
@@ -147,31 +142,9 @@ func (c conversionClicks) ClickByTrackingID(ctx context.Context, trackingID stri
 	cc := conversion.Click{ClickID: tc.ClickID, LinkID: tc.LinkID, WorkspaceID: tc.WorkspaceID, ProjectID: tc.ProjectID,
 		ClickedAt: tc.ClickedAt, Country: tc.Country, DeviceType: tc.DeviceType, Browser: tc.Browser, OS: tc.OS,
 		Referrer: tc.Referrer, QR: tc.QR}
-	if err := c.rest(ctx, tc, &cc); err != nil {
-		return conversion.Click{}, time.Time{}, err
+	if tc.HasVersion {
+		cc.Seq = tc.Version + 1
 	}
 	return cc, tc.ClickedAt.Add(click.TrackingTTL), nil
 }
 
-// rest fills in what the index does not keep of a click from the click
-// event itself, one read at the version the index names. A click the
-// index has no version for (indexed by an older linkd) goes without.
-func (c conversionClicks) rest(ctx context.Context, tc queries.TrackedClick, cc *conversion.Click) error {
-	if !tc.HasVersion || c.events == nil {
-		return nil
-	}
-	recs, err := c.events.ReadStream(ctx, click.Stream(tc.LinkID), tc.Version, 1)
-	if err != nil {
-		return err
-	}
-	if len(recs) != 1 || recs[0].Type != click.EventRecorded {
-		return nil
-	}
-	e, err := domain.DecodeEvent(recs[0].Type, recs[0].Data)
-	r, ok := e.(*click.Recorded)
-	if err != nil || !ok || r.ClickID != tc.ClickID {
-		return nil // not this click: keep what the index has
-	}
-	cc.URL, cc.City, cc.Continent = r.Destination, r.City, r.Continent
-	return nil
-}
