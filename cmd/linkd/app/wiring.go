@@ -147,4 +147,3 @@ func (c conversionClicks) ClickByTrackingID(ctx context.Context, trackingID stri
 	}
 	return cc, tc.ClickedAt.Add(click.TrackingTTL), nil
 }
-
