@@ -32,8 +32,9 @@ type CategoryHeads interface {
 	// CategoryHead returns a position at or after the last event of the
 	// categories (if any) and at or before the last event of the log, or
 	// Start: once a projection has applied the log up to it, it has
-	// applied every change of the categories made before the call. PostgreSQL answers the last event itself; EventStoreDB may
-	// answer a later one (ADR 0109).
+	// applied every change of the categories made before the call.
+	// PostgreSQL answers the last event itself; EventStoreDB may answer
+	// a later one (ADR 0109).
 	CategoryHead(ctx context.Context, categories []string) (Position, error)
 }
 

@@ -294,9 +294,19 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) {
 // holds in memory (or the log holds none): what follows is in the table
 // only.
 func (l *recentLog) caughtUp(last int64) bool {
+	end, ok := l.end()
+	return !ok || last >= end
+}
+
+// end is the position of the last event the log holds, false when it
+// holds none.
+func (l *recentLog) end() (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.events) == 0 || last >= int64(l.events[len(l.events)-1].Position.Commit)
+	if len(l.events) == 0 {
+		return 0, false
+	}
+	return int64(l.events[len(l.events)-1].Position.Commit), true
 }
 
 // fill reads the events after the log's last (after last when it holds
@@ -311,11 +321,9 @@ func (s *Store) fill(ctx context.Context, last int64) error {
 		return nil // another fill brought it
 	}
 	from := last
-	s.recent.mu.Lock()
-	if n := len(s.recent.events); n > 0 {
-		from = int64(s.recent.events[n-1].Position.Commit)
+	if end, ok := s.recent.end(); ok {
+		from = end
 	}
-	s.recent.mu.Unlock()
 	evs, err := s.readAll(ctx, from, subPage, nil)
 	if err != nil {
 		return err

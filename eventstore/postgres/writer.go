@@ -393,9 +393,10 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	return nil
 }
 
-// sharingFor is how long after another process's append to a stream the
-// writer last knew the writer has appends that expect any version
-// numbered by the database, rather than try the versions it knows.
+// sharingFor is how long, after an insert at the versions the writer
+// knew met another process's append, appends that expect any version
+// have their versions given by the database rather than tried at the
+// versions the writer knows.
 const sharingFor = 10 * time.Second
 
 // sharing reports whether another process appended to a stream this one
