@@ -2,9 +2,7 @@ package embedded_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
 	"github.com/linkd/linkd/eventstore/eventstoretest"
 )
@@ -19,11 +17,5 @@ func TestShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	o := eventstore.SharedOptions{LeaseTTL: time.Second, Retry: 100 * time.Millisecond, CheckpointEvery: 200 * time.Millisecond}
-	eventstoretest.RunShared(t, eventstoretest.SharedHarness{
-		Process:         eventstoretest.SharedOnStore(s, o),
-		Takeover:        2500 * time.Millisecond,
-		Handover:        time.Second,
-		CheckpointDelay: 500 * time.Millisecond,
-	})
+	eventstoretest.RunSharedOnStore(t, s)
 }

@@ -108,11 +108,5 @@ func TestSharedOnStoreFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	o := eventstore.SharedOptions{LeaseTTL: time.Second, Retry: 100 * time.Millisecond, CheckpointEvery: 200 * time.Millisecond}
-	eventstoretest.RunShared(t, eventstoretest.SharedHarness{
-		Process:         eventstoretest.SharedOnStore(s, o),
-		Takeover:        2500 * time.Millisecond,
-		Handover:        time.Second,
-		CheckpointDelay: 500 * time.Millisecond,
-	})
+	eventstoretest.RunSharedOnStore(t, s)
 }

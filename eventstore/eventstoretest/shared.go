@@ -320,3 +320,17 @@ func (b *breakable) StreamVersion(ctx context.Context, stream string) (uint64, b
 	}
 	return b.Store.StreamVersion(ctx, stream)
 }
+
+// RunSharedOnStore runs the suite on eventstore.Shared over s, processes
+// being Shared of their own on it, with a short TTL (1 s) so that the
+// suite is quick: the generic leases and checkpoints of ADR 0109 on any
+// store.
+func RunSharedOnStore(t *testing.T, s eventstore.Store) {
+	o := eventstore.SharedOptions{LeaseTTL: time.Second, Retry: 100 * time.Millisecond, CheckpointEvery: 200 * time.Millisecond}
+	RunShared(t, SharedHarness{
+		Process:         SharedOnStore(s, o),
+		Takeover:        2500 * time.Millisecond,
+		Handover:        time.Second,
+		CheckpointDelay: 500 * time.Millisecond,
+	})
+}
