@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/storage/fsdir"
 )
 
 // CheckpointStore keeps the relay's checkpoint: the position of the global
@@ -84,24 +85,12 @@ func (f *FileCheckpoint) Save(_ context.Context, p eventstore.Position) error {
 		err = os.Rename(tmp.Name(), f.path)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = fsdir.Sync(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("relay: checkpoint: %w", err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // MemoryCheckpoint is a CheckpointStore in memory, for tests and for a

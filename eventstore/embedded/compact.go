@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/linkd/linkd/internal/storage/fsdir"
 )
 
 // The compactor compresses sealed segments in the background (format and
@@ -199,7 +201,7 @@ func (s *Store) compressSealed(seg *segment, p pace) error {
 	if err := compressSegment(seg.f, seg.end-seg.base, path, p); err != nil {
 		return err
 	}
-	if err := syncDir(s.logDir); err != nil {
+	if err := fsdir.Sync(s.logDir); err != nil {
 		return err
 	}
 	z, err := openZseg(path, seg.base, &s.zcache)
@@ -224,7 +226,7 @@ func (s *Store) compressSealed(seg *segment, p pace) error {
 	if err := os.Remove(filepath.Join(s.logDir, segmentName(seg.base))); err != nil {
 		return err
 	}
-	if err := syncDir(s.logDir); err != nil {
+	if err := fsdir.Sync(s.logDir); err != nil {
 		return err
 	}
 	// Reads in progress on the plain file finish (the file is only closed
@@ -250,13 +252,13 @@ func (s *Store) compressActive() error {
 	if err := compressSegment(seg.f, size, path, pace{}); err != nil {
 		return err
 	}
-	if err := syncDir(s.logDir); err != nil {
+	if err := fsdir.Sync(s.logDir); err != nil {
 		return err
 	}
 	if err := os.Remove(filepath.Join(s.logDir, segmentName(seg.base))); err != nil {
 		return err
 	}
-	return syncDir(s.logDir)
+	return fsdir.Sync(s.logDir)
 }
 
 // syncLog fsyncs f, a segment that holds the log up to end. A failure does

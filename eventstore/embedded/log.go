@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/linkd/linkd/internal/storage/fsdir"
 )
 
 // The log is a sequence of segment files. Offsets are global: a segment
@@ -136,7 +138,7 @@ func tidySegments(dir string, log *slog.Logger) error {
 		changed = true
 	}
 	if changed {
-		return syncDir(dir)
+		return fsdir.Sync(dir)
 	}
 	return nil
 }

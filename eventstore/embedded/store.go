@@ -44,6 +44,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/storage/fsdir"
 	"github.com/linkd/linkd/internal/storage/pebbleheap"
 )
 
@@ -490,23 +491,11 @@ func createSegment(dir string, base int64) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: create segment: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsdir.Sync(dir); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("embedded: create segment: %w", err)
 	}
 	return f, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // enter starts a read operation; exit must follow.
