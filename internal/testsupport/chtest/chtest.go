@@ -27,7 +27,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +40,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/linkd/linkd/internal/testsupport/ports"
 )
 
 // EnvDSN names the environment variable holding the test server's DSN.
@@ -194,12 +195,12 @@ func tryStart() (*server, error) {
 			return nil, err
 		}
 	}
-	ports, err := freePorts(2)
+	ps, err := freePorts(2)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &server{dir: dir, tcpPort: ports[0], httpPort: ports[1], exited: make(chan struct{})}
+	s := &server{dir: dir, tcpPort: ps[0], httpPort: ps[1], exited: make(chan struct{})}
 	cfg := strings.NewReplacer(
 		"@DIR@", dir,
 		"@TCP_PORT@", strconv.Itoa(s.tcpPort),
@@ -269,24 +270,15 @@ func (s *server) stop() {
 
 // freePorts returns n distinct ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {
-	var (
-		ports []int
-		lns   []net.Listener
-	)
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	var ps []int
+	for range n {
+		p, err := ports.Free()
 		if err != nil {
 			return nil, err
 		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ps = append(ps, p)
 	}
-	return ports, nil
+	return ps, nil
 }
 
 // sanitize keeps a test name usable inside a database name.

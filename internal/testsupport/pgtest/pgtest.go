@@ -28,7 +28,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -43,6 +42,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/linkd/linkd/internal/testsupport/ports"
 )
 
 // EnvDSN names the environment variable holding an existing server's DSN.
@@ -271,7 +272,7 @@ func StartCluster(opts Options) (*Cluster, error) {
 	}
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := ports.Free()
 		if err != nil {
 			return nil, err
 		}
@@ -405,15 +406,6 @@ func (c *Cluster) Restart() error {
 func (c *Cluster) Remove() {
 	_ = c.Stop(true)
 	os.RemoveAll(c.Dir)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func sanitize(name string) string {
