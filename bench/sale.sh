@@ -15,6 +15,9 @@
 # It reports wrk's rps and latency, the answers that were not 200, and the
 # server's resident memory (VmRSS, VmHWM) after the load: run it with
 # CLICKS=10000 and CLICKS=10000000 to compare memory.
+# LINKD_BIN=FILE runs that binary instead of building this tree (to compare
+# commits on one store); PROFILE=FILE takes a CPU profile of the server
+# over the measured load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
@@ -30,10 +33,12 @@ source bench/lib.sh
 tmp=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$tmp"
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "${BENCH_DIR:-}" ] || rm -rf "$tmp"' EXIT
-go build -o "$tmp/linkd" ./cmd/linkd
+if [ -n "${LINKD_BIN:-}" ]; then cp "$LINKD_BIN" "$tmp/linkd"; else go build -o "$tmp/linkd" ./cmd/linkd; fi
+PROFILE=${PROFILE:-}
 KEY=svc_sk_bench_operator_key_0123456789
 ADDR=127.0.0.1:18190
 export LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$ADDR LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn
+[ -n "$PROFILE" ] && export LINKD_DEBUG_ADDR=127.0.0.1:18191
 
 if [ ! -s "$tmp/tids" ]; then
   echo "generating $CLICKS tracked clicks..."
@@ -83,8 +88,14 @@ echo "POST /api/events/sale, $CONNS connections, $DUR s, $CLICKS click ids:"
 # The server's CPU per request (user + system, from /proc) moves much less
 # with the machine's other load than requests per second do.
 C0=$(cpu $PID)
+PROF_PID=""
+if [ -n "$PROFILE" ]; then
+  curl -s -o "$PROFILE" "http://$LINKD_DEBUG_ADDR/debug/pprof/profile?seconds=$((DUR - 1))" &
+  PROF_PID=$!
+fi
 OUT=$(wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/sale.lua" http://$ADDR | tail -1)
 C1=$(cpu $PID)
+[ -z "$PROF_PID" ] || wait "$PROF_PID"
 echo "$OUT cpu_us_per_req=$(cpu_per_req $((C1 - C0)) "$OUT")"
 echo "memory after the load: $(rss $PID)"
 # Let the projections apply the load before the server stops, so that the
