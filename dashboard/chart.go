@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linkd/linkd/domain/conversion"
 )
 
 // series names one line of a chart: its label and the field it reads.
@@ -176,11 +178,21 @@ func formatMoney(v any) string {
 		sort.Strings(keys)
 		var parts []string
 		for _, k := range keys {
-			parts = append(parts, strconv.FormatFloat(number(m[k]), 'f', 2, 64)+" "+strings.ToUpper(k))
+			parts = append(parts, formatAmount(m[k], k))
 		}
 		return strings.Join(parts, ", ")
 	}
 	return strconv.FormatFloat(number(v), 'f', 2, 64)
+}
+
+// formatAmount writes an amount in its currency's units with the
+// currency's own decimals: "49.90 USD", "2999 JPY".
+func formatAmount(v any, currency string) string {
+	digits, ok := conversion.MinorDigits(currency)
+	if !ok {
+		digits = 2
+	}
+	return strconv.FormatFloat(number(v), 'f', digits, 64) + " " + strings.ToUpper(currency)
 }
 
 func shortDate(s string) string {

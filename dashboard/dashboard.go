@@ -155,10 +155,14 @@ func parsePages() map[string]*template.Template {
 		"date":  func(v any) string { s, _ := v.(string); return shortDate(s) },
 		"num":   func(v any) string { return formatNumber(number(v)) },
 		"money": func(v any) string { return formatMoney(v) },
-		"pct":   func(v any) string { return formatPercent(number(v)) },
-		"eq":    func(a, b any) bool { return a == b },
-		"q":     url.QueryEscape,
-		"path":  url.PathEscape,
+		"amount": func(v, currency any) string {
+			c, _ := currency.(string)
+			return formatAmount(v, c)
+		},
+		"pct":  func(v any) string { return formatPercent(number(v)) },
+		"eq":   func(a, b any) bool { return a == b },
+		"q":    url.QueryEscape,
+		"path": url.PathEscape,
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

@@ -345,6 +345,46 @@ func TestDashboard(t *testing.T) {
 	}
 	d.check("radar-visitor")
 
+	// A customer's journey: a click on a tracked link, a lead, a sale.
+	tracked := s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://shop.example/landing", "enable_conversion_tracking": true})
+	req, _ = http.NewRequest("GET", s.URL+"/"+tracked["code"].(string), nil)
+	req.Header.Set("User-Agent", desktopUA)
+	resp, err = (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	redir, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || redir.Query().Get("svc_tid") == "" {
+		t.Fatalf("no svc_tid in %q", resp.Header.Get("Location"))
+	}
+	tid := redir.Query().Get("svc_tid")
+	buyer := map[string]any{"externalId": "cus_" + hostile, "email": "ana@shop.example", "firstname": "Ana"}
+	for _, ev := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/api/events/lead", map[string]any{"trackingId": tid, "customer": buyer}},
+		{"/api/events/sale", map[string]any{"trackingId": tid, "customer": buyer, "amount": 49.9, "currency": "usd"}},
+	} {
+		if r := s.Do("POST", ev.path, apptest.OperatorKey, ev.body); r.Status != 200 {
+			t.Fatalf("%s: %d %s", ev.path, r.Status, r.Body)
+		}
+	}
+	d.open("/dashboard/customers")
+	d.run(chromedp.Click(`main tbody a[href*="/dashboard/customers/"]`), chromedp.WaitVisible(`ol.journey`))
+	if got := d.text("h1"); got != "cus_"+hostile {
+		t.Errorf("customer shown as %q", got)
+	}
+	steps := eval[[]string](d, `Array.from(document.querySelectorAll("ol.journey li")).map(li => li.dataset.step)`)
+	if strings.Join(steps, ",") != "click,lead,sale" {
+		t.Errorf("journey %v, want click, lead, sale", steps)
+	}
+	if got := d.text(`li[data-step="sale"] .what`); !strings.Contains(got, "49.90 USD") {
+		t.Errorf("the sale in the journey: %q", got)
+	}
+	d.check("customer")
+
 	for _, p := range []struct{ path, name string }{
 		{"/dashboard/projects", "projects"}, {"/dashboard/domains", "domains"}, {"/dashboard/customers", "customers"},
 		{"/dashboard/workspaces", "workspaces"}, {"/dashboard/radar", "radar-index"}, {"/dashboard/utm-templates", "utm"},
