@@ -63,7 +63,7 @@ measure() {
     es=$(start_postgres)
   fi
   rm -rf "$tmp/data"
-  LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn LINKD_CLICK_LIMIT=0 \
+  LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn LINKD_CLICK_LIMIT=0 LINKD_CLICK_LIMIT_NETWORK=0 \
     LINKD_EVENTSTORE="$es" LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 LINKD_DEBUG_ADDR=${PPROF:+127.0.0.1:18193} \
     "$tmp/linkd" serve >"$tmp/linkd-$store.log" 2>&1 &
   local linkd_pid=$!
@@ -78,7 +78,7 @@ measure() {
   START=$(date +%s%3N)
   RES=$(wrk -t2 -c"$CONNS" -d"${DUR}s" -H 'User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36' http://$LINKD/b0 | awk '/requests in/ {print $1}')
   END_LOAD=$(date +%s%3N)
-  # PPROF=file takes a CPU profile of the first 5 s of the drain.
+  # PPROF=file takes a CPU profile of the first 5 s of the drain after the load.
   [ -n "${PPROF:-}" ] && curl -sf -o "$PPROF.$store" "http://127.0.0.1:18193/debug/pprof/profile?seconds=5" &
   echo "[$store] clicks sent: $RES in $((END_LOAD - START)) ms ($((RES * 1000 / (END_LOAD - START))) clicks/s)"
   for _ in $(seq 1200); do
@@ -101,6 +101,8 @@ measure() {
   Q=$(curl -sf -X POST "http://$LINKD/v1/webhooks/$HOOK2/replay" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -d "{\"start\":\"$(date -u -d @$((START / 1000 - 60)) +%Y-%m-%dT%H:%M:%SZ)\",\"end\":\"$(date -u -d @$((END_LOAD / 1000 + 60)) +%Y-%m-%dT%H:%M:%SZ)\"}" |
     sed -E 's/.*"queued":([0-9]+).*/\1/')
+  # PPROF=file also profiles the first 5 s of the replay's drain.
+  [ -n "${PPROF:-}" ] && curl -sf -o "$PPROF.$store.replay" "http://127.0.0.1:18193/debug/pprof/profile?seconds=5" &
   for _ in $(seq 1200); do
     N=$(curl -sf http://$RECV/stats | sed -E 's/.*"distinct":([0-9]+).*/\1/')
     [ "$N" -ge $((N0 + Q)) ] && break
