@@ -39,6 +39,12 @@ BARE=127.0.0.1:18181
 # link, or a run long enough to reach it, it is off (0): the benchmark
 # measures counting, and uncounted clicks would show as missing.
 ROUNDS=${ROUNDS:-1}
+# WEBHOOK=1 makes b0 a busy link: BUSY percent of the requests (default 10
+# with WEBHOOK=1, else 0) go to it, so the click limits are off.
+BUSY=${BUSY:-$([ "${WEBHOOK:-0}" = 1 ] && echo 10 || echo 0)}
+if [ "$BUSY" -gt 0 ]; then
+  export LINKD_CLICK_LIMIT=${LINKD_CLICK_LIMIT-0} LINKD_CLICK_LIMIT_NETWORK=${LINKD_CLICK_LIMIT_NETWORK-0}
+fi
 if [ -z "${LINKD_CLICK_LIMIT+x}" ] && { [ "$LINKS" -le 1 ] || [ $((ROUNDS * DUR * 60000 / (4 * LINKS))) -ge 900 ]; }; then
   export LINKD_CLICK_LIMIT=0
 fi
@@ -50,7 +56,8 @@ if [ -z "${LINKD_CLICK_LIMIT_NETWORK+x}" ] && { [ "$LINKS" -le 1 ] || [ $((ROUND
 fi
 echo "click limit: ${LINKD_CLICK_LIMIT:-default (1000)}, per network: ${LINKD_CLICK_LIMIT_NETWORK:-default (10000)}"
 # WEBHOOK=1 adds a link.clicked webhook on the busy link b0 (bench/hookrecv
-# answers it), so that the ratio shows what deliveries cost redirects.
+# answers it), so that the ratio shows what deliveries cost redirects
+# (compare with BUSY=10 and no webhook).
 if [ "${WEBHOOK:-0}" = 1 ]; then
   go build -o "$tmp/hookrecv" ./bench/hookrecv
   "$tmp/hookrecv" -addr 127.0.0.1:18182 &
@@ -82,6 +89,7 @@ counted() { curl -sf http://$LINKD/v1/stats/workspaces/summary -H "Authorization
 # One script for both servers: the same paths, headers and mix.
 cat >"$tmp/load.lua" <<LUA
 local links = $LINKS
+local busy = $BUSY
 local agents = {
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
@@ -92,6 +100,7 @@ function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16
 request = function()
   if links <= 1 then return wrk.format("GET", "/b0") end
   local path = "/b" .. math.random(0, links - 1)
+  if busy > 0 and math.random(100) <= busy then path = "/b0" end
   if math.random(10) == 1 then path = path .. "?qr=1" end
   return wrk.format("GET", path, { ["User-Agent"] = agents[math.random(#agents)] })
 end
