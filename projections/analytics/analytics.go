@@ -2,7 +2,6 @@ package analytics
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -334,40 +333,11 @@ func (s *Store) flushForRead() error {
 }
 
 func (s *Store) load() error {
-	v, closer, err := s.db.Get(keyFormat)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		if err := s.db.Set(keyFormat, []byte{layoutVersion}, s.wopts); err != nil {
-			return fmt.Errorf("analytics: %w", err)
-		}
-	case err != nil:
-		return fmt.Errorf("analytics: %w", err)
-	default:
-		ok := len(v) == 1 && v[0] == layoutVersion
-		closer.Close()
-		if !ok {
-			return fmt.Errorf("analytics: unknown storage layout %v: replay into an empty directory", v)
-		}
-	}
-	v, closer, err = s.db.Get(keyCheckpoint)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		s.checkpoint = eventstore.Start
-	case err != nil:
-		return fmt.Errorf("analytics: %w", err)
-	default:
-		defer closer.Close()
-		if len(v) != 16 {
-			return fmt.Errorf("analytics: checkpoint: %w", errCorrupt)
-		}
-		s.checkpoint = eventstore.Position{
-			Commit:  binary.BigEndian.Uint64(v),
-			Prepare: binary.BigEndian.Uint64(v[8:]),
-		}
-	}
-	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
+	cp, err := s.behind.Open(s.db, versionKeys, s.wopts)
+	if err != nil {
 		return fmt.Errorf("analytics: %w", err)
 	}
+	s.checkpoint = cp
 	return nil
 }
 

@@ -2,7 +2,6 @@ package clickindex
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -219,40 +218,11 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 func (s *Store) load() error {
-	v, closer, err := s.db.Get(keyFormat)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		if err := s.db.Set(keyFormat, []byte{layoutVersion}, s.wopts); err != nil {
-			return fmt.Errorf("clickindex: %w", err)
-		}
-	case err != nil:
-		return fmt.Errorf("clickindex: %w", err)
-	default:
-		ok := len(v) == 1 && v[0] == layoutVersion
-		closer.Close()
-		if !ok {
-			return fmt.Errorf("clickindex: unknown storage layout %v: replay into an empty directory", v)
-		}
-	}
-	v, closer, err = s.db.Get(keyCheckpoint)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		s.checkpoint = eventstore.Start
-	case err != nil:
-		return fmt.Errorf("clickindex: %w", err)
-	default:
-		defer closer.Close()
-		if len(v) != 16 {
-			return fmt.Errorf("clickindex: checkpoint: %w", errCorrupt)
-		}
-		s.checkpoint = eventstore.Position{
-			Commit:  binary.BigEndian.Uint64(v),
-			Prepare: binary.BigEndian.Uint64(v[8:]),
-		}
-	}
-	if err := s.behind.LoadFrom(s.db, keyGap, s.checkpoint, s.wopts); err != nil {
+	cp, err := s.behind.Open(s.db, versionKeys, s.wopts)
+	if err != nil {
 		return fmt.Errorf("clickindex: %w", err)
 	}
+	s.checkpoint = cp
 	return nil
 }
 

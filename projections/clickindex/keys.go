@@ -54,7 +54,7 @@ var (
 
 // versionKeys are the keys of the checkpoint, the gap and the stream
 // versions (versioncache.Behind).
-var versionKeys = versioncache.Keys{Checkpoint: keyCheckpoint, Gap: keyGap, Stream: streamKey}
+var versionKeys = versioncache.Keys{Format: keyFormat, Layout: layoutVersion, Checkpoint: keyCheckpoint, Gap: keyGap, Stream: streamKey}
 
 const layoutVersion = 1
 

@@ -3,6 +3,7 @@ package versioncache
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -35,12 +36,58 @@ func (b *Behind) LoadFrom(db *pebble.DB, key []byte, checkpoint eventstore.Posit
 	return db.Delete(key, wopts)
 }
 
-// Keys are where a projector keeps, in its Pebble database, its checkpoint
-// (16 bytes: commit and prepare, big-endian), its gap, and each stream's
-// version (8 bytes, big-endian) under Stream(stream).
+// Keys are where a projector keeps, in its Pebble database, the version of
+// its storage layout (one byte, Layout), its checkpoint (16 bytes: commit
+// and prepare, big-endian), its gap, and each stream's version (8 bytes,
+// big-endian) under Stream(stream).
 type Keys struct {
+	Format          []byte
+	Layout          byte
 	Checkpoint, Gap []byte
 	Stream          func(dst []byte, stream string) []byte
+}
+
+// ErrCorrupt: a stored checkpoint that is not 16 bytes.
+var ErrCorrupt = errors.New("corrupt checkpoint")
+
+// Open reads what a projector keeps of itself in db when it opens: it
+// checks the storage layout (writing it into a new database), and returns
+// the checkpoint (eventstore.Start when there is none) with the gap loaded
+// into b (LoadFrom).
+func (b *Behind) Open(db *pebble.DB, keys Keys, wopts *pebble.WriteOptions) (eventstore.Position, error) {
+	v, closer, err := db.Get(keys.Format)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := db.Set(keys.Format, []byte{keys.Layout}, wopts); err != nil {
+			return eventstore.Start, err
+		}
+	case err != nil:
+		return eventstore.Start, err
+	default:
+		ok := len(v) == 1 && v[0] == keys.Layout
+		stored := slices.Clone(v)
+		closer.Close()
+		if !ok {
+			return eventstore.Start, fmt.Errorf("unknown storage layout %v: replay into an empty directory", stored)
+		}
+	}
+	checkpoint := eventstore.Start
+	v, closer, err = db.Get(keys.Checkpoint)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return eventstore.Start, err
+	default:
+		n := len(v)
+		if n == 16 {
+			checkpoint = eventstore.Position{Commit: binary.BigEndian.Uint64(v), Prepare: binary.BigEndian.Uint64(v[8:])}
+		}
+		closer.Close()
+		if n != 16 {
+			return eventstore.Start, fmt.Errorf("checkpoint of %d bytes: %w", n, ErrCorrupt)
+		}
+	}
+	return checkpoint, b.LoadFrom(db, keys.Gap, checkpoint, wopts)
 }
 
 // Add adds to batch the checkpoint top and what p writes: the gap, and the
