@@ -103,6 +103,8 @@ measure() {
     sed -E 's/.*"queued":([0-9]+).*/\1/')
   # PPROF=file also profiles the first 5 s of the replay's drain.
   [ -n "${PPROF:-}" ] && curl -sf -o "$PPROF.$store.replay" "http://127.0.0.1:18193/debug/pprof/profile?seconds=5" &
+  # and an execution trace of its first 2 s (go tool trace -pprof=sync FILE: where goroutines wait).
+  [ -n "${PPROF:-}" ] && curl -sf -o "$PPROF.$store.replay.trace" "http://127.0.0.1:18193/debug/pprof/trace?seconds=2" &
   for _ in $(seq 1200); do
     N=$(curl -sf http://$RECV/stats | sed -E 's/.*"distinct":([0-9]+).*/\1/')
     [ "$N" -ge $((N0 + Q)) ] && break

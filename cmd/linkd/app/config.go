@@ -57,6 +57,7 @@ type Config struct {
 	// they are loopback, private or link-local.
 	WebhookAllowedNetworks string        // LINKD_WEBHOOK_ALLOWED_NETWORKS
 	WebhookTimeout         time.Duration // LINKD_WEBHOOK_TIMEOUT: one delivery attempt (default 15s)
+	WebhookConcurrency     int           // LINKD_WEBHOOK_CONCURRENCY: requests in flight per webhook, shared by the instances (default 32)
 	// WebhookClaimTimeout: with the queue in PostgreSQL, how long after an
 	// instance dies the messages it held are sent by another (ADR 0108).
 	WebhookClaimTimeout time.Duration // LINKD_WEBHOOK_CLAIM_TIMEOUT (default 30s)
@@ -74,7 +75,7 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro", AdminEmail: "admin@localhost",
 		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
 		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
-		WebhookTimeout: 15 * time.Second, WebhookClaimTimeout: webhooks.DefaultClaimTimeout,
+		WebhookTimeout: 15 * time.Second, WebhookConcurrency: 32, WebhookClaimTimeout: webhooks.DefaultClaimTimeout,
 	}
 }
 
@@ -142,6 +143,13 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 			errs = append(errs, fmt.Errorf("LINKD_CLICK_LIMIT %q: want a whole number, 0 for no limit", v))
 		}
 		c.ClickLimit = n
+	}
+	if v, ok := lookup(getenv, "LINKD_WEBHOOK_CONCURRENCY"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			errs = append(errs, fmt.Errorf("LINKD_WEBHOOK_CONCURRENCY %q: want a whole number from 1 to 1024", v))
+		}
+		c.WebhookConcurrency = n
 	}
 	if v, ok := lookup(getenv, "LINKD_CLICK_LIMIT_NETWORK"); ok {
 		n, err := strconv.Atoi(v)

@@ -28,3 +28,28 @@ func TestConfigPlanAndSchemeCase(t *testing.T) {
 		t.Errorf("LINKD_DEFAULT_PLAN=enterprise accepted")
 	}
 }
+
+// LINKD_WEBHOOK_CONCURRENCY: 32 unless set, a whole number from 1 to 1024.
+func TestConfigWebhookConcurrency(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "LINKD_WEBHOOK_CONCURRENCY" {
+				return v
+			}
+			return ""
+		}
+	}
+	if cfg := Defaults(); cfg.WebhookConcurrency != 32 {
+		t.Errorf("default %d", cfg.WebhookConcurrency)
+	}
+	cfg := Defaults()
+	if err := cfg.FromEnv(env("64")); err != nil || cfg.WebhookConcurrency != 64 {
+		t.Errorf("64: %d %v", cfg.WebhookConcurrency, err)
+	}
+	for _, bad := range []string{"0", "-1", "1025", "x"} {
+		cfg := Defaults()
+		if err := cfg.FromEnv(env(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

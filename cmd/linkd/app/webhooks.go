@@ -49,7 +49,7 @@ func openWebhooks(cfg Config, store eventstore.Store, render *func() *api.Server
 // messages.
 func newDeliverer(cfg Config, w *webhooks.Store, deps *commands.Deps, cipher *secrets.Cipher) *webhooks.Deliverer {
 	o := webhooks.DeliveryOptions{
-		Timeout: cfg.WebhookTimeout, ClaimTimeout: cfg.WebhookClaimTimeout, Guard: webhookGuard(cfg), Decrypt: cipher.Decrypt,
+		Timeout: cfg.WebhookTimeout, Concurrency: cfg.WebhookConcurrency, ClaimTimeout: cfg.WebhookClaimTimeout, Guard: webhookGuard(cfg), Decrypt: cipher.Decrypt,
 		Disable: func(ctx context.Context, id, reason string) error {
 			_, err := commands.DisableWebhookHandler{Deps: deps}.Handle(ctx, commands.DisableWebhook{ID: id, Reason: reason})
 			return err
