@@ -12,6 +12,10 @@
 #    second webhook replays every one of those clicks at once: the rate at
 #    which that queue drains is the deliveries' own, whatever the clicks'.
 #
+# RATE=N sends the clicks at N a second (bench/rateclicks) instead of as fast
+# as wrk can: whether deliveries keep up with that rate, and the largest
+# lag between a click and its delivery (the receiver's max_lag_ms).
+#
 # STORES (default "embedded") lists the event stores to measure, one after
 # the other in the same run: embedded (the queue in SQLite) and postgres
 # (the queue shared in PostgreSQL, ADR 0108: a throwaway cluster started
@@ -36,6 +40,7 @@ cleanup() {
 trap cleanup EXIT
 go build -o "$tmp/linkd" ./cmd/linkd
 go build -o "$tmp/hookrecv" ./bench/hookrecv
+go build -o "$tmp/rateclicks" ./bench/rateclicks
 KEY=svc_sk_bench_operator_key_0123456789
 LINKD=127.0.0.1:18190
 RECV=127.0.0.1:18192
@@ -76,7 +81,11 @@ measure() {
     -d "{\"url\":\"http://$RECV/hook\",\"events\":[\"link.clicked\"]}" >/dev/null
   local START RES END_LOAD S N FIRST LAST
   START=$(date +%s%3N)
-  RES=$(wrk -t2 -c"$CONNS" -d"${DUR}s" -H 'User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36' http://$LINKD/b0 | awk '/requests in/ {print $1}')
+  if [ -n "${RATE:-}" ]; then
+    RES=$("$tmp/rateclicks" -url http://$LINKD/b0 -rate "$RATE" -d "${DUR}s" | tee /dev/stderr | awk '/^sent/ {print $2}')
+  else
+    RES=$(wrk -t2 -c"$CONNS" -d"${DUR}s" -H 'User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36' http://$LINKD/b0 | awk '/requests in/ {print $1}')
+  fi
   END_LOAD=$(date +%s%3N)
   # PPROF=file takes a CPU profile of the first 5 s of the drain after the load.
   [ -n "${PPROF:-}" ] && curl -sf -o "$PPROF.$store" "http://127.0.0.1:18193/debug/pprof/profile?seconds=5" &
