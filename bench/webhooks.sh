@@ -12,6 +12,7 @@
 #    second webhook replays every one of those clicks at once: the rate at
 #    which that queue drains is the deliveries' own, whatever the clicks'.
 #
+# LINKD_BIN=FILE measures that binary instead of building this tree.
 # RATE=N sends the clicks at N a second (bench/rateclicks) instead of as fast
 # as wrk can: whether deliveries keep up with that rate, and the largest
 # lag between a click and its delivery (the receiver's max_lag_ms).
@@ -38,7 +39,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-go build -o "$tmp/linkd" ./cmd/linkd
+if [ -n "${LINKD_BIN:-}" ]; then cp "$LINKD_BIN" "$tmp/linkd"; else go build -o "$tmp/linkd" ./cmd/linkd; fi
 go build -o "$tmp/hookrecv" ./bench/hookrecv
 go build -o "$tmp/rateclicks" ./bench/rateclicks
 KEY=svc_sk_bench_operator_key_0123456789
@@ -81,6 +82,8 @@ measure() {
     -d "{\"url\":\"http://$RECV/hook\",\"events\":[\"link.clicked\"]}" >/dev/null
   local START RES END_LOAD S N FIRST LAST
   START=$(date +%s%3N)
+  local L0 L1
+  L0=$(cpu "$linkd_pid")
   if [ -n "${RATE:-}" ]; then
     RES=$("$tmp/rateclicks" -url http://$LINKD/b0 -rate "$RATE" -d "${DUR}s" | tee /dev/stderr | awk '/^sent/ {print $2}')
   else
@@ -96,17 +99,20 @@ measure() {
     [ "$N" -ge "$RES" ] && break
     sleep 0.1
   done
+  L1=$(cpu "$linkd_pid")
   S=$(curl -sf http://$RECV/stats)
   FIRST=$(echo "$S" | sed -E 's/.*"first":([0-9]+).*/\1/'); LAST=$(echo "$S" | sed -E 's/.*"last":([0-9]+).*/\1/')
   N=$(echo "$S" | sed -E 's/.*"distinct":([0-9]+).*/\1/')
   echo "[$store] receiver: $S"
-  echo "[$store] delivered $N of $RES clicks; deliveries from first to last: $((LAST - FIRST)) ms = $((N * 1000 / (LAST - FIRST + 1))) deliveries/s; drained $((LAST - END_LOAD)) ms after the load ended"
+  echo "[$store] delivered $N of $RES clicks; deliveries from first to last: $((LAST - FIRST)) ms = $((N * 1000 / (LAST - FIRST + 1))) deliveries/s; drained $((LAST - END_LOAD)) ms after the load ended; linkd $(awk -v t=$((L1 - L0)) -v h="$(getconf CLK_TCK)" -v n="$N" 'BEGIN{printf "%.1f", t / h * 1e6 / n}') CPU µs a click and its delivery"
   # The replay of every click to a second webhook: the queue drains alone.
   local HOOK2 Q T0 N0 RATE
   N0=$N
   HOOK2=$(curl -sf -X POST http://$LINKD/v1/webhooks -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -d "{\"url\":\"http://$RECV/hook\",\"events\":[\"link.clicked\"]}" | sed -E 's/.*"id":"([^"]+)".*/\1/')
   T0=$(date +%s%3N)
+  local C0 C1
+  C0=$(cpu "$linkd_pid")
   Q=$(curl -sf -X POST "http://$LINKD/v1/webhooks/$HOOK2/replay" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -d "{\"start\":\"$(date -u -d @$((START / 1000 - 60)) +%Y-%m-%dT%H:%M:%SZ)\",\"end\":\"$(date -u -d @$((END_LOAD / 1000 + 60)) +%Y-%m-%dT%H:%M:%SZ)\"}" |
     sed -E 's/.*"queued":([0-9]+).*/\1/')
@@ -119,9 +125,10 @@ measure() {
     [ "$N" -ge $((N0 + Q)) ] && break
     sleep 0.1
   done
+  C1=$(cpu "$linkd_pid")
   LAST=$(curl -sf http://$RECV/stats | sed -E 's/.*"last":([0-9]+).*/\1/')
   RATE=$(((N - N0) * 1000 / (LAST - T0 + 1)))
-  echo "[$store] replay: $Q messages queued, $((N - N0)) delivered in $((LAST - T0)) ms from the request = $RATE deliveries/s"
+  echo "[$store] replay: $Q messages queued, $((N - N0)) delivered in $((LAST - T0)) ms from the request = $RATE deliveries/s; linkd $(awk -v t=$((C1 - C0)) -v h="$(getconf CLK_TCK)" -v n=$((N - N0)) 'BEGIN{printf "%.1f", t / h * 1e6 / n}') CPU µs a delivery"
   curl -sf http://$LINKD/metrics | grep -E '^linkd_webhook_' | sed "s/^/[$store] /" || true
   kill "$linkd_pid" "$recv_pid" 2>/dev/null || true
   wait "$linkd_pid" "$recv_pid" 2>/dev/null || true
