@@ -385,6 +385,19 @@ func TestDashboard(t *testing.T) {
 	}
 	d.check("customer")
 
+	// A custom domain shows the record to add and a verify button.
+	s.MustCreate("/v1/domains", apptest.OperatorKey, map[string]any{"domain": "go.shop.example", "description": "campaigns"})
+	d.open("/dashboard/domains")
+	if got := d.text("main tbody code"); !strings.HasPrefix(got, "go.shop.example CNAME ") {
+		t.Errorf("the record to add: %q", got)
+	}
+	if got := d.text("main tbody td.status"); got != "Not verified yet: no CNAME found, DNS not configured" {
+		t.Errorf("the domain's status: %q", got)
+	}
+	if n := eval[int](d, `document.querySelectorAll("main tbody form[action$='/verify'] button").length`); n != 1 {
+		t.Errorf("verify buttons: %d", n)
+	}
+
 	for _, p := range []struct{ path, name string }{
 		{"/dashboard/projects", "projects"}, {"/dashboard/domains", "domains"}, {"/dashboard/customers", "customers"},
 		{"/dashboard/workspaces", "workspaces"}, {"/dashboard/radar", "radar-index"}, {"/dashboard/utm-templates", "utm"},
