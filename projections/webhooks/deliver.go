@@ -213,10 +213,18 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			d.mu.Lock()
+			runners := make([]*runner, 0, len(d.runners))
 			for _, r := range d.runners {
 				r.cancel()
+				runners = append(runners, r)
 			}
 			d.mu.Unlock()
+			// A claim already on its way to the queue lands before the
+			// release below, not after it (where it would hold its messages
+			// until the claim ends).
+			for _, r := range runners {
+				<-r.stopped
+			}
 			<-done
 			// What this deliverer held is another's to send now, not after
 			// its claims end.
@@ -331,9 +339,12 @@ type runner struct {
 	d      *Deliverer
 	id     string
 	cancel context.CancelFunc
-	wakeC  chan struct{}
-	work   chan message
-	mu     sync.Mutex
+	// stopped is closed when the loop has returned: it takes (claims) no
+	// more messages.
+	stopped chan struct{}
+	wakeC   chan struct{}
+	work    chan message
+	mu      sync.Mutex
 	// inflight are the messages handed out and not yet recorded, by round:
 	// a replay's round of a message in flight is sent too (its claim would
 	// wait otherwise), as a replay asks.
@@ -345,11 +356,14 @@ type runner struct {
 
 func (d *Deliverer) startRunner(parent context.Context, id string) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{d: d, id: id, cancel: cancel, wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[roundKey]bool{}}
+	r := &runner{d: d, id: id, cancel: cancel, stopped: make(chan struct{}), wakeC: make(chan struct{}, 1), work: make(chan message, d.o.Concurrency), inflight: map[roundKey]bool{}}
 	for range d.o.Concurrency {
 		go r.worker(ctx)
 	}
-	go r.loop(ctx)
+	go func() {
+		defer close(r.stopped)
+		r.loop(ctx)
+	}()
 	return r
 }
 
