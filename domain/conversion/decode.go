@@ -183,12 +183,7 @@ func setUint(f *uint64, val, raw []byte) bool {
 	if val != nil || len(raw) == 0 || len(raw) > 1 && raw[0] == '0' {
 		return false
 	}
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
+	n, err := strconv.ParseUint(string(raw), 10, 64) // base 10: digits only, no sign
 	if err != nil {
 		return false
 	}
