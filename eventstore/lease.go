@@ -314,7 +314,12 @@ func (s *Shared) hold(ctx context.Context, name, stream string, v uint64, at tim
 				return
 			case <-renew.C:
 			}
-			rctx, rcancel := context.WithDeadline(held, deadline)
+			// Not ended by held: a release waits for this write instead,
+			// so that last is the version the store holds. A write cut
+			// off by a release could still land, and the release, written
+			// after the version before it, would then be refused and leave
+			// the lease taken for TTL+TTL/6.
+			rctx, rcancel := context.WithDeadline(context.WithoutCancel(held), deadline)
 			at := time.Now()
 			v, err := s.records.PutRecord(rctx, stream, Exact(last), s.leaseData(leaseHeld, at))
 			rcancel()

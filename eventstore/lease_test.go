@@ -66,6 +66,57 @@ func TestLeaseOverwrittenEndsHolder(t *testing.T) {
 	}
 }
 
+// gatedRecords holds its second write (the holder's first renewal) until
+// open is closed, then makes it and answers as a store does whose answer
+// comes after the caller gave up: the write is made, the caller hears its
+// context's error.
+type gatedRecords struct {
+	*memRecords
+	puts          int
+	entered, open chan struct{}
+}
+
+func (g *gatedRecords) PutRecord(ctx context.Context, stream string, expected ExpectedVersion, r Record) (uint64, error) {
+	g.mu.Lock()
+	g.puts++
+	n := g.puts
+	g.mu.Unlock()
+	if n != 2 {
+		return g.memRecords.PutRecord(ctx, stream, expected, r)
+	}
+	close(g.entered)
+	<-g.open
+	v, err := g.memRecords.PutRecord(ctx, stream, expected, r)
+	if err == nil && ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	return v, err
+}
+
+// A release during a renewal waits for it and frees the lease after it:
+// the renewal is not cut off, to land unseen and make the release's write
+// (after the version before it) fail, which left the lease taken until its
+// TTL ran out (esdb's TestSharedFake/ReleaseHandsOver failed so once: its
+// release came 2 s after the take, with the renewal of a 6 s TTL).
+func TestLeaseReleaseDuringRenewal(t *testing.T) {
+	t.Parallel()
+	g := &gatedRecords{memRecords: newMemRecords(), entered: make(chan struct{}), open: make(chan struct{})}
+	held, release, err := NewShared(g, fast).AcquireLease(t.Context(), "relay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered
+	released := make(chan struct{})
+	go func() { release(); close(released) }()
+	<-held.Done()
+	close(g.open)
+	<-released
+	last, _, _ := g.LastRecord(t.Context(), LeaseStreamPrefix+"relay")
+	if last.Type != leaseReleased {
+		t.Fatalf("after a release during a renewal the last record is %s %s, want %s", last.Type, last.Data, leaseReleased)
+	}
+}
+
 // The time a record says ("until", from the holder's clock) decides
 // nothing: a record that says it ended long ago is waited for as long as
 // one that says it ends in a year, counted on the waiter's clock from its
