@@ -63,6 +63,9 @@ if [ "${WEBHOOK:-0}" = 1 ]; then
   "$tmp/hookrecv" -addr 127.0.0.1:18182 &
   export LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8
 fi
+# PROFILE=FILE takes a CPU profile of linkd over its last round's load.
+PROFILE=${PROFILE:-}
+[ -n "$PROFILE" ] && export LINKD_DEBUG_ADDR=127.0.0.1:18189
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
   LINKD_DURABILITY=${LINKD_DURABILITY:-interval} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
 LINKD_PID=$!
@@ -144,7 +147,13 @@ for round in $(seq "$ROUNDS"); do
   C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
   BCPU=$(cpu_per_req $((C1 - C0)) "$B")
   echo "bare net/http: $B cpu_us_per_req=$BCPU"
+  PROF_PID=""
+  if [ -n "$PROFILE" ] && [ "$round" = "$ROUNDS" ]; then
+    curl -s -o "$PROFILE" "http://$LINKD_DEBUG_ADDR/debug/pprof/profile?seconds=$((DUR - 1))" &
+    PROF_PID=$!
+  fi
   C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
+  [ -z "$PROF_PID" ] || wait "$PROF_PID"
   LCPU=$(cpu_per_req $((C1 - C0)) "$L")
   settle; C2=$(cpu $LINKD_PID)
   echo "linkd /{code}: $L cpu_us_per_req=$LCPU deferred_cpu_us_per_req=$(cpu_per_req $((C2 - C1)) "$L")"

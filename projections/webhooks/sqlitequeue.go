@@ -131,7 +131,7 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 // message (afterAt, afterID) in due order, and how long until the next one
 // is due when none is.
 func (q *sqliteQueue) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
-	rows, err := q.r.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
+	rows, err := q.w.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
 		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
 		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
 	if err != nil {
@@ -142,7 +142,7 @@ func (q *sqliteQueue) due(ctx context.Context, webhookID string, now time.Time, 
 		return out, 0, err
 	}
 	var next sql.NullInt64
-	if err := q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE webhook_id = ? AND status = 'pending'`, webhookID).Scan(&next); err != nil {
+	if err := q.w.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE webhook_id = ? AND status = 'pending'`, webhookID).Scan(&next); err != nil {
 		return nil, 0, err
 	}
 	return nil, untilNext(next, now), nil

@@ -82,7 +82,8 @@ CREATE TABLE IF NOT EXISTS messages (
 	next_attempt_at INTEGER,
 	round INTEGER NOT NULL DEFAULT 0);
 DROP INDEX IF EXISTS messages_due;
-CREATE INDEX IF NOT EXISTS messages_queue ON messages (webhook_id, status, next_attempt_at, id);
+DROP INDEX IF EXISTS messages_queue;
+CREATE INDEX IF NOT EXISTS messages_waiting ON messages (webhook_id, next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (next_attempt_at) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS attempts (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
