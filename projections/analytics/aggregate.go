@@ -131,7 +131,15 @@ func (a *batchAgg) finish() {
 			d.ids[i] = rank[id]
 		}
 		slices.Sort(d.ids)
-		es := d.rec.entries[:0]
+		// One allocation of the entries' final size: grown by append they
+		// were 7% of an analytics replay's CPU.
+		distinct := 0
+		for i, id := range d.ids {
+			if i == 0 || id != d.ids[i-1] {
+				distinct++
+			}
+		}
+		es := slices.Grow(d.rec.entries[:0], distinct)
 		for i := 0; i < len(d.ids); {
 			j := i + 1
 			for j < len(d.ids) && d.ids[j] == d.ids[i] {
