@@ -24,7 +24,7 @@ LINKS=${LINKS:-1000}
 source bench/lib.sh
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-go build -o "$tmp/linkd" ./cmd/linkd
+if [ -n "${LINKD_BIN:-}" ]; then cp "$LINKD_BIN" "$tmp/linkd"; else go build -o "$tmp/linkd" ./cmd/linkd; fi
 go build -o "$tmp/bare" ./bench/bare
 UA=${UA-'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36'}
 UAH=(); [ -n "$UA" ] && [ "$LINKS" -le 1 ] && UAH=(-H "User-Agent: $UA")
@@ -63,7 +63,8 @@ if [ "${WEBHOOK:-0}" = 1 ]; then
   "$tmp/hookrecv" -addr 127.0.0.1:18182 &
   export LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8
 fi
-# PROFILE=FILE takes a CPU profile of linkd over its last round's load.
+# PROFILE=FILE takes a CPU profile of linkd over its last round's load;
+# LINKD_BIN=FILE measures that binary instead of building this tree.
 PROFILE=${PROFILE:-}
 [ -n "$PROFILE" ] && export LINKD_DEBUG_ADDR=127.0.0.1:18189
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
