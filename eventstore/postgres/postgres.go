@@ -122,6 +122,17 @@ type Store struct {
 	// subscriptions.
 	recent recentLog
 	fillMu sync.Mutex // one fill of recent at a time
+	// foreign counts signs that another process committed: a notification
+	// of a commit past ownHead, a commit of this store's that did not
+	// follow recent's last event, a (re)started LISTEN. A fill reads the
+	// table only when it moved since the last fill began (filled), or
+	// PollInterval after the last read; otherwise the events after recent
+	// are the store's own, which it adds itself (ADR 0100).
+	foreign  atomic.Uint64
+	filled   uint64    // foreign when the last fill began; fillMu
+	lastFill time.Time // when it began; fillMu
+	// fillReads counts the fills that read the table (tests).
+	fillReads atomic.Int64
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
 	// instance names this process in linkd_instances; others counts the
@@ -210,10 +221,12 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		writerEnd: make(chan struct{}),
 	}
 	s.wake.init()
+	s.foreign.Store(1) // the first fill reads
 	s.versions = map[string]uint64{}
 	s.inflight = map[string]bool{}
 	s.flight = sync.NewCond(&s.vmu)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.instance = newInstanceID()
 	for range opts.Writers {
 		s.writers.Add(1)
 		go s.runWriter()

@@ -33,9 +33,6 @@ const seenSQL = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 // announce makes the store's first presence, waits presenceJoin when it
 // finds others, and starts saying so every presenceEvery.
 func (s *Store) announce(ctx context.Context) error {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	s.instance = hex.EncodeToString(b)
 	n, err := s.present(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: presence: %w", s.dbErr(ctx, "presence", err))
@@ -111,3 +108,11 @@ func (s *Store) leave() {
 // Alone implements eventstore.Presence: no other process had the store
 // open lately (as of the last presence, at most presenceEvery ago).
 func (s *Store) Alone() bool { return s.others.Load() == 0 }
+
+// newInstanceID names a process in linkd_instances and in its
+// notifications: 16 random hex digits.
+func newInstanceID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,18 +70,34 @@ func (s *Store) listenOnce() error {
 	if _, err := conn.Exec(s.ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	// Commits made while no LISTEN was on went unannounced.
+	s.foreign.Add(1)
 	s.wake.broadcast()
 	for {
 		n, err := conn.WaitForNotification(s.ctx)
 		if err != nil {
 			return err
 		}
-		// The store's own commits woke its subscriptions already.
-		if p, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && p <= s.ownHead.Load() {
-			continue
+		if s.ownNotification(n.Payload) {
+			continue // the store's own commits woke its subscriptions already
 		}
+		s.foreign.Add(1)
 		s.wake.broadcast()
 	}
+}
+
+// ownNotification reports whether a notification's payload ("instance
+// position", sent by every appending transaction) announces a commit of
+// this store. A payload of a linkd before the instance was in it (a
+// position alone) is this store's when its position is not past ownHead;
+// a commit of another process followed by one of this store's is then
+// taken for its own, and recentLog.add finds the gap it leaves.
+func (s *Store) ownNotification(payload string) bool {
+	if id, _, ok := strings.Cut(payload, " "); ok {
+		return id == s.instance
+	}
+	p, err := strconv.ParseInt(payload, 10, 64)
+	return err == nil && p <= s.ownHead.Load()
 }
 
 // subPage is how many events a subscription reads at once.
@@ -262,7 +279,10 @@ type recentLog struct {
 // recentKeep is how many events recentLog keeps, at least.
 const recentKeep = 4096
 
-func (l *recentLog) add(evs []eventstore.RecordedEvent) {
+// add appends evs where they follow the log's last event; false when
+// they leave a gap after it (another process committed between, which a
+// fill reads with them).
+func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n := len(l.events); n > 0 {
@@ -271,13 +291,11 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) {
 			evs = evs[1:] // read from the table already (fill)
 		}
 		if len(evs) > 0 && evs[0].Position.Commit != end+1 {
-			// Another process (or writer) committed between: fill reads
-			// the events between, these with them.
-			return
+			return false
 		}
 	}
 	if len(evs) == 0 {
-		return
+		return true
 	}
 	if len(l.events)+len(evs) > 2*recentKeep {
 		drop := len(l.events) + len(evs) - recentKeep
@@ -288,6 +306,7 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) {
 		}
 	}
 	l.events = append(l.events, evs...)
+	return true
 }
 
 // caughtUp reports whether a subscription at last has every event the log
@@ -314,21 +333,38 @@ func (l *recentLog) end() (int64, bool) {
 // store that is up to date, however many there are (with many instances,
 // the other processes' commits). Concurrent calls wait for the one under
 // way and read again only if it did not reach last.
+//
+// It reads only when another process may have committed since the last
+// fill began (s.foreign moved), or PollInterval after the last read (a
+// sign lost all the same): a store alone on the database, appending, no
+// longer reads the table after each of its commits (a quarter of the
+// redirect path's PostgreSQL queries).
 func (s *Store) fill(ctx context.Context, last int64) error {
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
 	if !s.recent.caughtUp(last) {
 		return nil // another fill brought it
 	}
+	f := s.foreign.Load()
+	if f == s.filled && time.Since(s.lastFill) < s.opts.PollInterval {
+		return nil
+	}
 	from := last
 	if end, ok := s.recent.end(); ok {
 		from = end
 	}
+	began := time.Now()
+	s.fillReads.Add(1)
 	evs, err := s.readAll(ctx, from, subPage, nil)
 	if err != nil {
 		return err
 	}
-	s.recent.add(evs)
+	if len(evs) < subPage { // else more follow: the next fill reads on
+		s.filled, s.lastFill = f, began
+	}
+	if !s.recent.add(evs) {
+		s.foreign.Add(1) // cannot be: the read starts at the log's end
+	}
 	return nil
 }
 

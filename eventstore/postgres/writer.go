@@ -592,7 +592,7 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 	b.Queue(`INSERT INTO linkd_heads (category, position)
 		SELECT c, (SELECT max(position) FROM linkd_events) FROM unnest($1::text[]) AS u(c)
 		ON CONFLICT (category) DO UPDATE SET position = excluded.position`, g.cats)
-	b.Queue("SELECT pg_notify($1, (SELECT max(position) FROM linkd_events)::text)", notifyChannel)
+	b.Queue("SELECT pg_notify($1, $2 || ' ' || (SELECT max(position) FROM linkd_events)::text)", notifyChannel, s.instance)
 	commit := s.opts.beforeCommit == nil
 	if commit {
 		b.Queue("COMMIT")
@@ -704,7 +704,9 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 			Data: bytes.Clone(g.datas[i]), Metadata: bytes.Clone(g.metas[i]), Time: g.now, Value: g.values[i],
 		}
 	}
-	s.recent.add(evs)
+	if !s.recent.add(evs) {
+		s.foreign.Add(1) // another process committed between
+	}
 	if len(evs) > 0 {
 		last := int64(evs[len(evs)-1].Position.Commit)
 		for {
