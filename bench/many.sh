@@ -62,7 +62,7 @@ haproxy_for() { # N: HAProxy on 18189 balancing instances 1..N
   haproxy -f "$tmp/haproxy$1.cfg" -p "$tmp/haproxy.pid" -D
 }
 stop_haproxy() { kill "$(cat "$tmp/haproxy.pid")"; sleep 0.3; }
-sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/" >"$tmp/load.lua"
+sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/; s/\$BUSY/0/" >"$tmp/load.lua"
 run() { wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/load.lua" http://127.0.0.1:18189 | grep RESULT; }
 # cpu NAME...: CPU time (ms) used so far by the processes of these names.
 cpu() { local t=0; for n in "$@"; do for p in $(pgrep -x "$n"); do
