@@ -25,17 +25,23 @@ func recvN(t *testing.T, sub eventstore.Subscription, n int, d time.Duration) []
 	return out
 }
 
+// subscribeT subscribes to the whole log of s, closed when t ends.
+func subscribeT(t *testing.T, s *Store) eventstore.Subscription {
+	t.Helper()
+	sub, err := s.SubscribeAll(t.Context(), eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return sub
+}
+
 // A store alone, whose subscription follows its own commits, takes them
 // from memory: it reads the table for none of them (it read it after
 // every one, a query per commit group for nothing).
 func TestOwnCommitsReadNoTable(t *testing.T) {
 	s := openT(t, pgtest.DSN(t), Options{PollInterval: time.Hour})
-	sub, err := s.SubscribeAll(t.Context(), eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	recvN(t, sub, 0, time.Second)
+	sub := subscribeT(t, s)
 	const n = 100
 	for i := range n {
 		if _, err := s.Append(t.Context(), "own-1", eventstore.Any(), ev(i)); err != nil {
@@ -58,17 +64,7 @@ func TestOtherProcessCommitsSeenWithoutPolling(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a := openT(t, dsn, Options{PollInterval: time.Hour})
 	b := openT(t, dsn, Options{PollInterval: time.Hour})
-	subA, err := a.SubscribeAll(t.Context(), eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer subA.Close()
-	subB, err := b.SubscribeAll(t.Context(), eventstore.Start, eventstore.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer subB.Close()
-	var want []uint64
+	subA, subB := subscribeT(t, a), subscribeT(t, b)
 	for i := range 60 {
 		s := a
 		if i%3 != 0 { // runs of two on b: its own commits after a's
@@ -78,7 +74,6 @@ func TestOtherProcessCommitsSeenWithoutPolling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, res.Position.Commit)
 		for name, sub := range map[string]eventstore.Subscription{"a": subA, "b": subB} {
 			got := recvN(t, sub, 1, 3*time.Second)
 			if got[0] != res.Position.Commit {

@@ -130,7 +130,7 @@ type Store struct {
 	// are the store's own, which it adds itself (ADR 0100).
 	foreign  atomic.Uint64
 	filled   uint64    // foreign when the last fill began; fillMu
-	lastFill time.Time // when it began; fillMu
+	lastFill time.Time // when it began (zero: the first fill reads); fillMu
 	// fillReads counts the fills that read the table (tests).
 	fillReads atomic.Int64
 	// ownHead is the position of the store's last commit.
@@ -221,7 +221,6 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		writerEnd: make(chan struct{}),
 	}
 	s.wake.init()
-	s.foreign.Store(1) // the first fill reads
 	s.versions = map[string]uint64{}
 	s.inflight = map[string]bool{}
 	s.flight = sync.NewCond(&s.vmu)

@@ -362,9 +362,7 @@ func (s *Store) fill(ctx context.Context, last int64) error {
 	if len(evs) < subPage { // else more follow: the next fill reads on
 		s.filled, s.lastFill = f, began
 	}
-	if !s.recent.add(evs) {
-		s.foreign.Add(1) // cannot be: the read starts at the log's end
-	}
+	s.recent.add(evs) // follows the log's end: no gap
 	return nil
 }
 

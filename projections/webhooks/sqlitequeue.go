@@ -129,7 +129,8 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 
 // due reads up to limit messages of a webhook due at now, after the
 // message (afterAt, afterID) in due order, and how long until the next one
-// is due when none is.
+// is due when none is. It reads on the writer's connection, whose page
+// cache no other connection's write empties (ADR 0101).
 func (q *sqliteQueue) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
 	rows, err := q.w.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
 		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
