@@ -102,6 +102,10 @@ type message struct {
 	attempts  int
 	createdAt int64
 	round     int64 // a replay starts a new round (store.go addRound)
+	// hot: handed off in memory, it has no row yet (hot.go); eventID is
+	// then its event's.
+	hot     bool
+	eventID string
 }
 
 // roundKey names a round of a message.
@@ -110,7 +114,12 @@ type roundKey struct {
 	round int64
 }
 
-func (m *message) key() roundKey { return roundKey{m.id, m.round} }
+func (m *message) key() roundKey {
+	if m.hot {
+		return roundKey{m.id, -1} // not a round of a row
+	}
+	return roundKey{m.id, m.round}
+}
 
 // Deliverer sends the messages of the store's queue.
 type Deliverer struct {
@@ -190,6 +199,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	d.mu.Lock()
 	d.ctx = ctx
 	d.mu.Unlock()
+	if d.s.hot != nil {
+		d.s.hot.setOn(true)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -210,6 +222,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			pruned = time.Now()
 			d.prune(ctx)
 		}
+		if err := d.s.spill(ctx, d.s.opts.Now().Add(-spillAfter).UnixMilli(), false); err != nil && ctx.Err() == nil {
+			d.s.log.Warn("webhooks: writing messages waiting in memory", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			d.mu.Lock()
@@ -226,10 +241,19 @@ func (d *Deliverer) Run(ctx context.Context) error {
 				<-r.stopped
 			}
 			<-done
-			// What this deliverer held is another's to send now, not after
-			// its claims end.
+			// What waits in memory, or was being sent, is written: the
+			// next start sends it. Should that fail, the checkpoint held
+			// back makes it again from the log.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
+			if d.s.hot != nil {
+				d.s.hot.setOn(false)
+				if err := d.s.spill(rctx, 0, true); err != nil {
+					d.s.log.Warn("webhooks: writing messages waiting in memory", "err", err)
+				}
+			}
+			// What this deliverer held is another's to send now, not after
+			// its claims end.
 			if err := d.s.q.release(rctx); err != nil {
 				d.s.log.Warn("webhooks: releasing claims", "err", err)
 			}
@@ -313,6 +337,13 @@ func (d *Deliverer) measure(ctx context.Context) {
 	n, oldest, err := d.s.q.pending(ctx, now)
 	if err != nil {
 		return
+	}
+	if d.s.hot != nil {
+		hn, ho := d.s.hot.stats()
+		n += hn
+		if ho.Valid && (!oldest.Valid || ho.Int64 < oldest.Int64) {
+			oldest = ho
+		}
 	}
 	d.pending.Store(n)
 	if oldest.Valid {

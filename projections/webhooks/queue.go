@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
 	"github.com/linkd/linkd/queries"
 )
@@ -78,6 +79,11 @@ type queued struct {
 	body                          []byte
 	// eventTime is when the event was recorded.
 	eventTime time.Time
+	// before is the position of the event the projection applied before
+	// this one's (hot.go).
+	before eventstore.Position
+	// durable: made again after a crash, it is written to the table.
+	durable bool
 }
 
 func (m *queued) id() string { return MessageID(m.eventID, m.webhookID) }

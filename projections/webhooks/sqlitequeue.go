@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ type sqliteQueue struct {
 
 	mu    sync.Mutex
 	marks map[string]*readMark // by webhook
+	// hot is the projection's hand-off: messages not written yet.
+	hot *handOff
 }
 
 // readMark is where a webhook's reads go on from, and the messages recorded
@@ -30,6 +33,9 @@ type readMark struct {
 	at       int64
 	id       string
 	finished map[string]time.Time
+	// read is when the table was last read: while the hand-off fills
+	// every take, the table is still read every second (retries).
+	read time.Time
 }
 
 func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
@@ -92,8 +98,17 @@ func (q *sqliteQueue) mark(webhookID string) *readMark {
 // at most), handed out as workers free up: one read per 256 deliveries.
 func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time, concurrency, busy int) ([]message, time.Duration, error) {
 	read := time.Now()
+	var hot []message
+	if q.hot != nil {
+		hot = q.hot.take(webhookID, max(256, concurrency))
+	}
 	q.mu.Lock()
 	c := q.mark(webhookID)
+	if len(hot) > 0 && read.Sub(c.read) < time.Second {
+		q.mu.Unlock()
+		return hot, 0, nil
+	}
+	c.read = read
 	for id, at := range c.finished {
 		if read.Sub(at) > 10*time.Second {
 			delete(c.finished, id)
@@ -104,6 +119,9 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 	for {
 		msgs, next, err := q.due(ctx, webhookID, now, max(256, concurrency)+busy, at, id)
 		if err != nil {
+			if len(hot) > 0 {
+				return hot, 0, nil // taken: they are the runner's now
+			}
 			return nil, next, err
 		}
 		if len(msgs) == 0 && (at != 0 || id != "") {
@@ -122,6 +140,9 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 		}
 		if len(msgs) == 0 {
 			c.at, c.id = 0, ""
+		}
+		if len(hot) > 0 {
+			return append(hot, out...), 0, nil
 		}
 		return out, next, nil
 	}
@@ -185,8 +206,19 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 	}
 	defer tx.Rollback()
 	b := sqlitedb.NewBatch(ctx, tx)
+	var settling map[string]bool
 	for i := range outs {
 		o := &outs[i]
+		if o.msg.hot {
+			if settling == nil {
+				settling = map[string]bool{}
+			}
+			settling[o.msg.id] = true
+			if err := q.recordHot(b, o); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if o.abandon {
 			if err := b.Exec(`UPDATE messages SET status = 'failed', next_attempt_at = NULL WHERE id = ? AND status = 'pending' AND round = ?`, o.msg.id, o.msg.round); err != nil {
 				return nil, err
@@ -220,16 +252,53 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 			return nil, err
 		}
 	}
+	var seq int64
+	if settling != nil {
+		if err := q.hot.save(b, settling); err != nil {
+			return nil, err
+		}
+		if err := b.QueryRow(`SELECT COALESCE(MAX(seq), 0) FROM attempts`).Scan(&seq); err != nil {
+			return nil, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
+	}
+	if settling != nil {
+		q.hot.settled(settling, seq)
 	}
 	done := time.Now()
 	q.mu.Lock()
 	for i := range outs {
-		q.mark(outs[i].webhookID).finished[outs[i].msg.id] = done
+		if !outs[i].msg.hot {
+			q.mark(outs[i].webhookID).finished[outs[i].msg.id] = done
+		}
 	}
 	q.mu.Unlock()
 	return since, nil
+}
+
+// recordHot writes the outcome of a message handed off in memory: its
+// attempt, and its row only when it is not done with (a retry waits in
+// the table) or failed for good. A webhook gone or off leaves nothing:
+// the message fails, as its pending row would.
+func (q *sqliteQueue) recordHot(b *sqlitedb.Batch, o *outcome) error {
+	if o.abandon {
+		return nil
+	}
+	if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.msg.id, o.webhookID, o.msg.eventType, o.attempt, o.result, o.respStatus, o.respBody, o.durMS, o.at, o.next); err != nil {
+		return err
+	}
+	if o.status == "succeeded" {
+		return nil
+	}
+	body := o.msg.body
+	if o.finished() {
+		body = []byte{}
+	}
+	return b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.msg.id, o.webhookID, o.msg.eventID, o.msg.eventType, body, o.msg.createdAt, o.attempt, o.status, o.next)
 }
 
 func (q *sqliteQueue) release(context.Context) error { return nil }
@@ -258,7 +327,41 @@ func (q *sqliteQueue) prune(ctx context.Context, before int64) error {
 	return nil
 }
 
+// deliveries lists the table's lines with the messages in memory, pending
+// before their first attempt: the newest first, pending ones before the
+// attempts made at the same time, as deliveriesSQL orders them.
 func (q *sqliteQueue) deliveries(ctx context.Context, webhookID string, limit, offset int) ([]queries.WebhookDelivery, error) {
+	var hot []queries.WebhookDelivery
+	if q.hot != nil {
+		hot = q.hot.pendingOf(webhookID)
+	}
+	if len(hot) == 0 {
+		return q.tableDeliveries(ctx, webhookID, limit, offset)
+	}
+	rows, err := q.tableDeliveries(ctx, webhookID, limit+offset, 0)
+	if err != nil {
+		return nil, err
+	}
+	all := append(rows, hot...)
+	pending := func(d *queries.WebhookDelivery) int {
+		if d.Status == "pending" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(all, func(a, b queries.WebhookDelivery) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return pending(&b) - pending(&a)
+	})
+	if offset >= len(all) {
+		return nil, nil
+	}
+	return all[offset:min(len(all), offset+limit)], nil
+}
+
+func (q *sqliteQueue) tableDeliveries(ctx context.Context, webhookID string, limit, offset int) ([]queries.WebhookDelivery, error) {
 	rows, err := q.r.QueryContext(ctx, deliveriesSQL("messages", "attempts", func(n int) string { return "?" + strconv.Itoa(n) }), webhookID, limit, offset)
 	if err != nil {
 		return nil, err

@@ -98,6 +98,11 @@ CREATE TABLE IF NOT EXISTS attempts (
 	created_at INTEGER NOT NULL,
 	next_attempt_at INTEGER);
 CREATE INDEX IF NOT EXISTS attempts_webhook ON attempts (webhook_id, seq);
+CREATE TABLE IF NOT EXISTS hand_off (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	applied_commit INTEGER NOT NULL,
+	applied_prepare INTEGER NOT NULL,
+	attempts_floor INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS queued_through (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
 	commit_pos INTEGER NOT NULL,
@@ -164,6 +169,11 @@ type Store struct {
 	// sent, or are in the queue, or were pruned long ago), and stops
 	// there (ReplayBound): what follows is live processing's.
 	queuedThrough eventstore.Position
+	// hot hands messages to the deliverer in memory (nil with the queue in
+	// PostgreSQL); redo, after a crash, recognises the messages attempted
+	// before it among those of the events applied again (hot.go).
+	hot  *handOff
+	redo *redone
 }
 
 // Open opens (creating) the database at path.
@@ -188,8 +198,15 @@ func Open(path string, o Options) (*Store, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14), q: newSQLiteQueue(w, r)}
-	if o.Postgres != "" {
+	sq := newSQLiteQueue(w, r)
+	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14), q: sq}
+	if o.Postgres == "" {
+		if err := s.loadHandOff(context.Background()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("webhooks: %w", err)
+		}
+		sq.hot = s.hot
+	} else {
 		pq, err := openPGQueue(o.Postgres)
 		if err != nil {
 			s.Close()
@@ -297,6 +314,11 @@ func (s *Store) Reset(ctx context.Context) error {
 		return err
 	}
 	s.queuedThrough = cp
+	if s.hot != nil {
+		s.hot.mu.Lock()
+		s.hot.applied = eventstore.Start
+		s.hot.mu.Unlock()
+	}
 	return s.loadHooks(ctx)
 }
 
@@ -391,22 +413,46 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	}
 	s.mu.RUnlock()
 	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}}
+	if s.hot != nil {
+		s.hot.mu.Lock()
+		a.before = s.hot.applied
+		s.hot.mu.Unlock()
+	}
 	a.index()
 	for i := range events {
 		if err := a.apply(ctx, &events[i]); err != nil {
 			return fmt.Errorf("webhooks: %s %s@%d: %w", events[i].Type, events[i].Stream, events[i].Version, err)
 		}
+		a.before = events[i].Position
+	}
+	last := events[len(events)-1].Position
+	var fresh []*hotMsg
+	if s.hot != nil {
+		fresh = s.hot.admit(&a.changes)
 	}
 	if err := s.q.write(ctx, b, &a.changes); err != nil {
 		return err
 	}
-	last := events[len(events)-1].Position
-	if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, last.Commit, last.Prepare); err != nil {
-		return err
+	if s.hot == nil {
+		if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, last.Commit, last.Prepare); err != nil {
+			return err
+		}
+	} else {
+		// The checkpoint stays before the oldest message only in memory.
+		cp, floor := s.hot.checkpoint(last, fresh, nil)
+		if err := saveHandOff(b, cp, last, floor); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	if s.hot != nil {
+		s.hot.add(fresh, last, a.changes.dropped)
+		if s.redo != nil && s.redo.through.Less(last) {
+			s.redo = nil
+		}
 	}
 	s.mu.Lock()
 	s.setHooks(a.hooks)
@@ -426,12 +472,15 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 
 // applier applies one batch.
 type applier struct {
-	s            *Store
-	b            *sqlitedb.Batch
-	hooks        map[string]*hook
-	byWS         map[string][]*hook
-	changes      changes         // to the queue
-	touched      map[string]bool // webhooks given messages
+	s       *Store
+	b       *sqlitedb.Batch
+	hooks   map[string]*hook
+	byWS    map[string][]*hook
+	changes changes         // to the queue
+	touched map[string]bool // webhooks given messages
+	// before is the position of the event applied before the one being
+	// applied.
+	before       eventstore.Position
 	changedLinks []string
 }
 
@@ -480,7 +529,11 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 		return err
 	}
 	for _, h := range m.hooks {
-		a.changes.msgs = append(a.changes.msgs, queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time})
+		q := queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time, before: a.before}
+		if !a.s.redo.filter(re, &q) {
+			continue // attempted before a crash
+		}
+		a.changes.msgs = append(a.changes.msgs, q)
 		if a.touched == nil {
 			a.touched = map[string]bool{}
 		}

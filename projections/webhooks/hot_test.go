@@ -1,0 +1,270 @@
+package webhooks
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/projections"
+	"github.com/linkd/linkd/queries"
+)
+
+// hookLog is an event log with webhook wh1 on link.created, and the
+// projection of it, fed as the runner feeds it.
+type hookLog struct {
+	es      *embedded.Store
+	path    string
+	s       *Store
+	applied eventstore.Position
+	links   int
+}
+
+func newHookLog(t *testing.T, url string) *hookLog {
+	t.Helper()
+	es, err := embedded.Open(embedded.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { es.Close() })
+	l := &hookLog{es: es, path: filepath.Join(t.TempDir(), "webhooks.db")}
+	l.append(t, webhook.Stream("wh1"), &webhook.Created{ID: "wh1", WorkspaceID: "ws", URL: url, Events: []string{webhook.TypeLinkCreated},
+		SecretEnc: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", At: time.Now().UTC()})
+	l.open(t)
+	return l
+}
+
+func (l *hookLog) append(t *testing.T, stream string, e domain.Event) {
+	t.Helper()
+	typ, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.es.Append(t.Context(), stream, eventstore.Any(), eventstore.EventData{Type: typ, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// open opens the projection, which goes on after its stored checkpoint.
+func (l *hookLog) open(t *testing.T) {
+	t.Helper()
+	s, err := Open(l.path, Options{Events: l.es, RenderLink: func(_ context.Context, k *link.Link, _ int64) (map[string]any, error) {
+		return map[string]any{"id": k.ID}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	l.s = s
+	if l.applied, err = s.Checkpoint(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// add appends n link.Created events.
+func (l *hookLog) add(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		l.links++
+		id := "l" + string(rune('a'+l.links/26)) + string(rune('a'+l.links%26))
+		l.append(t, link.Stream(id), &link.Created{LinkID: id, Code: id, At: time.Now().UTC(), Attributes: link.Attributes{WorkspaceID: "ws", OriginalURL: "https://example.com/" + id}})
+	}
+}
+
+// apply hands the projection every event after the last it was given.
+func (l *hookLog) apply(t *testing.T) {
+	t.Helper()
+	recs, err := l.es.ReadAll(t.Context(), l.applied, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		return
+	}
+	if err := l.s.Apply(t.Context(), projections.Envelopes(recs)); err != nil {
+		t.Fatal(err)
+	}
+	l.applied = recs[len(recs)-1].Position
+}
+
+func (l *hookLog) count(t *testing.T, q string) int {
+	t.Helper()
+	var n int
+	if err := l.s.w.QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (l *hookLog) checkpoint(t *testing.T) eventstore.Position {
+	t.Helper()
+	cp, err := l.s.Checkpoint(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// waitFor polls cond for 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 5 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Messages delivered at their first attempt never touch the messages
+// table: the projection hands them over in memory, only their attempts
+// are written, and the checkpoint reaches the last event once they are.
+func TestHandOffDeliversWithoutRows(t *testing.T) {
+	rc := newHookReceiver(t)
+	l := newHookLog(t, rc.URL+"/hook")
+	d, _ := deliver(t, l.s, DeliveryOptions{})
+	l.apply(t)
+	l.add(t, 100)
+	l.apply(t)
+	rc.waitDelivered(t, 100, 10*time.Second)
+	waitFor(t, "the checkpoint at the last event", func() bool { return l.checkpoint(t) == l.applied })
+	if n, twice := rc.delivered(); n != 100 || twice != 0 {
+		t.Errorf("%d delivered, %d twice", n, twice)
+	}
+	if rows, atts := l.count(t, `SELECT count(*) FROM messages`), l.count(t, `SELECT count(*) FROM attempts WHERE status = 'succeeded'`); rows != 0 || atts != 100 {
+		t.Errorf("%d message rows, %d attempts; want 0 and 100", rows, atts)
+	}
+	if d.Pending() != 0 && d.Lag() > time.Minute {
+		t.Errorf("pending %d, lag %v", d.Pending(), d.Lag())
+	}
+}
+
+// A crash loses nothing in memory and sends nothing twice: the stored
+// checkpoint stayed before the oldest message neither delivered nor
+// written, the projection applies the events after it again, and of their
+// messages only those never attempted are made again (in the table).
+func TestHandOffCrashMakesOnlyUnattemptedAgain(t *testing.T) {
+	rc := newHookReceiver(t)
+	l := newHookLog(t, rc.URL+"/hook")
+	l.s.hot.setOn(true) // as a running deliverer does; nothing takes them
+	l.apply(t)
+	l.add(t, 10)
+	l.apply(t)
+	if n, _ := l.s.hot.stats(); n != 10 || l.count(t, `SELECT count(*) FROM messages`) != 0 {
+		t.Fatalf("%d messages in memory, %d rows", n, l.count(t, `SELECT count(*) FROM messages`))
+	}
+	taken := l.s.hot.take("wh1", 4)
+	d := l.s.NewDeliverer(DeliveryOptions{Schedule: []time.Duration{10 * time.Millisecond}})
+	now := time.Now()
+	res := []result{{msg: taken[0], webhookID: "wh1", status: 200, at: now}, {msg: taken[1], webhookID: "wh1", status: 200, at: now},
+		{msg: taken[2], webhookID: "wh1", status: 200, at: now}, {msg: taken[3], webhookID: "wh1", status: 500, at: now}}
+	if _, err := d.record(t.Context(), res); err != nil {
+		t.Fatal(err)
+	}
+	cp := l.checkpoint(t)
+	if !cp.Less(l.applied) {
+		t.Fatalf("checkpoint %v is not before the messages in memory (last %v)", cp, l.applied)
+	}
+	// The crash: nothing of memory is written.
+	l.s.Close()
+	l.open(t)
+	if l.applied != cp {
+		t.Fatalf("reopened at %v, want %v", l.applied, cp)
+	}
+	l.apply(t)
+	if rows := l.count(t, `SELECT count(*) FROM messages`); rows != 7 {
+		t.Fatalf("%d message rows after the crash, want 7 (6 never attempted, 1 to retry)", rows)
+	}
+	deliver(t, l.s, DeliveryOptions{})
+	rc.waitDelivered(t, 7, 10*time.Second)
+	waitFor(t, "the checkpoint at the last event", func() bool { return l.checkpoint(t) == l.applied })
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, m := range taken[:3] {
+		if rc.tries[m.id] != 0 {
+			t.Errorf("%s, delivered before the crash, sent again", m.id)
+		}
+	}
+	if rc.ok[taken[3].id] != 1 {
+		t.Errorf("the message that failed before the crash: %d deliveries", rc.ok[taken[3].id])
+	}
+}
+
+// A message that waits a second in memory (its receiver is slow) is
+// written to the table, and the checkpoint moves past its event.
+func TestHandOffSpillsWhatWaits(t *testing.T) {
+	l := newHookLog(t, "http://127.0.0.1:1/hook")
+	l.s.hot.setOn(true)
+	l.apply(t)
+	l.add(t, 5)
+	l.apply(t)
+	if err := l.s.spill(t.Context(), time.Now().Add(-time.Hour).UnixMilli(), false); err != nil {
+		t.Fatal(err)
+	}
+	if rows := l.count(t, `SELECT count(*) FROM messages`); rows != 0 {
+		t.Fatalf("%d messages younger than the cutoff written", rows)
+	}
+	if err := l.s.spill(t.Context(), time.Now().Add(time.Second).UnixMilli(), false); err != nil {
+		t.Fatal(err)
+	}
+	if rows := l.count(t, `SELECT count(*) FROM messages WHERE status = 'pending'`); rows != 5 {
+		t.Fatalf("%d pending rows, want 5", rows)
+	}
+	if n, _ := l.s.hot.stats(); n != 0 || l.checkpoint(t) != l.applied {
+		t.Errorf("%d in memory, checkpoint %v, want %v", n, l.checkpoint(t), l.applied)
+	}
+}
+
+// A deliverer that stops writes what it held in memory, also the messages
+// being sent: the next start sends them.
+func TestHandOffStopWritesWhatItHeld(t *testing.T) {
+	rc := newHookReceiver(t)
+	gate := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(gate) })
+	var arrived atomic.Int32
+	rc.mu.Lock()
+	rc.hold = func() { arrived.Add(1); <-gate }
+	rc.mu.Unlock()
+	l := newHookLog(t, rc.URL+"/hook")
+	d, stop := deliver(t, l.s, DeliveryOptions{Concurrency: 2})
+	l.apply(t)
+	l.add(t, 6)
+	l.apply(t)
+	waitFor(t, "two attempts under way", func() bool { return arrived.Load() == 2 })
+	waitFor(t, "the six counted pending", func() bool { return d.Pending() == 6 && d.Lag() < time.Minute })
+	stop()
+	once.Do(func() { close(gate) })
+	if rows := l.count(t, `SELECT count(*) FROM messages WHERE status = 'pending'`); rows != 6 {
+		t.Fatalf("%d pending rows after the stop, want 6", rows)
+	}
+	if cp := l.checkpoint(t); cp != l.applied {
+		t.Errorf("checkpoint %v after the stop, want %v", cp, l.applied)
+	}
+}
+
+// The deliveries log shows a message in memory as pending, before its
+// first attempt.
+func TestHandOffPendingInTheLog(t *testing.T) {
+	l := newHookLog(t, "http://127.0.0.1:1/hook")
+	l.s.hot.setOn(true)
+	l.apply(t)
+	l.add(t, 2)
+	l.apply(t)
+	log := deliveries(t, l.s, "wh1")
+	if len(log) != 2 || log[0].Status != "pending" || log[0].Attempt != 1 || log[0].NextAttemptAt == nil {
+		t.Fatalf("log: %+v", log)
+	}
+	res, err := l.s.WebhookDeliveries(t.Context(), "wh1", queries.Page{Page: 2, PageSize: 1})
+	if err != nil || len(res.Items) != 1 || res.Items[0].ID != log[1].ID {
+		t.Fatalf("second page: %+v %v", res.Items, err)
+	}
+}
