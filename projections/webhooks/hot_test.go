@@ -161,6 +161,9 @@ func TestHandOffCrashMakesOnlyUnattemptedAgain(t *testing.T) {
 	if n, _ := l.s.hot.stats(); n != 10 || l.count(t, `SELECT count(*) FROM messages`) != 0 {
 		t.Fatalf("%d messages in memory, %d rows", n, l.count(t, `SELECT count(*) FROM messages`))
 	}
+	if cp := l.checkpoint(t); !cp.Less(l.applied) {
+		t.Fatalf("checkpoint %v stored past the messages only in memory (last %v)", cp, l.applied)
+	}
 	taken := l.s.hot.take("wh1", 4)
 	d := l.s.NewDeliverer(DeliveryOptions{Schedule: []time.Duration{10 * time.Millisecond}})
 	now := time.Now()
