@@ -50,10 +50,12 @@ type hotMsg struct {
 type handOff struct {
 	mu sync.Mutex
 	// on while a deliverer runs: without one, messages go to the table.
-	on      bool
-	waiting map[string][]*hotMsg // by webhook, not taken, oldest first
-	order   []*hotMsg            // unsettled ones, oldest first (settled ones leave from the front)
-	byID    map[string]*hotMsg   // unsettled, by message id
+	on bool
+	// capacity bounds the messages held (hotCapacity).
+	capacity int
+	waiting  map[string][]*hotMsg // by webhook, not taken, oldest first
+	order    []*hotMsg            // unsettled ones, oldest first (settled ones leave from the front)
+	byID     map[string]*hotMsg   // unsettled, by message id
 	// applied is the last event the projection applied; seq the last
 	// attempts.seq known to be written.
 	applied eventstore.Position
@@ -61,7 +63,7 @@ type handOff struct {
 }
 
 func newHandOff() *handOff {
-	return &handOff{waiting: map[string][]*hotMsg{}, byID: map[string]*hotMsg{}}
+	return &handOff{capacity: hotCapacity, waiting: map[string][]*hotMsg{}, byID: map[string]*hotMsg{}}
 }
 
 func (h *handOff) setOn(on bool) {
@@ -74,7 +76,7 @@ func (h *handOff) setOn(on bool) {
 // capacity (those made again after a crash, durable, stay in c).
 func (h *handOff) admit(c *changes) []*hotMsg {
 	h.mu.Lock()
-	room, seq := hotCapacity-len(h.byID), h.seq
+	room, seq := h.capacity-len(h.byID), h.seq
 	on := h.on
 	h.mu.Unlock()
 	if !on || room <= 0 || c.replay {

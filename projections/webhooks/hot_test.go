@@ -271,3 +271,33 @@ func TestHandOffPendingInTheLog(t *testing.T) {
 		t.Fatalf("second page: %+v %v", res.Items, err)
 	}
 }
+
+// The hand-off holds at most its capacity: beyond it messages are written
+// to the table, so a receiver that is down grows the table, not the heap
+// (and its first failures write the ones held).
+func TestHandOffIsBounded(t *testing.T) {
+	l := newHookLog(t, "http://127.0.0.1:1/hook")
+	l.s.hot.capacity = 3
+	l.s.hot.setOn(true)
+	l.apply(t)
+	l.add(t, 5)
+	l.apply(t)
+	if n, _ := l.s.hot.stats(); n != 3 || l.count(t, `SELECT count(*) FROM messages WHERE status = 'pending'`) != 2 {
+		t.Fatalf("%d in memory, %d rows; want 3 and 2", n, l.count(t, `SELECT count(*) FROM messages`))
+	}
+	taken := l.s.hot.take("wh1", 10)
+	d := l.s.NewDeliverer(DeliveryOptions{Schedule: []time.Duration{time.Hour}})
+	var res []result
+	for _, m := range taken {
+		res = append(res, result{msg: m, webhookID: "wh1", status: 503, at: time.Now()})
+	}
+	if _, err := d.record(t.Context(), res); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := l.s.hot.stats(); n != 0 || l.count(t, `SELECT count(*) FROM messages WHERE status = 'pending' AND attempts = 1`) != 3 {
+		t.Fatalf("after their first failures: %d in memory, %d retries in the table", n, l.count(t, `SELECT count(*) FROM messages WHERE attempts = 1`))
+	}
+	if cp := l.checkpoint(t); cp != l.applied {
+		t.Errorf("checkpoint %v, want %v", cp, l.applied)
+	}
+}
