@@ -94,6 +94,16 @@ func (l *hookLog) apply(t *testing.T) {
 	l.applied = recs[len(recs)-1].Position
 }
 
+// handOff applies the log, then n new links with the hand-off on, as a
+// running deliverer has it, but nothing taking the messages.
+func (l *hookLog) handOff(t *testing.T, n int) {
+	t.Helper()
+	l.s.hot.setOn(true)
+	l.apply(t)
+	l.add(t, n)
+	l.apply(t)
+}
+
 func (l *hookLog) count(t *testing.T, q string) int {
 	t.Helper()
 	var n int
@@ -154,10 +164,7 @@ func TestHandOffDeliversWithoutRows(t *testing.T) {
 func TestHandOffCrashMakesOnlyUnattemptedAgain(t *testing.T) {
 	rc := newHookReceiver(t)
 	l := newHookLog(t, rc.URL+"/hook")
-	l.s.hot.setOn(true) // as a running deliverer does; nothing takes them
-	l.apply(t)
-	l.add(t, 10)
-	l.apply(t)
+	l.handOff(t, 10)
 	if n, _ := l.s.hot.stats(); n != 10 || l.count(t, `SELECT count(*) FROM messages`) != 0 {
 		t.Fatalf("%d messages in memory, %d rows", n, l.count(t, `SELECT count(*) FROM messages`))
 	}
@@ -205,10 +212,7 @@ func TestHandOffCrashMakesOnlyUnattemptedAgain(t *testing.T) {
 // written to the table, and the checkpoint moves past its event.
 func TestHandOffSpillsWhatWaits(t *testing.T) {
 	l := newHookLog(t, "http://127.0.0.1:1/hook")
-	l.s.hot.setOn(true)
-	l.apply(t)
-	l.add(t, 5)
-	l.apply(t)
+	l.handOff(t, 5)
 	if err := l.s.spill(t.Context(), time.Now().Add(-time.Hour).UnixMilli(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -258,10 +262,7 @@ func TestHandOffStopWritesWhatItHeld(t *testing.T) {
 // first attempt.
 func TestHandOffPendingInTheLog(t *testing.T) {
 	l := newHookLog(t, "http://127.0.0.1:1/hook")
-	l.s.hot.setOn(true)
-	l.apply(t)
-	l.add(t, 2)
-	l.apply(t)
+	l.handOff(t, 2)
 	log := deliveries(t, l.s, "wh1")
 	if len(log) != 2 || log[0].Status != "pending" || log[0].Attempt != 1 || log[0].NextAttemptAt == nil {
 		t.Fatalf("log: %+v", log)
@@ -278,10 +279,7 @@ func TestHandOffPendingInTheLog(t *testing.T) {
 func TestHandOffIsBounded(t *testing.T) {
 	l := newHookLog(t, "http://127.0.0.1:1/hook")
 	l.s.hot.capacity = 3
-	l.s.hot.setOn(true)
-	l.apply(t)
-	l.add(t, 5)
-	l.apply(t)
+	l.handOff(t, 5)
 	if n, _ := l.s.hot.stats(); n != 3 || l.count(t, `SELECT count(*) FROM messages WHERE status = 'pending'`) != 2 {
 		t.Fatalf("%d in memory, %d rows; want 3 and 2", n, l.count(t, `SELECT count(*) FROM messages`))
 	}

@@ -37,6 +37,42 @@ func clickID(body []byte) string {
 	return m.Data.Click.ID
 }
 
+// hooked starts linkd on dir with a link.clicked webhook to url and a link
+// to click; setSecret is given the webhook's secret.
+func hooked(t *testing.T, dir, addr, url string, setSecret func(string), extra ...string) (p *proc, code string) {
+	t.Helper()
+	p = start(t, dir, addr, extra...)
+	st, b, _, err := do("POST", p.url+"/v1/webhooks", operatorKey, map[string]any{"url": url, "events": []string{"link.clicked"}})
+	if err != nil || st != 201 {
+		p.kill()
+		t.Fatalf("create webhook: %d %v %s", st, err, b)
+	}
+	var wh struct{ Secret string }
+	_ = json.Unmarshal(b, &wh)
+	setSecret(wh.Secret)
+	if _, code, err = createLink(p.url, "https://example.com/hooked"); err != nil {
+		p.kill()
+		t.Fatal(err)
+	}
+	return p, code
+}
+
+// waitDelivered waits up to 60 s until delivered() reaches n.
+func waitDelivered(t *testing.T, n int, delivered func() int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := delivered()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d clicks delivered after the crash (%s)", got, n, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestWebhookSurvivesSIGKILL clicks a link with a link.clicked webhook
 // while its receiver is down, kills linkd with SIGKILL, brings the
 // receiver up and starts linkd again: every click is delivered, signed,
@@ -66,22 +102,7 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 
 	dir, addr := t.TempDir(), freeAddr(t)
 	extra := []string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_RETRY_SCHEDULE=" + strings.Repeat("200ms,", 30) + "200ms"}
-	p := start(t, dir, addr, extra...)
-	st, b, _, err := do("POST", p.url+"/v1/webhooks", operatorKey, map[string]any{"url": rc.URL + "/hook", "events": []string{"link.clicked"}})
-	if err != nil || st != 201 {
-		p.kill()
-		t.Fatalf("create webhook: %d %v %s", st, err, b)
-	}
-	var wh struct{ Secret string }
-	_ = json.Unmarshal(b, &wh)
-	mu.Lock()
-	secret = wh.Secret
-	mu.Unlock()
-	_, code, err := createLink(p.url, "https://example.com/hooked")
-	if err != nil {
-		p.kill()
-		t.Fatal(err)
-	}
+	p, code := hooked(t, dir, addr, rc.URL+"/hook", func(s string) { mu.Lock(); secret = s; mu.Unlock() }, extra...)
 	const n = 200
 	for i := 0; i < n; i++ {
 		if st, _, _, err := do("GET", p.url+"/"+code, "", nil, "User-Agent", browserUA); err != nil || st != http.StatusFound {
@@ -101,19 +122,7 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 
 	p = start(t, dir, addr, extra...)
 	defer p.stop()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		got := len(clicks)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d clicks delivered after the crash (%d tried before it)", got, n, len(tried))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDelivered(t, n, func() int { mu.Lock(); defer mu.Unlock(); return len(clicks) }, fmt.Sprintf("%d tried before it", len(tried)))
 	mu.Lock()
 	defer mu.Unlock()
 	for id := range tried {
@@ -151,22 +160,7 @@ func TestWebhookSIGKILLWhileDelivering(t *testing.T) {
 
 	dir, addr := t.TempDir(), freeAddr(t)
 	extra := []string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_CONCURRENCY=2"}
-	p := start(t, dir, addr, extra...)
-	st, b, _, err := do("POST", p.url+"/v1/webhooks", operatorKey, map[string]any{"url": rc.URL + "/hook", "events": []string{"link.clicked"}})
-	if err != nil || st != 201 {
-		p.kill()
-		t.Fatalf("create webhook: %d %v %s", st, err, b)
-	}
-	var wh struct{ Secret string }
-	_ = json.Unmarshal(b, &wh)
-	mu.Lock()
-	secret = wh.Secret
-	mu.Unlock()
-	_, code, err := createLink(p.url, "https://example.com/hooked")
-	if err != nil {
-		p.kill()
-		t.Fatal(err)
-	}
+	p, code := hooked(t, dir, addr, rc.URL+"/hook", func(s string) { mu.Lock(); secret = s; mu.Unlock() }, extra...)
 	const n, workers = 600, 8
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -198,19 +192,7 @@ func TestWebhookSIGKILLWhileDelivering(t *testing.T) {
 
 	p = start(t, dir, addr, extra...)
 	defer p.stop()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		got := len(clicks)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d clicks delivered after the crash (%d before it)", got, n, len(before))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDelivered(t, n, func() int { mu.Lock(); defer mu.Unlock(); return len(clicks) }, fmt.Sprintf("%d before it", len(before)))
 	time.Sleep(300 * time.Millisecond) // a second copy would come now
 	mu.Lock()
 	defer mu.Unlock()
