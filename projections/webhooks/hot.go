@@ -375,6 +375,9 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg) error {
 		return err
 	}
 	defer tx.Rollback()
+	if sq, ok := s.q.(*sqliteQueue); ok {
+		sq.gen.Add(1) // within the transaction (see sqliteQueue.gen)
+	}
 	b := sqlitedb.NewBatch(ctx, tx)
 	settling := make(map[string]bool, len(ms))
 	for _, m := range ms {

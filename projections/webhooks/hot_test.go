@@ -299,3 +299,27 @@ func TestHandOffIsBounded(t *testing.T) {
 		t.Errorf("checkpoint %v, want %v", cp, l.applied)
 	}
 }
+
+// A runner whose last read of the table found nothing due does not read
+// it again until something is written to it (or the next message is due,
+// or a second passed), and then sees what was written.
+func TestIdleTableIsNotReadAgain(t *testing.T) {
+	s := openStore(t, Options{})
+	q := s.q.(*sqliteQueue)
+	t0 := time.Now()
+	take := func() []message {
+		t.Helper()
+		msgs, _, err := q.take(t.Context(), "w1", t0, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+	if len(take()) != 0 || len(take()) != 0 || q.reads.Load() != 1 {
+		t.Fatalf("%d reads for two takes of an empty table, want 1", q.reads.Load())
+	}
+	put(t, s, "w1", t0, false, "e1")
+	if got := take(); len(got) != 1 || q.reads.Load() != 2 {
+		t.Fatalf("after a write: %d messages, %d reads", len(got), q.reads.Load())
+	}
+}

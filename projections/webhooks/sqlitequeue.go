@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linkd/linkd/internal/storage/sqlitedb"
@@ -25,6 +26,12 @@ type sqliteQueue struct {
 	marks map[string]*readMark // by webhook
 	// hot is the projection's hand-off: messages not written yet.
 	hot *handOff
+	// gen counts the transactions that wrote messages. It is moved inside
+	// them, on the one writer connection the due reads use too, so a read
+	// that starts after the move sees what they wrote.
+	gen atomic.Int64
+	// reads counts the due reads (tests).
+	reads atomic.Int64
 }
 
 // readMark is where a webhook's reads go on from, and the messages recorded
@@ -36,6 +43,12 @@ type readMark struct {
 	// read is when the table was last read: while the hand-off fills
 	// every take, the table is still read every second (retries).
 	read time.Time
+	// idle: the last read found nothing due, with gen at idleGen, and the
+	// first message waiting is due at nextDue (Unix ms): until a write or
+	// then, the table is not read again (within a second).
+	idle    bool
+	idleGen int64
+	nextDue int64
 }
 
 func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
@@ -55,6 +68,9 @@ func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) 
 			return err
 		}
 		return tx.Commit()
+	}
+	if len(c.msgs) > 0 || len(c.dropped) > 0 {
+		q.gen.Add(1)
 	}
 	ins := `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
@@ -108,6 +124,11 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 		q.mu.Unlock()
 		return hot, 0, nil
 	}
+	if len(hot) == 0 && c.idle && c.idleGen == q.gen.Load() && now.UnixMilli() < c.nextDue && read.Sub(c.read) < time.Second {
+		q.mu.Unlock()
+		return nil, time.Duration(c.nextDue-now.UnixMilli()) * time.Millisecond, nil
+	}
+	gen := q.gen.Load()
 	c.read = read
 	for id, at := range c.finished {
 		if read.Sub(at) > 10*time.Second {
@@ -138,8 +159,10 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 			}
 			out = append(out, m)
 		}
-		if len(msgs) == 0 {
+		c.idle = len(msgs) == 0
+		if c.idle {
 			c.at, c.id = 0, ""
+			c.idleGen, c.nextDue = gen, now.Add(next).UnixMilli()
 		}
 		if len(hot) > 0 {
 			return append(hot, out...), 0, nil
@@ -153,6 +176,7 @@ func (q *sqliteQueue) take(ctx context.Context, webhookID string, now time.Time,
 // is due when none is. It reads on the writer's connection, whose page
 // cache no other connection's write empties (ADR 0101).
 func (q *sqliteQueue) due(ctx context.Context, webhookID string, now time.Time, limit int, afterAt int64, afterID string) ([]message, time.Duration, error) {
+	q.reads.Add(1)
 	rows, err := q.w.QueryContext(ctx, `SELECT next_attempt_at, id, event_type, body, attempts, created_at, round FROM messages
 		WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)
 		ORDER BY next_attempt_at, id LIMIT ?`, webhookID, now.UnixMilli(), afterAt, afterAt, afterID, limit)
@@ -207,6 +231,12 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 	defer tx.Rollback()
 	b := sqlitedb.NewBatch(ctx, tx)
 	var settling map[string]bool
+	for i := range outs {
+		if o := &outs[i]; !o.msg.hot || o.status != "succeeded" {
+			q.gen.Add(1) // a row is written
+			break
+		}
+	}
 	for i := range outs {
 		o := &outs[i]
 		if o.msg.hot {
