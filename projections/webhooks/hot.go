@@ -22,7 +22,7 @@ import (
 // event whose messages are neither delivered nor written. After a crash
 // the projection applies those events again and makes the same messages
 // (same ids); the messages whose attempts were recorded before the crash
-// are recognised (handOff window) and not sent again.
+// are recognised (redone) and not sent again.
 
 // hotCapacity bounds the messages held in memory (about 1.2 KB each for a
 // click): beyond it the projection writes them to the table.
@@ -159,23 +159,8 @@ func (h *handOff) take(webhookID string, limit int) []message {
 	return out
 }
 
-// settle marks messages delivered or written.
-func (h *handOff) settle(ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, id := range ids {
-		if m := h.byID[id]; m != nil {
-			h.settleLocked(m)
-		}
-	}
-	h.trimLocked()
-}
-
-// settled: the transaction that recorded the attempts of settling, and
-// wrote attempts up to seq, is committed.
+// settled: the transaction that delivered or wrote the messages of
+// settling, and wrote attempts up to seq (0: none), is committed.
 func (h *handOff) settled(settling map[string]bool, seq int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -356,20 +341,19 @@ func (s *Store) spill(ctx context.Context, cutoff int64, stopping bool) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	err := s.writeSpill(ctx, ms)
-	if err != nil {
+	settling := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		settling[m.m.id] = true
+	}
+	if err := s.writeSpill(ctx, ms, settling); err != nil {
 		s.hot.giveBack(ms)
 		return err
 	}
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.m.id
-	}
-	s.hot.settle(ids)
+	s.hot.settled(settling, 0)
 	return nil
 }
 
-func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg) error {
+func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg, settling map[string]bool) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -379,9 +363,7 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg) error {
 		sq.gen.Add(1) // within the transaction (see sqliteQueue.gen)
 	}
 	b := sqlitedb.NewBatch(ctx, tx)
-	settling := make(map[string]bool, len(ms))
 	for _, m := range ms {
-		settling[m.m.id] = true
 		if err := b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
 			VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt); err != nil {
 			return err
@@ -403,8 +385,8 @@ func (h *handOff) save(b *sqlitedb.Batch, settling map[string]bool) error {
 	return saveHandOff(b, cp, applied, floor)
 }
 
-// filter: an event applied again after a crash makes only the
-// messages not attempted before it, written to the table.
+// filter says whether an event applied again after a crash makes q: only
+// when q was not attempted before the crash, and then in the table.
 func (r *redone) filter(re *eventstore.RecordedEvent, q *queued) (keep bool) {
 	if r == nil || r.through.Less(re.Position) {
 		return true
