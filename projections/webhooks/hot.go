@@ -66,6 +66,20 @@ func newHandOff() *handOff {
 	return &handOff{capacity: hotCapacity, waiting: map[string][]*hotMsg{}, byID: map[string]*hotMsg{}}
 }
 
+// lastApplied is the last event the projection applied.
+func (h *handOff) lastApplied() eventstore.Position {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.applied
+}
+
+// restart: the projection applies the log again from its start (Reset).
+func (h *handOff) restart() {
+	h.mu.Lock()
+	h.applied = eventstore.Start
+	h.mu.Unlock()
+}
+
 func (h *handOff) setOn(on bool) {
 	h.mu.Lock()
 	h.on = on
@@ -274,11 +288,18 @@ type redone struct {
 	attempted map[string]bool
 }
 
+// saveCheckpoint stores the projection's checkpoint as pos, also when it
+// is behind the stored one (sqlitedb.Batch.SaveCheckpoint only raises it:
+// here a held-back checkpoint may follow a later one).
+func saveCheckpoint(b *sqlitedb.Batch, pos eventstore.Position) error {
+	return b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, pos.Commit, pos.Prepare)
+}
+
 // saveHandOff stores, beside the checkpoint cp, the last event applied
 // and the attempts floor of the events after cp.
 func saveHandOff(b *sqlitedb.Batch, cp, applied eventstore.Position, floor int64) error {
-	if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, cp.Commit, cp.Prepare); err != nil {
+	if err := saveCheckpoint(b, cp); err != nil {
 		return err
 	}
 	// The last event applied only moves on: a deliverer's transaction may
@@ -364,8 +385,7 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg, settling map[strin
 	}
 	b := sqlitedb.NewBatch(ctx, tx)
 	for _, m := range ms {
-		if err := b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-			VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt); err != nil {
+		if err := b.Exec(insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt); err != nil {
 			return err
 		}
 	}
@@ -378,9 +398,7 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg, settling map[strin
 // save stores the checkpoint as it is once settling are settled, in a
 // transaction of the deliverer's (b).
 func (h *handOff) save(b *sqlitedb.Batch, settling map[string]bool) error {
-	h.mu.Lock()
-	applied := h.applied
-	h.mu.Unlock()
+	applied := h.lastApplied()
 	cp, floor := h.checkpoint(applied, nil, settling)
 	return saveHandOff(b, cp, applied, floor)
 }

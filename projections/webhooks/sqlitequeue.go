@@ -57,6 +57,11 @@ func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
 
 func (q *sqliteQueue) close() error { return nil }
 
+// insertPendingSQL inserts a message due at once: (id, webhook_id,
+// event_id, event_type, body, created_at, next_attempt_at).
+const insertPendingSQL = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`
+
 func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) error {
 	if b == nil {
 		tx, err := q.w.BeginTx(ctx, nil)
@@ -72,11 +77,9 @@ func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) 
 	if len(c.msgs) > 0 || len(c.dropped) > 0 {
 		q.gen.Add(1)
 	}
-	ins := `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING`
+	ins := insertPendingSQL + ` ON CONFLICT(id) DO NOTHING`
 	if c.replay {
-		ins = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
+		ins = insertPendingSQL + ` ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
 			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1`
 	}
 	for i := range c.msgs {
@@ -255,8 +258,7 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 			}
 			continue
 		}
-		if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.msg.id, o.webhookID, o.msg.eventType, o.attempt, o.result, o.respStatus, o.respBody, o.durMS, o.at, o.next); err != nil {
+		if err := insertAttempt(b, o); err != nil {
 			return nil, err
 		}
 		// A message done with keeps no body: a replay builds it again from
@@ -308,6 +310,12 @@ func (q *sqliteQueue) record(ctx context.Context, outs []outcome, failing map[st
 	return since, nil
 }
 
+// insertAttempt logs the attempt of an outcome.
+func insertAttempt(b *sqlitedb.Batch, o *outcome) error {
+	return b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.msg.id, o.webhookID, o.msg.eventType, o.attempt, o.result, o.respStatus, o.respBody, o.durMS, o.at, o.next)
+}
+
 // recordHot writes the outcome of a message handed off in memory: its
 // attempt, and its row only when it is not done with (a retry waits in
 // the table) or failed for good. A webhook gone or off leaves nothing:
@@ -316,8 +324,7 @@ func (q *sqliteQueue) recordHot(b *sqlitedb.Batch, o *outcome) error {
 	if o.abandon {
 		return nil
 	}
-	if err := b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.msg.id, o.webhookID, o.msg.eventType, o.attempt, o.result, o.respStatus, o.respBody, o.durMS, o.at, o.next); err != nil {
+	if err := insertAttempt(b, o); err != nil {
 		return err
 	}
 	if o.status == "succeeded" {

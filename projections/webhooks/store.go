@@ -315,9 +315,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	}
 	s.queuedThrough = cp
 	if s.hot != nil {
-		s.hot.mu.Lock()
-		s.hot.applied = eventstore.Start
-		s.hot.mu.Unlock()
+		s.hot.restart()
 	}
 	return s.loadHooks(ctx)
 }
@@ -414,9 +412,7 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	s.mu.RUnlock()
 	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}}
 	if s.hot != nil {
-		s.hot.mu.Lock()
-		a.before = s.hot.applied
-		s.hot.mu.Unlock()
+		a.before = s.hot.lastApplied()
 	}
 	a.index()
 	for i := range events {
@@ -434,8 +430,7 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 		return err
 	}
 	if s.hot == nil {
-		if err := b.Exec(`INSERT INTO checkpoint (id, commit_pos, prepare_pos) VALUES (1, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`, last.Commit, last.Prepare); err != nil {
+		if err := saveCheckpoint(b, last); err != nil {
 			return err
 		}
 	} else {
