@@ -58,7 +58,9 @@ func Replay(ctx context.Context, store eventstore.Store, p Projector, opts Repla
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pages := make(chan page, 4)
+	// The reader runs up to a whole batch ahead: while one is applied,
+	// the next is read.
+	pages := make(chan page, max(4, opts.ApplyBatch/opts.PageSize))
 	cats := p.Categories()
 	go func() {
 		defer close(pages)

@@ -17,7 +17,6 @@ func generateCmd() *cobra.Command {
 		Use:   "generate",
 		Short: "Write synthetic links and clicks through the real write path (benchmarks, demos; stop linkd serve first)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setGC(batchGCPercent)
 			cfg, err := config(cmd)
 			if err != nil {
 				return err

@@ -26,23 +26,15 @@ import (
 	"github.com/linkd/linkd/internal/storage/pebbleheap"
 )
 
-// The garbage collector's targets unless GOGC is set. The live heap is
-// small and short-lived garbage dominates it (requests, events, batches),
-// so collecting less often than Go's 100 saves CPU. linkd replay and
-// generate collect at 400: 3 to 4% of a replay. linkd serve collects at
-// 200: at 400 its heap swung to five times the live heap, several hundred
-// MB of memory that a freshly started server touches for the first time
-// under load, a page fault each (tens of thousands a second in the first
-// seconds, against a few thousand later). Against 400, alternated, 200
-// took 71-88 against 94-102 CPU µs per redirect in the first four seconds
-// of load and 63-67 against 66-73 in the seconds after, with 1,000 links,
-// and 126-160 against 233-238 and 56-68 against 66-91 with 10,000 (100
-// did no better than 200; one 40 s run at 10,000 links had 400 ahead
-// after its first 20 s). ADR 0003.
-const (
-	serveGCPercent = 200
-	batchGCPercent = 400
-)
+// serveGCPercent is linkd serve's garbage collector target unless GOGC is
+// set. The live heap is small and short-lived garbage dominates it
+// (requests, events, batches), so collecting less often than Go's 100
+// saves CPU; at 400 its heap swung to five times the live heap, memory
+// a freshly started server touches for the first time under load, a
+// page fault each. Replay and generate keep Go's 100: there every page of
+// a higher target is a fault too, and faults cost more than collections
+// (ADR 0003, ADR 0112).
+const serveGCPercent = 200
 
 // setGC applies percent unless GOGC is set.
 func setGC(percent int) {

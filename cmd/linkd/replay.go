@@ -28,7 +28,6 @@ webhooks themselves, up to the events it had made messages of: a replay
 sends nothing again; POST /v1/webhooks/{id}/replay does). Without
 --projection, all of them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setGC(batchGCPercent)
 			cfg, err := config(cmd)
 			if err != nil {
 				return err

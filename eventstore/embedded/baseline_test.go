@@ -188,7 +188,7 @@ func (p *pebbleStore) ReadAll(ctx context.Context, after eventstore.Position, ma
 		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
-		out = append(out, toEvent(&rec, int64(binary.BigEndian.Uint64(it.Key()[1:])), &in))
+		out = append(out, toEvent(&rec, int64(binary.BigEndian.Uint64(it.Key()[1:])), &in, true))
 	}
 	return out, nil
 }

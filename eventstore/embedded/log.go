@@ -198,10 +198,22 @@ type logReader struct {
 	buf    []byte
 	bufOff int64 // offset of buf[0]
 	chunk  int
+	owned  bool // each fill reads into a new buffer
 }
 
 func newLogReader(s *Store, off, limit int64) *logReader {
 	return &logReader{s: s, off: off, limit: limit, bufOff: off, chunk: readChunk}
+}
+
+// newOwnedReader is newLogReader for records handed out as events: a
+// fill never reuses the buffer of the one before, so the bytes of the
+// records it returned stay theirs. A replay takes its events' data where
+// the log was read into, rather than a copy and an allocation an event
+// (ADR 0112).
+func newOwnedReader(s *Store, off, limit int64) *logReader {
+	r := newLogReader(s, off, limit)
+	r.owned = true
+	return r
 }
 
 // next returns the next record, its start offset and its length; io.EOF at
@@ -252,7 +264,7 @@ func (r *logReader) fillOnce(need int, retry bool) error {
 	}
 	want := int64(max(need, r.chunk, recHeaderSize))
 	want = min(want, r.limit-r.off, segEnd-r.off)
-	if int64(cap(r.buf)) >= want && r.buf != nil {
+	if int64(cap(r.buf)) >= want && r.buf != nil && !r.owned {
 		r.buf = r.buf[:want]
 	} else {
 		r.buf = make([]byte, want)

@@ -70,7 +70,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 				end += int64(locs[j].n)
 				j++
 			}
-			r := newLogReader(s, locs[i].start, end)
+			r := newOwnedReader(s, locs[i].start, end)
 			r.chunk = int(end - locs[i].start)
 			for k := i; k < j; k++ {
 				rec, start, n, err := r.next()
@@ -83,7 +83,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 				if rec.version != locs[k].version {
 					return fmt.Errorf("embedded: index and log disagree at log offset %d (stream %q version %d)", start, stream, locs[k].version)
 				}
-				events = append(events, toEvent(&rec, start+int64(n), &in))
+				events = append(events, toEvent(&rec, start+int64(n), &in, false))
 			}
 			i = j
 		}
@@ -200,14 +200,16 @@ func (s *Store) ReadAll(ctx context.Context, after eventstore.Position, max int)
 	if max <= 0 {
 		return nil, nil
 	}
-	events, _, err := s.scan(ctx, off, s.committed.Load(), max, eventstore.Filter{})
+	events, _, err := s.scan(ctx, off, s.committed.Load(), max, eventstore.Filter{}, false)
 	return events, err
 }
 
 // scan reads the log from off (a record boundary) up to limit and returns
 // up to max events that filter keeps, and the position of the last event it
-// read (kept or not).
-func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter eventstore.Filter) ([]eventstore.RecordedEvent, int64, error) {
+// read (kept or not). The events' bytes are copied, or else the read
+// buffers' own (ReadAll: a replay's pages, no copy and no allocation an
+// event, ADR 0112).
+func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter eventstore.Filter, copied bool) ([]eventstore.RecordedEvent, int64, error) {
 	if off >= limit {
 		return nil, off, nil
 	}
@@ -219,7 +221,10 @@ func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter even
 	// and a subscription reading its few new events allocates few.
 	events := make([]eventstore.RecordedEvent, 0, min(int64(max), (limit-off)/64+1, 8192))
 	var in interner
-	r := newLogReader(s, off, limit)
+	r := newOwnedReader(s, off, limit)
+	if copied {
+		r = newLogReader(s, off, limit)
+	}
 	last := off
 	for skipped := 0; len(events) < max; {
 		rec, start, n, err := r.next()
@@ -239,7 +244,7 @@ func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter even
 			}
 			continue
 		}
-		events = append(events, toEvent(&rec, last, &in))
+		events = append(events, toEvent(&rec, last, &in, copied))
 	}
 	return events, last, nil
 }
@@ -258,8 +263,10 @@ func position(off int64) eventstore.Position {
 	return eventstore.Position{Commit: uint64(off), Prepare: uint64(off)}
 }
 
-// toEvent copies rec out of the read buffer.
-func toEvent(rec *rawRecord, end int64, in *interner) eventstore.RecordedEvent {
+// toEvent makes rec an event. Unless copied, its data and metadata are
+// rec's own bytes: the reader that read rec must have been made with
+// newOwnedReader.
+func toEvent(rec *rawRecord, end int64, in *interner, copied bool) eventstore.RecordedEvent {
 	ev := eventstore.RecordedEvent{
 		ID:       uuid.UUID(rec.id),
 		Stream:   in.bytes(rec.stream),
@@ -268,16 +275,18 @@ func toEvent(rec *rawRecord, end int64, in *interner) eventstore.RecordedEvent {
 		Type:     in.bytes(rec.typ),
 		Time:     timeOf(rec.nanos),
 	}
-	if len(rec.data)+len(rec.meta) > 0 {
-		b := make([]byte, len(rec.data)+len(rec.meta))
-		copy(b, rec.data)
-		copy(b[len(rec.data):], rec.meta)
-		if len(rec.data) > 0 {
-			ev.Data = b[:len(rec.data):len(rec.data)]
-		}
-		if len(rec.meta) > 0 {
-			ev.Metadata = b[len(rec.data):]
-		}
+	data, meta := rec.data, rec.meta
+	if copied && len(data)+len(meta) > 0 {
+		b := make([]byte, len(data)+len(meta))
+		copy(b, data)
+		copy(b[len(data):], meta)
+		data, meta = b[:len(data)], b[len(data):]
+	}
+	if len(data) > 0 {
+		ev.Data = data[:len(data):len(data)]
+	}
+	if len(meta) > 0 {
+		ev.Metadata = meta[:len(meta):len(meta)]
 	}
 	return ev
 }

@@ -279,7 +279,9 @@ func (sub *subscription) fill(ctx context.Context) (<-chan struct{}, error) {
 		return nil, err
 	}
 	defer s.exit()
-	events, last, err := s.scan(ctx, sub.last, committed, fillEvents, sub.filter)
+	// Copied out of the read buffers: a subscriber may keep an event (a
+	// runner's table of decodings), which would keep the whole buffer.
+	events, last, err := s.scan(ctx, sub.last, committed, fillEvents, sub.filter, true)
 	if err != nil {
 		return nil, err
 	}

@@ -105,8 +105,10 @@ func TestZsegReadAt(t *testing.T) {
 				off := r.IntN(size + 1)
 				n := r.IntN(min(size-off, 2*zBlockSize+5) + 1)
 				if r.IntN(4) == 0 {
-					off = off / zBlockSize * zBlockSize // whole blocks straight into p
-					n = min(size-off, zBlockSize*(1+r.IntN(2)))
+					// Whole blocks straight into p (their frames read at
+					// once), and maybe part of the next.
+					off = off / zBlockSize * zBlockSize
+					n = min(size-off, zBlockSize*(1+r.IntN(3))+r.IntN(2)*r.IntN(zBlockSize))
 				}
 				p := make([]byte, n)
 				got, err := z.readAt(p, int64(off))
