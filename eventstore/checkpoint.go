@@ -69,6 +69,7 @@ func (s *Shared) SaveCheckpoint(ctx context.Context, name string, p Position) er
 		if wait := s.every - time.Since(c.written); wait > 0 {
 			c.pending = p
 			if c.flush == nil {
+				s.flushes++
 				c.flush = time.AfterFunc(wait, func() { s.flush(name) })
 			}
 			s.mu.Unlock()
@@ -80,8 +81,9 @@ func (s *Shared) SaveCheckpoint(ctx context.Context, name string, p Position) er
 	return s.writeCheckpoint(ctx, name, p)
 }
 
-// flush writes the checkpoint kept for name.
+// flush writes the checkpoint kept for name (a delayed write's timer).
 func (s *Shared) flush(name string) {
+	defer s.flushEnded()
 	s.mu.Lock()
 	c := s.checkpoints[name]
 	p := c.pending
@@ -95,6 +97,14 @@ func (s *Shared) flush(name string) {
 	if err := s.writeCheckpoint(ctx, name, p); err != nil {
 		s.log.Warn("checkpoint: delayed write failed; the next save writes it", "checkpoint", name, "position", p.String(), "err", err)
 	}
+}
+
+// flushEnded counts a delayed write as ended.
+func (s *Shared) flushEnded() {
+	s.mu.Lock()
+	s.flushes--
+	s.flushed.Broadcast()
+	s.mu.Unlock()
 }
 
 // writeCheckpoint writes p after the last record unless that one is as
@@ -140,13 +150,22 @@ func (s *Shared) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	for name, c := range s.checkpoints {
 		if c.flush != nil {
-			c.flush.Stop()
+			if c.flush.Stop() {
+				s.flushes-- // it will not run
+			}
 			c.flush = nil
 		}
 		if !c.pending.IsZero() {
 			saves = append(saves, save{name, c.pending})
 			c.written, c.pending = time.Now(), Start
 		}
+	}
+	// A delayed write whose timer fired already ends before Flush
+	// returns: the store may close its connection next, and closing the
+	// EventStoreDB client under a call still running is a data race in
+	// the client (found by the race detector).
+	for s.flushes > 0 {
+		s.flushed.Wait()
 	}
 	s.mu.Unlock()
 	var errs []error

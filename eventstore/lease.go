@@ -141,6 +141,11 @@ type Shared struct {
 	mu          sync.Mutex
 	held        map[string]bool // leases held or being taken in this process
 	checkpoints map[string]*pendingCheckpoint
+	// flushes counts the delayed checkpoint writes scheduled and not yet
+	// ended (stopped, or run to their end); flushed is signalled, with
+	// mu, when it falls.
+	flushes int
+	flushed sync.Cond
 }
 
 var (
@@ -154,6 +159,7 @@ func NewShared(records RecordStore, o SharedOptions) *Shared {
 		records: records, holder: o.Holder, ttl: o.LeaseTTL, retry: o.Retry, every: o.CheckpointEvery, log: o.Logger,
 		held: map[string]bool{}, checkpoints: map[string]*pendingCheckpoint{},
 	}
+	s.flushed.L = &s.mu
 	if s.holder == "" {
 		s.holder = defaultHolder()
 	}

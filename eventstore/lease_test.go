@@ -192,3 +192,54 @@ func TestCheckpointEvery(t *testing.T) {
 		t.Errorf("the delayed write holds %v, want 20", p)
 	}
 }
+
+// slowRecords holds its writes after the first until open is closed.
+type slowRecords struct {
+	*memRecords
+	puts          int
+	entered, open chan struct{}
+}
+
+func (s *slowRecords) PutRecord(ctx context.Context, stream string, expected ExpectedVersion, r Record) (uint64, error) {
+	s.mu.Lock()
+	s.puts++
+	n := s.puts
+	s.mu.Unlock()
+	if n > 1 {
+		if n == 2 {
+			close(s.entered)
+		}
+		<-s.open
+	}
+	return s.memRecords.PutRecord(ctx, stream, expected, r)
+}
+
+// Flush returns only after a delayed write that had begun has ended: a
+// store closes its connection right after Flush, and closing the
+// EventStoreDB client under a write still running is a data race in the
+// client (esdb's TestSharedFake failed so under the race detector).
+func TestFlushWaitsForADelayedWrite(t *testing.T) {
+	t.Parallel()
+	m := &slowRecords{memRecords: newMemRecords(), entered: make(chan struct{}), open: make(chan struct{})}
+	s := NewShared(m, SharedOptions{CheckpointEvery: 10 * time.Millisecond})
+	for n := uint64(1); n <= 2; n++ {
+		if err := s.SaveCheckpoint(t.Context(), "relay", Position{n, n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-m.entered // the delayed write of 2 is under way
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.Flush(t.Context()) }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned (%v) while a delayed write was still running", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(m.open)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.LoadCheckpoint(t.Context(), "relay"); p != (Position{2, 2}) {
+		t.Errorf("after Flush the checkpoint is %v, want 2", p)
+	}
+}
