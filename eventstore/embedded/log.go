@@ -198,22 +198,15 @@ type logReader struct {
 	buf    []byte
 	bufOff int64 // offset of buf[0]
 	chunk  int
-	owned  bool // each fill reads into a new buffer
+	// owned: each fill reads into a new buffer, never the one before, so
+	// the bytes of the records it returned stay theirs: for records handed
+	// out as events, whose data is then where the log was read into
+	// rather than a copy and an allocation an event (ADR 0112).
+	owned bool
 }
 
 func newLogReader(s *Store, off, limit int64) *logReader {
 	return &logReader{s: s, off: off, limit: limit, bufOff: off, chunk: readChunk}
-}
-
-// newOwnedReader is newLogReader for records handed out as events: a
-// fill never reuses the buffer of the one before, so the bytes of the
-// records it returned stay theirs. A replay takes its events' data where
-// the log was read into, rather than a copy and an allocation an event
-// (ADR 0112).
-func newOwnedReader(s *Store, off, limit int64) *logReader {
-	r := newLogReader(s, off, limit)
-	r.owned = true
-	return r
 }
 
 // next returns the next record, its start offset and its length; io.EOF at

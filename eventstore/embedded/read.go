@@ -70,8 +70,8 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, max 
 				end += int64(locs[j].n)
 				j++
 			}
-			r := newOwnedReader(s, locs[i].start, end)
-			r.chunk = int(end - locs[i].start)
+			r := newLogReader(s, locs[i].start, end)
+			r.chunk, r.owned = int(end-locs[i].start), true
 			for k := i; k < j; k++ {
 				rec, start, n, err := r.next()
 				if err != nil {
@@ -221,10 +221,8 @@ func (s *Store) scan(ctx context.Context, off, limit int64, max int, filter even
 	// and a subscription reading its few new events allocates few.
 	events := make([]eventstore.RecordedEvent, 0, min(int64(max), (limit-off)/64+1, 8192))
 	var in interner
-	r := newOwnedReader(s, off, limit)
-	if copied {
-		r = newLogReader(s, off, limit)
-	}
+	r := newLogReader(s, off, limit)
+	r.owned = !copied
 	last := off
 	for skipped := 0; len(events) < max; {
 		rec, start, n, err := r.next()
@@ -264,8 +262,7 @@ func position(off int64) eventstore.Position {
 }
 
 // toEvent makes rec an event. Unless copied, its data and metadata are
-// rec's own bytes: the reader that read rec must have been made with
-// newOwnedReader.
+// rec's own bytes: the reader that read rec must be owned.
 func toEvent(rec *rawRecord, end int64, in *interner, copied bool) eventstore.RecordedEvent {
 	ev := eventstore.RecordedEvent{
 		ID:       uuid.UUID(rec.id),

@@ -174,11 +174,11 @@ func (z *zseg) readAt(p []byte, off int64) (int, error) {
 			for e*z.blockSize < z.raw && min((e+1)*z.blockSize, z.raw)-start <= int64(len(p)-n) {
 				e++
 			}
-			first := z.frames[b]
-			frames := make([]byte, z.frames[e]-first)
-			if _, err := z.f.ReadAt(frames, first); err != nil {
-				return n, fmt.Errorf("embedded: read compressed log: %w", err)
+			frames, err := z.readFrames(b, e)
+			if err != nil {
+				return n, err
 			}
+			first := z.frames[b]
 			for ; b < e; b++ {
 				size := min(z.blockSize, z.raw-b*z.blockSize)
 				if _, err := z.decodeFrame(b, frames[z.frames[b]-first:z.frames[b+1]-first], p[n:n:n+int(size)], size); err != nil {
@@ -199,11 +199,21 @@ func (z *zseg) readAt(p []byte, off int64) (int, error) {
 
 // decode decompresses block b (size bytes) into dst[:0].
 func (z *zseg) decode(b int64, dst []byte, size int64) ([]byte, error) {
-	frame := make([]byte, z.frames[b+1]-z.frames[b])
-	if _, err := z.f.ReadAt(frame, z.frames[b]); err != nil {
-		return nil, fmt.Errorf("embedded: read compressed log: %w", err)
+	frame, err := z.readFrames(b, b+1)
+	if err != nil {
+		return nil, err
 	}
 	return z.decodeFrame(b, frame, dst, size)
+}
+
+// readFrames reads the compressed frames of blocks b up to e (excluded),
+// which lie one after another in the file, with one read.
+func (z *zseg) readFrames(b, e int64) ([]byte, error) {
+	frames := make([]byte, z.frames[e]-z.frames[b])
+	if _, err := z.f.ReadAt(frames, z.frames[b]); err != nil {
+		return nil, fmt.Errorf("embedded: read compressed log: %w", err)
+	}
+	return frames, nil
 }
 
 // decodeFrame decompresses frame, block b's (size bytes), into dst[:0].
