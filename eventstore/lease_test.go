@@ -66,8 +66,8 @@ func TestLeaseOverwrittenEndsHolder(t *testing.T) {
 	}
 }
 
-// gatedRecords holds its second write (the holder's first renewal) until
-// open is closed, then makes it and answers as a store does whose answer
+// gatedRecords holds its second write (a lease holder's first renewal,
+// a delayed checkpoint write) until open is closed, then makes it and answers as a store does whose answer
 // comes after the caller gave up: the write is made, the caller hears its
 // context's error.
 type gatedRecords struct {
@@ -193,34 +193,13 @@ func TestCheckpointEvery(t *testing.T) {
 	}
 }
 
-// slowRecords holds its writes after the first until open is closed.
-type slowRecords struct {
-	*memRecords
-	puts          int
-	entered, open chan struct{}
-}
-
-func (s *slowRecords) PutRecord(ctx context.Context, stream string, expected ExpectedVersion, r Record) (uint64, error) {
-	s.mu.Lock()
-	s.puts++
-	n := s.puts
-	s.mu.Unlock()
-	if n > 1 {
-		if n == 2 {
-			close(s.entered)
-		}
-		<-s.open
-	}
-	return s.memRecords.PutRecord(ctx, stream, expected, r)
-}
-
 // Flush returns only after a delayed write that had begun has ended: a
 // store closes its connection right after Flush, and closing the
 // EventStoreDB client under a write still running is a data race in the
 // client (esdb's TestSharedFake failed so under the race detector).
 func TestFlushWaitsForADelayedWrite(t *testing.T) {
 	t.Parallel()
-	m := &slowRecords{memRecords: newMemRecords(), entered: make(chan struct{}), open: make(chan struct{})}
+	m := &gatedRecords{memRecords: newMemRecords(), entered: make(chan struct{}), open: make(chan struct{})}
 	s := NewShared(m, SharedOptions{CheckpointEvery: 10 * time.Millisecond})
 	for n := uint64(1); n <= 2; n++ {
 		if err := s.SaveCheckpoint(t.Context(), "relay", Position{n, n}); err != nil {
