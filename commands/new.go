@@ -95,11 +95,14 @@ type Commands struct {
 	InviteMember     Handler[InviteMember, Invitation]
 	AcceptInvitation Handler[AcceptInvitation, *user.User]
 
-	// Webhooks (their deliveries disable one through DisableWebhook).
-	CreateWebhook  Handler[CreateWebhook, NewWebhook]
-	UpdateWebhook  Handler[UpdateWebhook, *webhook.Webhook]
-	DeleteWebhook  Doer[DeleteWebhook]
-	DisableWebhook Doer[DisableWebhook]
+	// Webhooks (their deliveries disable one through DisableWebhook; the
+	// projection of an instance among many records a replay through
+	// RequestWebhookReplay).
+	CreateWebhook        Handler[CreateWebhook, NewWebhook]
+	UpdateWebhook        Handler[UpdateWebhook, *webhook.Webhook]
+	DeleteWebhook        Doer[DeleteWebhook]
+	DisableWebhook       Doer[DisableWebhook]
+	RequestWebhookReplay Doer[RequestWebhookReplay]
 
 	deps *Deps // for the reads the dashboard asks of the write side (users.go)
 }

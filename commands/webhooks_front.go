@@ -23,4 +23,5 @@ func (c Config) webhookCommands(dec decorator, cmds *Commands) {
 	cmds.UpdateWebhook = decorate[UpdateWebhook, *webhook.Webhook](dec, "UpdateWebhook", UpdateWebhookHandler{Deps: d})
 	cmds.DeleteWebhook = decorateDoer[DeleteWebhook](dec, "DeleteWebhook", DeleteWebhookHandler{Deps: d})
 	cmds.DisableWebhook = decorateDoer[DisableWebhook](dec, "DisableWebhook", DisableWebhookHandler{Deps: d})
+	cmds.RequestWebhookReplay = decorateDoer[RequestWebhookReplay](dec, "RequestWebhookReplay", RequestWebhookReplayHandler{Deps: d})
 }

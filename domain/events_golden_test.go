@@ -135,6 +135,7 @@ func samples() map[string]domain.Event {
 			LinkIDs: domain.Some([]string{}), Description: domain.Some("CRM v2"), IsActive: domain.Some(true), At: at},
 		&webhook.Disabled{ID: "wh-1", WorkspaceID: "ws-1", Reason: "gone", At: at},
 		&webhook.Deleted{ID: "wh-1", WorkspaceID: "ws-1", At: at},
+		&webhook.ReplayRequested{ID: "wh-1", WorkspaceID: "ws-1", Start: at.Add(-24 * time.Hour), End: at, At: at},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

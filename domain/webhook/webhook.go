@@ -20,6 +20,9 @@ const (
 	EventUpdated  = "WebhookUpdated"
 	EventDisabled = "WebhookDisabled"
 	EventDeleted  = "WebhookDeleted"
+	// EventReplayRequested is in a stream of its own (ReplayStream): a
+	// request does not change the webhook.
+	EventReplayRequested = "WebhookReplayRequested"
 )
 
 // Category is the stream category of webhooks.
@@ -30,6 +33,14 @@ const StreamPrefix = Category + "-"
 
 // Stream names the stream of webhook id.
 func Stream(id string) string { return StreamPrefix + id }
+
+// ReplayCategory is the stream category of replay requests: with many
+// instances on a store without a shared queue, the one that delivers
+// makes the messages of a replay asked of any (ADR 0114).
+const ReplayCategory = "webhookreplay"
+
+// ReplayStream names the stream of webhook id's replay requests.
+func ReplayStream(id string) string { return ReplayCategory + "-" + id }
 
 // The event types a webhook subscribes to.
 const (
@@ -97,6 +108,18 @@ type Deleted struct {
 	At          time.Time `json:"at"`
 }
 
+// ReplayRequested: the events from Start to End are to be sent to the
+// webhook again (POST /v1/webhooks/{id}/replay).
+type ReplayRequested struct {
+	ID          string    `json:"id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Start       time.Time `json:"start"`
+	End         time.Time `json:"end"`
+	At          time.Time `json:"at"`
+}
+
+func (ReplayRequested) EventType() string { return EventReplayRequested }
+
 func (Created) EventType() string  { return EventCreated }
 func (Updated) EventType() string  { return EventUpdated }
 func (Disabled) EventType() string { return EventDisabled }
@@ -107,6 +130,7 @@ func init() {
 	domain.Register(func() domain.Event { return &Updated{} })
 	domain.Register(func() domain.Event { return &Disabled{} })
 	domain.Register(func() domain.Event { return &Deleted{} })
+	domain.Register(func() domain.Event { return &ReplayRequested{} })
 }
 
 // Webhook is the write model of one webhook.

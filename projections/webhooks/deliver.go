@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/ssrf"
 	"github.com/linkd/linkd/internal/stdwebhooks"
 )
@@ -101,11 +102,12 @@ type message struct {
 	body      []byte
 	attempts  int
 	createdAt int64
-	round     int64 // a replay starts a new round (store.go addRound)
-	// hot: handed off in memory, it has no row yet (hot.go); eventID is
-	// then its event's.
+	round     int64 // a replay starts a new round (store.go addColumns)
+	// hot: handed off in memory, it has no row yet (hot.go); eventID and
+	// before are then its event's and the position before it.
 	hot     bool
 	eventID string
+	before  eventstore.Position
 }
 
 // roundKey names a round of a message.
@@ -134,6 +136,9 @@ type Deliverer struct {
 
 	disabling sync.Map // webhook id -> true while a Disable is under way
 
+	// Leading: this instance holds the deliverers' lease (with
+	// Options.Coordinate).
+	Leading   atomic.Bool
 	Delivered atomic.Int64 // attempts answered 2xx
 	Failed    atomic.Int64 // attempts that failed
 	lagMillis atomic.Int64
@@ -188,14 +193,60 @@ func (s *Store) NewDeliverer(o DeliveryOptions) *Deliverer {
 	return d
 }
 
+// Delivering says whether this instance delivers: always, unless it
+// coordinates with others (Options.Coordinate) and does not hold their
+// lease.
+func (d *Deliverer) Delivering() bool { return d.s.coord == nil || d.Leading.Load() }
+
 // Lag is the age of the oldest message due and not delivered.
 func (d *Deliverer) Lag() time.Duration { return time.Duration(d.lagMillis.Load()) * time.Millisecond }
 
 // Pending is how many messages wait for an attempt.
 func (d *Deliverer) Pending() int64 { return d.pending.Load() }
 
-// Run delivers until ctx ends.
+// Run delivers until ctx ends. An instance that coordinates with others
+// (Options.Coordinate) delivers while it holds their lease, and waits for
+// it otherwise (progress.go).
 func (d *Deliverer) Run(ctx context.Context) error {
+	if d.s.coord == nil {
+		return d.run(ctx)
+	}
+	for ctx.Err() == nil {
+		held, release, err := d.s.coord.AcquireLease(ctx, LeaseName)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.s.log.Warn("webhooks: taking the deliverers' lease", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+			continue
+		}
+		d.Leading.Store(true)
+		if err := d.s.startDelivering(held); err != nil {
+			if held.Err() == nil {
+				d.s.log.Warn("webhooks: making the messages the last deliverer left", "err", err)
+			}
+		} else {
+			_ = d.run(held)
+			// What this turn finished is saved for the next holder (a
+			// lease lost is no reason not to: what is saved is done).
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if err := d.s.saveProgress(sctx); err != nil {
+				d.s.log.Warn("webhooks: saving progress", "err", err)
+			}
+			cancel()
+		}
+		d.s.stopDelivering()
+		d.Leading.Store(false)
+		release()
+	}
+	return nil
+}
+
+// run delivers until ctx ends.
+func (d *Deliverer) run(ctx context.Context) error {
 	d.mu.Lock()
 	d.ctx = ctx
 	d.mu.Unlock()
@@ -225,6 +276,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		if err := d.s.spill(ctx, d.s.opts.Now().Add(-spillAfter).UnixMilli(), false); err != nil && ctx.Err() == nil {
 			d.s.log.Warn("webhooks: writing messages waiting in memory", "err", err)
 		}
+		if err := d.s.saveProgress(ctx); err != nil && ctx.Err() == nil {
+			d.s.log.Warn("webhooks: saving progress", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			d.mu.Lock()
@@ -240,6 +294,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			for _, r := range runners {
 				<-r.stopped
 			}
+			d.mu.Lock()
+			clear(d.runners) // a next run (a lease taken again) starts its own
+			d.mu.Unlock()
 			<-done
 			// What waits in memory, or was being sent, is written: the
 			// next start sends it. Should that fail, the checkpoint held
@@ -656,6 +713,7 @@ func (d *Deliverer) write(ctx context.Context) {
 			}
 		}
 		d.mu.Unlock()
+		d.s.progressed(batch)
 		for id, reason := range disable {
 			d.disable(id, reason)
 		}

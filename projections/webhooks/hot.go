@@ -104,7 +104,7 @@ func (h *handOff) admit(c *changes) []*hotMsg {
 			continue
 		}
 		fresh = append(fresh, &hotMsg{
-			m:         message{next: c.now, id: q.id(), eventType: q.eventType, body: q.body, createdAt: c.now, hot: true, eventID: q.eventID},
+			m:         message{next: c.now, id: q.id(), eventType: q.eventType, body: q.body, createdAt: c.now, hot: true, eventID: q.eventID, before: q.before},
 			webhookID: q.webhookID, eventID: q.eventID, before: q.before, floor: seq,
 		})
 	}
@@ -264,6 +264,20 @@ func (h *handOff) stats() (n int64, oldest sql.NullInt64) {
 	return 0, oldest
 }
 
+// oldestUnsettled is, for each webhook with messages in memory not yet
+// settled, the position before the event of the oldest.
+func (h *handOff) oldestUnsettled() map[string]eventstore.Position {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]eventstore.Position{}
+	for _, m := range h.order {
+		if _, seen := out[m.webhookID]; !seen && !m.settled {
+			out[m.webhookID] = m.before
+		}
+	}
+	return out
+}
+
 // pendingOf are a webhook's unsettled messages as lines of its
 // deliveries log.
 func (h *handOff) pendingOf(webhookID string) []queries.WebhookDelivery {
@@ -385,7 +399,7 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg, settling map[strin
 	}
 	b := sqlitedb.NewBatch(ctx, tx)
 	for _, m := range ms {
-		if err := b.Exec(insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt); err != nil {
+		if err := b.Exec(insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt, m.before.Commit, m.before.Prepare); err != nil {
 			return err
 		}
 	}

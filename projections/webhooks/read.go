@@ -140,8 +140,31 @@ func (s *Store) WebhookDeliveries(ctx context.Context, webhookID string, p queri
 
 // Replay queues again every event of the log recorded from start to end
 // that webhook id subscribes to, with its original webhook-id. It returns
-// how many messages it queued.
+// how many messages it queued. An instance that coordinates with others
+// (Options.Coordinate) counts them and records the request in the log:
+// the one that delivers queues them (ADR 0114).
 func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (int, error) {
+	if s.coord == nil {
+		return s.replayRange(ctx, id, start, end, eventstore.Start, true)
+	}
+	h, ok := s.hook(id)
+	if !ok {
+		return 0, nil
+	}
+	n, err := s.replayRange(ctx, id, start, end, eventstore.Start, false)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	if s.opts.RequestReplay == nil {
+		return 0, errors.New("webhooks: no way to request a replay")
+	}
+	return n, s.opts.RequestReplay(ctx, id, h.WorkspaceID, start, end)
+}
+
+// replayRange finds the events of the log recorded from start to end that
+// webhook id subscribes to, and, when write is set, queues their messages
+// again (a new round of those that exist), held behind before (progress.go).
+func (s *Store) replayRange(ctx context.Context, id string, start, end time.Time, before eventstore.Position, write bool) (int, error) {
 	h, ok := s.hook(id)
 	if !ok {
 		return 0, nil
@@ -179,20 +202,22 @@ func (s *Store) Replay(ctx context.Context, id string, start, end time.Time) (in
 				return n, err
 			}
 			if m != nil {
-				c.msgs = append(c.msgs, queued{webhookID: id, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time})
+				n++
+				if write {
+					c.msgs = append(c.msgs, queued{webhookID: id, eventID: re.ID.String(), eventType: m.eventType, body: m.body, eventTime: re.Time, before: before})
+				}
 			}
 		}
 		if len(c.msgs) > 0 {
 			if err := s.q.write(ctx, nil, c); err != nil {
 				return n, err
 			}
-			n += len(c.msgs)
 		}
 		if stop {
 			break
 		}
 	}
-	if n > 0 && s.notify != nil {
+	if write && n > 0 && s.notify != nil {
 		s.notify([]string{id})
 	}
 	return n, nil

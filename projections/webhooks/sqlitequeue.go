@@ -58,9 +58,10 @@ func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
 func (q *sqliteQueue) close() error { return nil }
 
 // insertPendingSQL inserts a message due at once: (id, webhook_id,
-// event_id, event_type, body, created_at, next_attempt_at).
-const insertPendingSQL = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`
+// event_id, event_type, body, created_at, next_attempt_at, before_commit,
+// before_prepare).
+const insertPendingSQL = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at, before_commit, before_prepare)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
 
 func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) error {
 	if b == nil {
@@ -84,7 +85,7 @@ func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) 
 	}
 	for i := range c.msgs {
 		m := &c.msgs[i]
-		if err := b.Exec(ins, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, c.now); err != nil {
+		if err := b.Exec(ins, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, c.now, m.before.Commit, m.before.Prepare); err != nil {
 			return err
 		}
 	}
@@ -334,8 +335,9 @@ func (q *sqliteQueue) recordHot(b *sqlitedb.Batch, o *outcome) error {
 	if o.finished() {
 		body = []byte{}
 	}
-	return b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.msg.id, o.webhookID, o.msg.eventID, o.msg.eventType, body, o.msg.createdAt, o.attempt, o.status, o.next)
+	return b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at, before_commit, before_prepare)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.msg.id, o.webhookID, o.msg.eventID, o.msg.eventType, body, o.msg.createdAt, o.attempt, o.status, o.next,
+		o.msg.before.Commit, o.msg.before.Prepare)
 }
 
 func (q *sqliteQueue) release(context.Context) error { return nil }

@@ -80,7 +80,9 @@ CREATE TABLE IF NOT EXISTS messages (
 	attempts INTEGER NOT NULL DEFAULT 0,
 	status TEXT NOT NULL,
 	next_attempt_at INTEGER,
-	round INTEGER NOT NULL DEFAULT 0);
+	round INTEGER NOT NULL DEFAULT 0,
+	before_commit INTEGER,
+	before_prepare INTEGER);
 DROP INDEX IF EXISTS messages_due;
 DROP INDEX IF EXISTS messages_queue;
 CREATE INDEX IF NOT EXISTS messages_waiting ON messages (webhook_id, next_attempt_at, id) WHERE status = 'pending';
@@ -146,6 +148,12 @@ type Options struct {
 	// are kept there, and every message is delivered by one instance (ADR
 	// 0108). The webhooks stay in the instance's own database.
 	Postgres string
+	// Coordinate, when set (and Postgres is not), is the event store shared
+	// by the instances of a deployment: one of them at a time, the holder
+	// of its lease, makes and delivers the messages (progress.go, ADR
+	// 0114). Replays are then requested through RequestReplay.
+	Coordinate    Coordination
+	RequestReplay ReplayRequester
 }
 
 // Store is the projection and its read model. Under load it takes clicks
@@ -174,6 +182,15 @@ type Store struct {
 	// before it among those of the events applied again (hot.go).
 	hot  *handOff
 	redo *redone
+	// coord is Options.Coordinate (nil with the queue in PostgreSQL);
+	// deliver says whether this instance makes messages.
+	coord   Coordination
+	deliver delivering
+	// replaying are the replays requested in the log under way (bg ends
+	// them when the store closes).
+	replaying sync.WaitGroup
+	bg        context.Context
+	stopBG    context.CancelFunc
 }
 
 // Open opens (creating) the database at path.
@@ -187,7 +204,7 @@ func Open(path string, o Options) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("webhooks schema: %w", err)
 	}
-	if err := addRound(w); err != nil {
+	if err := addColumns(w); err != nil {
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("webhooks schema: %w", err)
@@ -200,6 +217,10 @@ func Open(path string, o Options) (*Store, error) {
 	}
 	sq := newSQLiteQueue(w, r)
 	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14), q: sq}
+	s.bg, s.stopBG = context.WithCancel(context.Background())
+	if o.Postgres == "" {
+		s.coord = o.Coordinate
+	}
 	if o.Postgres == "" {
 		if err := s.loadHandOff(context.Background()); err != nil {
 			s.Close()
@@ -259,20 +280,37 @@ func (s *Store) adopt(ctx context.Context) error {
 	return err
 }
 
-// addRound adds messages.round to a database made before it: a replay
-// starts a new round of a message, and the result of an attempt of the
-// round before (in flight when the replay queued it again) must not end it.
-func addRound(w *sql.DB) error {
-	var n int
-	if err := w.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('messages') WHERE name = 'round'`).Scan(&n); err != nil || n > 0 {
-		return err
+// addColumns adds to a database made before them:
+//   - messages.round: a replay starts a new round of a message, and the
+//     result of an attempt of the round before (in flight when the replay
+//     queued it again) must not end it;
+//   - messages.before_commit and before_prepare, the position before the
+//     message's event: the progress of a deliverer shared through the
+//     event store (progress.go). NULL in rows made before them.
+func addColumns(w *sql.DB) error {
+	for _, c := range []struct{ name, def string }{
+		{"round", "round INTEGER NOT NULL DEFAULT 0"},
+		{"before_commit", "before_commit INTEGER"},
+		{"before_prepare", "before_prepare INTEGER"},
+	} {
+		var n int
+		if err := w.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('messages') WHERE name = ?`, c.name).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := w.Exec(`ALTER TABLE messages ADD COLUMN ` + c.def); err != nil {
+				return err
+			}
+		}
 	}
-	_, err := w.Exec(`ALTER TABLE messages ADD COLUMN round INTEGER NOT NULL DEFAULT 0`)
+	_, err := w.Exec(`CREATE INDEX IF NOT EXISTS messages_before ON messages (webhook_id, before_commit, before_prepare) WHERE status = 'pending'`)
 	return err
 }
 
 // Close closes the databases.
 func (s *Store) Close() error {
+	s.stopBG()
+	s.replaying.Wait()
 	var qerr error
 	if s.q != nil {
 		qerr = s.q.close()
@@ -285,7 +323,7 @@ func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string {
-	return []string{webhook.Category, "link", "clicks", "customer", strings.TrimSuffix(workspace.StreamPrefix, "-")}
+	return []string{webhook.Category, webhook.ReplayCategory, "link", "clicks", "customer", strings.TrimSuffix(workspace.StreamPrefix, "-")}
 }
 
 // Checkpoint implements projections.Projector.
@@ -395,6 +433,8 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	s.deliver.mu.Lock()
+	defer s.deliver.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -410,7 +450,7 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 		hooks[id] = &c
 	}
 	s.mu.RUnlock()
-	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}}
+	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}, mute: s.mutedLocked()}
 	if s.hot != nil {
 		a.before = s.hot.lastApplied()
 	}
@@ -455,6 +495,9 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	for _, id := range a.changedLinks {
 		s.links.forget(id)
 	}
+	for _, r := range a.replays {
+		s.startReplay(r)
+	}
 	if len(a.touched) > 0 && s.notify != nil {
 		ids := make([]string, 0, len(a.touched))
 		for id := range a.touched {
@@ -477,6 +520,11 @@ type applier struct {
 	// applied.
 	before       eventstore.Position
 	changedLinks []string
+	// mute: this instance makes no message (progress.go).
+	mute bool
+	// replays are the replay requests of the batch, carried out once it is
+	// committed.
+	replays []requested
 }
 
 func (a *applier) index() {
@@ -494,6 +542,11 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 	case re.Type == workspace.EventDeleted:
 		return a.workspaceDeleted(ev)
 	case strings.HasPrefix(re.Stream, workspace.StreamPrefix):
+		return nil
+	case re.Type == webhook.EventReplayRequested:
+		if !a.mute && a.s.queuedThrough.Less(re.Position) {
+			a.replays = append(a.replays, requested{re: *re, before: a.before})
+		}
 		return nil
 	case re.Type == click.EventRecorded:
 		if !a.anyWants(webhook.TypeLinkClicked) {
@@ -516,8 +569,8 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 	default:
 		return nil
 	}
-	if !a.s.queuedThrough.Less(re.Position) {
-		return nil // made before a replay (Reset)
+	if a.mute || !a.s.queuedThrough.Less(re.Position) {
+		return nil // another instance delivers, or made before a replay (Reset)
 	}
 	m, err := a.s.match(ctx, re, ev.Decode, a.byWS, true)
 	if err != nil || m == nil {

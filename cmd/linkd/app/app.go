@@ -164,7 +164,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	a.closers = append(a.closers, a.radar.Close)
 	apiServer := func() *api.Server { return a.server }
-	if a.hooks, err = openWebhooks(cfg, a.store, &apiServer, log); err != nil {
+	if a.hooks, err = openWebhooks(cfg, a.store, a.raw, &apiServer, a.commandDeps, log); err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	a.closers = append(a.closers, a.hooks.Close)

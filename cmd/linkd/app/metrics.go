@@ -122,6 +122,14 @@ func (m *metrics) handler(a *App) http.Handler {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "linkd_webhook_pending_messages", Help: "Webhook messages due and waiting for an attempt.",
 		}, func() float64 { return float64(d.Pending()) }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkd_webhook_delivering", Help: "1 when this instance delivers webhook messages: always alone or on PostgreSQL; on EventStoreDB, the one instance holding the deliverers' lease.",
+		}, func() float64 {
+			if d.Delivering() {
+				return 1
+			}
+			return 0
+		}))
 	}
 	names := []string{"core", a.stats.Name(), clickindex.Name, radarstore.Name, webhooks.Name}
 	if a.chRadar != nil {

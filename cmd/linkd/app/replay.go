@@ -55,7 +55,7 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 	// The webhooks are rebuilt from the events the projection had made
 	// messages of; a replay sends nothing and renders no link (ReplayBound).
 	noAPI := func() *api.Server { return nil }
-	hooks, err := openWebhooks(cfg, store, &noAPI, log)
+	hooks, err := openWebhooks(cfg, store, nil, &noAPI, nil, log)
 	if err != nil {
 		return err
 	}

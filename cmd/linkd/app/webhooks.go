@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
@@ -27,22 +28,30 @@ func webhookGuard(cfg Config) *ssrf.Guard {
 // openWebhooks opens the webhook projection; render is called once the
 // API exists (links in payloads are rendered as the API shows them). On a
 // PostgreSQL event store the queue and the attempts are there, shared by
-// the instances of the deployment (ADR 0108).
-func openWebhooks(cfg Config, store eventstore.Store, render *func() *api.Server, log *slog.Logger) (*webhooks.Store, error) {
-	var shared string
+// the instances of the deployment (ADR 0108). On another store shared by
+// processes (EventStoreDB: raw has leases and checkpoints) one instance at
+// a time delivers (ADR 0114), and replays are recorded in the log through
+// request; replay opens the projection without raw.
+func openWebhooks(cfg Config, store, raw eventstore.Store, render *func() *api.Server, request func() *commands.Deps, log *slog.Logger) (*webhooks.Store, error) {
+	o := webhooks.Options{Events: store, Logger: log}
 	if postgres.IsDSN(cfg.EventStore) {
-		shared = cfg.EventStore
+		o.Postgres = cfg.EventStore
+	} else if c, ok := raw.(webhooks.Coordination); ok {
+		o.Coordinate = c
+		o.RequestReplay = func(ctx context.Context, id, workspaceID string, start, end time.Time) error {
+			_, err := commands.RequestWebhookReplayHandler{Deps: request()}.Handle(ctx, commands.RequestWebhookReplay{
+				ID: id, WorkspaceID: workspaceID, Start: start, End: end})
+			return err
+		}
 	}
-	return webhooks.Open(filepath.Join(cfg.DataDir, "webhooks.db"), webhooks.Options{
-		Events: store, Logger: log, Postgres: shared,
-		RenderLink: func(ctx context.Context, l *link.Link, clicks int64) (map[string]any, error) {
-			s := (*render)()
-			if s == nil {
-				return nil, fmt.Errorf("webhooks: the API is not ready")
-			}
-			return s.RenderLinkJSON(ctx, l, clicks)
-		},
-	})
+	o.RenderLink = func(ctx context.Context, l *link.Link, clicks int64) (map[string]any, error) {
+		s := (*render)()
+		if s == nil {
+			return nil, fmt.Errorf("webhooks: the API is not ready")
+		}
+		return s.RenderLinkJSON(ctx, l, clicks)
+	}
+	return webhooks.Open(filepath.Join(cfg.DataDir, "webhooks.db"), o)
 }
 
 // newDeliverer prepares the deliveries of the webhook projection's

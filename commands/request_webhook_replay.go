@@ -1,0 +1,27 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// RequestWebhookReplay records a replay of a webhook's events from Start
+// to End in the log, for the instance that delivers (ADR 0114). The
+// webhook projection asks it once the API has checked the caller's access
+// and counted the events.
+type RequestWebhookReplay struct {
+	ID          string
+	WorkspaceID string
+	Start, End  time.Time
+}
+
+type RequestWebhookReplayHandler struct{ *Deps }
+
+func (h RequestWebhookReplayHandler) Handle(ctx context.Context, c RequestWebhookReplay) (Result, error) {
+	return appendEvents(ctx, h.Store, webhook.ReplayStream(c.ID), eventstore.Any(), domain.Metadata{},
+		&webhook.ReplayRequested{ID: c.ID, WorkspaceID: c.WorkspaceID, Start: c.Start.UTC(), End: c.End.UTC(), At: h.now()})
+}

@@ -1,0 +1,395 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/domain/workspace"
+	"github.com/linkd/linkd/eventstore"
+)
+
+// One deliverer for a deployment on a store without a shared queue
+// (EventStoreDB; ADR 0114). Every instance projects the webhooks; one, the
+// holder of the lease LeaseName, makes messages and delivers them. It
+// saves, for each webhook, its progress in the store: the position before
+// the event of its oldest message not yet done with (delivered, failed for
+// good, or abandoned). Every event of the webhook's before it is done
+// with. The instance that takes the lease over makes again the messages of
+// the events after each webhook's progress and sends them: what the last
+// holder had not finished arrives, some of it twice (the same webhook-id).
+// The others make no message at all.
+
+// LeaseName is the lease of the one deliverer (Coordination).
+const LeaseName = "webhooks"
+
+// progressName is the checkpoint of a webhook's progress.
+func progressName(webhookID string) string { return "webhook-" + webhookID }
+
+// deliverersMark is a checkpoint every holder saves: a deployment where
+// it is missing ran deliverers that saved no progress (before ADR 0114, each
+// instance delivered everything), and its first holder takes every
+// webhook's progress to be the last event it applied.
+const deliverersMark = "webhooks"
+
+// Coordination is what the instances of a deployment share when the queue
+// is not shared (Options.Coordinate): a lease and named positions in the
+// event store.
+type Coordination interface {
+	eventstore.Leaser
+	eventstore.Checkpoints
+}
+
+// ReplayRequester records a replay request in the log, for the instance
+// that delivers (Options.RequestReplay).
+type ReplayRequester func(ctx context.Context, webhookID, workspaceID string, start, end time.Time) error
+
+// delivering is the state of a Store that coordinates with others.
+type delivering struct {
+	// mu is held by Apply for a whole batch, and by the switches on and
+	// off: a batch makes messages or not, entirely.
+	mu sync.Mutex
+	on bool
+	// caughtUp: the messages of the events before the switch on are made;
+	// progress may be saved.
+	caughtUp bool
+	// replays are the replays under way, by webhook: the position before
+	// their requests holds the webhook's progress back until they are
+	// written.
+	replays map[string][]eventstore.Position
+	// dirty are the webhooks whose progress may have moved since it was
+	// saved; savedAll is when every webhook's was.
+	dirty    map[string]bool
+	savedAll time.Time
+}
+
+// muted says that this instance makes no message: it coordinates with
+// others and does not hold the lease. d.mu is held.
+func (s *Store) mutedLocked() bool { return s.coord != nil && !s.deliver.on }
+
+// startDelivering switches this instance, which now holds the lease, to
+// making messages, and makes those of the events it applied before, after
+// each webhook's progress: the ones its last holder may not have finished.
+// Rows left in the table by an earlier turn of this instance, whose events
+// are before a webhook's progress, were finished by another: they go.
+func (s *Store) startDelivering(ctx context.Context) error {
+	s.deliver.mu.Lock()
+	through := s.hot.lastApplied()
+	s.deliver.on, s.deliver.caughtUp = true, false
+	s.deliver.mu.Unlock()
+	s.mu.RLock()
+	hooks := make(map[string]*hook, len(s.hooks))
+	for id, h := range s.hooks {
+		c := *h
+		hooks[id] = &c
+	}
+	s.mu.RUnlock()
+	mark, err := s.coord.LoadCheckpoint(ctx, deliverersMark)
+	if err != nil {
+		return fmt.Errorf("webhooks: the deliverers' mark: %w", err)
+	}
+	from := make(map[string]eventstore.Position, len(hooks))
+	lo := through
+	for id, h := range hooks {
+		p, err := s.coord.LoadCheckpoint(ctx, progressName(id))
+		if err != nil {
+			return fmt.Errorf("webhooks: progress of %s: %w", id, err)
+		}
+		if p.Less(h.Created) {
+			p = h.Created
+		}
+		if mark.IsZero() {
+			p = through
+		}
+		from[id] = p
+		if p.Less(lo) {
+			lo = p
+		}
+		if _, err := s.w.ExecContext(ctx, `DELETE FROM messages WHERE webhook_id = ? AND status = 'pending' AND before_commit IS NOT NULL
+			AND (before_commit, before_prepare) < (?, ?)`, id, p.Commit, p.Prepare); err != nil {
+			return err
+		}
+	}
+	if lo.Less(through) {
+		if err := s.remake(ctx, hooks, from, lo, through); err != nil {
+			return err
+		}
+	}
+	s.deliver.mu.Lock()
+	s.deliver.caughtUp = true
+	s.deliver.savedAll = time.Time{} // every webhook's progress, and the mark, at the next save
+	s.deliver.mu.Unlock()
+	if err := s.saveProgress(ctx); err != nil {
+		return err
+	}
+	if s.notify != nil {
+		ids := make([]string, 0, len(hooks))
+		for id := range hooks {
+			ids = append(ids, id)
+		}
+		s.notify(ids)
+	}
+	return nil
+}
+
+// remake writes to the table the messages of the events after lo up to
+// through that each webhook wants after its progress (from), and carries
+// out the replays requested there.
+func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[string]eventstore.Position, lo, through eventstore.Position) error {
+	byWS := map[string][]*hook{}
+	for _, h := range hooks {
+		byWS[h.WorkspaceID] = append(byWS[h.WorkspaceID], h)
+	}
+	cats := s.Categories()
+	after, before := lo, lo
+	for {
+		recs, err := s.opts.Events.ReadAll(ctx, after, 4096)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		c := &changes{now: s.opts.Now().UnixMilli()}
+		done := false
+		for i := range recs {
+			re := &recs[i]
+			if through.Less(re.Position) {
+				done = true
+				break
+			}
+			switch {
+			case re.Type == webhook.EventReplayRequested:
+				if err := s.replayRequested(ctx, re, before, from); err != nil {
+					return err
+				}
+			case !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, webhook.StreamPrefix) || strings.HasPrefix(re.Stream, workspace.StreamPrefix):
+			default:
+				m, err := s.match(ctx, re, func() (domain.Event, error) { return domain.DecodeEvent(re.Type, re.Data) }, byWS, true)
+				if err != nil {
+					return err
+				}
+				if m == nil {
+					break
+				}
+				for _, h := range m.hooks {
+					if from[h.ID].Less(re.Position) {
+						c.msgs = append(c.msgs, queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body,
+							eventTime: re.Time, before: before, durable: true})
+					}
+				}
+			}
+			before = re.Position
+		}
+		after = recs[len(recs)-1].Position
+		if len(c.msgs) > 0 {
+			if err := s.q.write(ctx, nil, c); err != nil {
+				return err
+			}
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// replayRequested carries out a replay request found again after a
+// webhook's progress (from; nil: any request).
+func (s *Store) replayRequested(ctx context.Context, re *eventstore.RecordedEvent, before eventstore.Position, from map[string]eventstore.Position) error {
+	e, err := domain.DecodeEvent(re.Type, re.Data)
+	if err != nil {
+		return err
+	}
+	r, ok := e.(*webhook.ReplayRequested)
+	if !ok {
+		return nil
+	}
+	if p, ok := from[r.ID]; from != nil && (!ok || !p.Less(re.Position)) {
+		return nil
+	}
+	_, err = s.replayRange(ctx, r.ID, r.Start, r.End, before, true)
+	return err
+}
+
+// stopDelivering switches this instance back to making no message: it
+// lost or gave up the lease. What it had not finished stays in its table;
+// another holder makes it again from the progress it saved.
+func (s *Store) stopDelivering() {
+	s.deliver.mu.Lock()
+	s.deliver.on, s.deliver.caughtUp = false, false
+	s.deliver.mu.Unlock()
+}
+
+// replayStartedLocked holds a webhook's progress at before until
+// replayEnded; s.deliver.mu is held (by Apply).
+func (s *Store) replayStartedLocked(id string, before eventstore.Position) {
+	if s.deliver.replays == nil {
+		s.deliver.replays = map[string][]eventstore.Position{}
+	}
+	s.deliver.replays[id] = append(s.deliver.replays[id], before)
+}
+
+func (s *Store) replayEnded(id string, before eventstore.Position) {
+	s.deliver.mu.Lock()
+	defer s.deliver.mu.Unlock()
+	if s.deliver.dirty == nil {
+		s.deliver.dirty = map[string]bool{}
+	}
+	s.deliver.dirty[id] = true
+	rs := s.deliver.replays[id]
+	for i, p := range rs {
+		if p == before {
+			s.deliver.replays[id] = append(rs[:i], rs[i+1:]...)
+			break
+		}
+	}
+	if len(s.deliver.replays[id]) == 0 {
+		delete(s.deliver.replays, id)
+	}
+}
+
+// progressAll is how often every webhook's progress is saved; in between,
+// only that of the webhooks whose messages were done with, every second
+// (the deliverer's tick). An idle webhook's moves with the log: a next
+// holder reads the log from it.
+const progressAll = time.Minute
+
+// progressed notes the webhooks whose messages' results were recorded:
+// their progress may have moved.
+func (s *Store) progressed(batch []result) {
+	if s.coord == nil {
+		return
+	}
+	s.deliver.mu.Lock()
+	defer s.deliver.mu.Unlock()
+	if s.deliver.dirty == nil {
+		s.deliver.dirty = map[string]bool{}
+	}
+	for i := range batch {
+		s.deliver.dirty[batch[i].webhookID] = true
+	}
+}
+
+// saveProgress saves the progress of the webhooks whose messages were
+// done with since the last save, or of all of them (with the deployment's
+// mark, deliverersMark) once a progressAll has passed, once the messages
+// of the events before this instance took the lease are made. A webhook
+// whose progress is not saved has had no message done with: the events it
+// wants after its saved progress are still to be done with, or there are
+// none. The last event applied is read first, then the messages in
+// memory, then the table: a message that moves from memory to the table
+// in between is seen in one of them, and one made after the first read is
+// after that event.
+func (s *Store) saveProgress(ctx context.Context) error {
+	s.deliver.mu.Lock()
+	ok := s.coord != nil && s.deliver.on && s.deliver.caughtUp
+	all := time.Since(s.deliver.savedAll) >= progressAll
+	ids := s.deliver.dirty
+	s.deliver.dirty = nil
+	replays := map[string]eventstore.Position{}
+	for id, rs := range s.deliver.replays {
+		replays[id] = slices.MinFunc(rs, func(a, b eventstore.Position) int {
+			if a.Less(b) {
+				return -1
+			}
+			if b.Less(a) {
+				return 1
+			}
+			return 0
+		})
+	}
+	s.deliver.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	applied := s.hot.lastApplied()
+	inMemory := s.hot.oldestUnsettled()
+	if all {
+		s.mu.RLock()
+		ids = make(map[string]bool, len(s.hooks))
+		for id := range s.hooks {
+			ids[id] = true
+		}
+		s.mu.RUnlock()
+	}
+	failed := func(err error) error {
+		s.deliver.mu.Lock()
+		defer s.deliver.mu.Unlock()
+		if s.deliver.dirty == nil {
+			s.deliver.dirty = map[string]bool{}
+		}
+		for id := range ids {
+			s.deliver.dirty[id] = true
+		}
+		return err
+	}
+	for id := range ids {
+		p := applied
+		if q, ok := inMemory[id]; ok && q.Less(p) {
+			p = q
+		}
+		if q, ok := replays[id]; ok && q.Less(p) {
+			p = q
+		}
+		var c, pr sql.NullInt64
+		err := s.r.QueryRowContext(ctx, `SELECT before_commit, before_prepare FROM messages WHERE webhook_id = ? AND status = 'pending'
+			AND before_commit IS NOT NULL ORDER BY before_commit, before_prepare LIMIT 1`, id).Scan(&c, &pr)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return failed(err)
+		default:
+			if q := (eventstore.Position{Commit: uint64(c.Int64), Prepare: uint64(pr.Int64)}); q.Less(p) {
+				p = q
+			}
+		}
+		if err := s.coord.SaveCheckpoint(ctx, progressName(id), p); err != nil {
+			return failed(err)
+		}
+	}
+	if all {
+		if err := s.coord.SaveCheckpoint(ctx, deliverersMark, applied); err != nil {
+			return failed(err)
+		}
+		s.deliver.mu.Lock()
+		s.deliver.savedAll = time.Now()
+		s.deliver.mu.Unlock()
+	}
+	return nil
+}
+
+// requested is a replay request applied, and the position before it.
+type requested struct {
+	re     eventstore.RecordedEvent
+	before eventstore.Position
+}
+
+// startReplay (called by Apply, s.deliver.mu held) carries out a replay
+// request in the background, holding its
+// webhook's progress before the request until its messages are written: a
+// holder that dies before leaves it to the next, which finds the request
+// again after the progress.
+func (s *Store) startReplay(r requested) {
+	e, err := domain.DecodeEvent(r.re.Type, r.re.Data)
+	rr, ok := e.(*webhook.ReplayRequested)
+	if err != nil || !ok {
+		s.log.Warn("webhooks: replay request", "err", err)
+		return
+	}
+	s.replayStartedLocked(rr.ID, r.before)
+	s.replaying.Add(1)
+	go func() {
+		defer s.replaying.Done()
+		defer s.replayEnded(rr.ID, r.before)
+		if _, err := s.replayRange(s.bg, rr.ID, rr.Start, rr.End, r.before, true); err != nil && s.bg.Err() == nil {
+			s.log.Warn("webhooks: replay", "webhook", rr.ID, "err", err)
+		}
+	}()
+}

@@ -1,0 +1,277 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/linkd/linkd/domain"
+	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/webhook"
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
+)
+
+// mortalRecords are an instance's way to the shared records (leases,
+// checkpoints): once dead, every write fails, as for a process killed.
+type mortalRecords struct {
+	eventstore.RecordStore
+	dead atomic.Bool
+}
+
+func (r *mortalRecords) PutRecord(ctx context.Context, stream string, expected eventstore.ExpectedVersion, data eventstore.Record) (uint64, error) {
+	if r.dead.Load() {
+		return 0, errors.New("dead")
+	}
+	return r.RecordStore.PutRecord(ctx, stream, expected, data)
+}
+
+// peer is one instance of a deployment on one event store without a
+// shared queue: its projection, fed by a loop as the runner feeds it, and
+// its deliverer.
+type peer struct {
+	s       *Store
+	d       *Deliverer
+	records *mortalRecords
+	stop    func()
+}
+
+func newPeer(t *testing.T, l *hookLog, name string, o DeliveryOptions) *peer {
+	t.Helper()
+	p := &peer{records: &mortalRecords{RecordStore: eventstore.StoreRecords(l.es)}}
+	shared := eventstore.NewShared(p.records, eventstore.SharedOptions{Holder: name, LeaseTTL: 600 * time.Millisecond, Retry: 20 * time.Millisecond})
+	s, err := Open(filepath.Join(t.TempDir(), "webhooks.db"), Options{
+		Events: l.es, Coordinate: shared,
+		RenderLink: func(_ context.Context, k *link.Link, _ int64) (map[string]any, error) {
+			return map[string]any{"id": k.ID}, nil
+		},
+		RequestReplay: func(ctx context.Context, id, ws string, start, end time.Time) error {
+			l.append(t, webhook.ReplayStream(id), &webhook.ReplayRequested{ID: id, WorkspaceID: ws, Start: start, End: end, At: time.Now().UTC()})
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.s = s
+	// The log up to now is applied before the deliverer starts, as
+	// App.Start waits for the projections to catch up.
+	var after eventstore.Position
+	if recs, err := l.es.ReadAll(t.Context(), after, 1<<20); err != nil || len(recs) == 0 {
+		t.Fatal("an empty log", err)
+	} else if err := s.Apply(t.Context(), projections.Envelopes(recs)); err != nil {
+		t.Fatal(err)
+	} else {
+		after = recs[len(recs)-1].Position
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		for ctx.Err() == nil {
+			recs, err := l.es.ReadAll(ctx, after, 1000)
+			if err == nil && len(recs) > 0 {
+				if err := s.Apply(ctx, projections.Envelopes(recs)); err == nil {
+					after = recs[len(recs)-1].Position
+				}
+				continue
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var stopDelivering func()
+	p.d, stopDelivering = deliver(t, s, o)
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			stopDelivering()
+			cancel()
+			<-fed
+			s.Close()
+		})
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+// leader waits for the one peer of ps that holds the deliverers' lease.
+func leader(t *testing.T, ps ...*peer) *peer {
+	t.Helper()
+	var lead *peer
+	waitFor(t, "one deliverer", func() bool {
+		n := 0
+		for _, p := range ps {
+			if p.d.Leading.Load() {
+				lead, n = p, n+1
+			}
+		}
+		return n == 1
+	})
+	return lead
+}
+
+// Two instances on one event store: one delivers, each message once. When
+// it dies while its receiver holds requests, the other takes the lease
+// over, makes again the messages after the progress the dead one saved,
+// and every message arrives, those the dead one had in flight included.
+// A replay asked of the instance that does not deliver is carried out by
+// the one that does.
+func TestOneDelivererAmongInstances(t *testing.T) {
+	rc := newHookReceiver(t)
+	l := newHookLog(t, rc.URL+"/hook")
+	a, b := newPeer(t, l, "a", DeliveryOptions{}), newPeer(t, l, "b", DeliveryOptions{})
+	l.add(t, 200)
+	rc.waitDelivered(t, 200, 10*time.Second)
+	time.Sleep(300 * time.Millisecond) // a second delivery would have come by now
+	if n, twice := rc.delivered(); n != 200 || twice != 0 {
+		t.Fatalf("two instances: %d messages delivered, %d of them twice; want 200 and 0", n, twice)
+	}
+	lead := leader(t, a, b)
+	other := a
+	if lead == a {
+		other = b
+	}
+	waitFor(t, "the leader's progress saved at the last event", func() bool {
+		p, err := lead.s.coord.LoadCheckpoint(t.Context(), progressName("wh1"))
+		return err == nil && !p.Less(l.lastPosition(t))
+	})
+
+	// The receiver holds every request; the leader dies with some in
+	// flight and more coming.
+	release := make(chan struct{})
+	var held atomic.Int64
+	rc.mu.Lock()
+	rc.hold = func() {
+		held.Add(1)
+		<-release
+	}
+	rc.mu.Unlock()
+	l.add(t, 50)
+	waitFor(t, "requests held", func() bool { return held.Load() > 0 })
+	lead.records.dead.Store(true)
+	go lead.stop()
+	l.add(t, 50)
+	waitFor(t, "the other instance leading", func() bool { return other.d.Leading.Load() })
+	rc.mu.Lock()
+	rc.hold = nil
+	rc.mu.Unlock()
+	close(release)
+	rc.waitDelivered(t, 300, 15*time.Second)
+	n, twice := rc.delivered()
+	t.Logf("after the takeover: %d delivered, %d twice (%d requests held)", n, twice, held.Load())
+	if twice > int(held.Load()) {
+		t.Errorf("%d messages delivered twice, %d were in flight when the deliverer died: the takeover made again more than they", twice, held.Load())
+	}
+
+	// A replay asked of an instance that does not deliver: the other
+	// instance, restarted, is not leading.
+	c := newPeer(t, l, "c", DeliveryOptions{})
+	time.Sleep(100 * time.Millisecond)
+	if c.d.Leading.Load() {
+		t.Fatal("a new instance took the lease from a live holder")
+	}
+	before := rc.total()
+	q, err := c.s.Replay(t.Context(), "wh1", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil || q != 300 {
+		t.Fatalf("replay: %d queued, %v; want 300", q, err)
+	}
+	waitFor(t, "the replay delivered by the leader", func() bool { return rc.total()-before >= 300 })
+	if rows := count(t, c.s, `SELECT count(*) FROM messages`); rows != 0 {
+		t.Errorf("the instance that does not deliver has %d messages", rows)
+	}
+}
+
+// A webhook's progress stays before its oldest message not done with: a
+// retry waiting in the table holds it, a success lets it go on.
+func TestProgressWaitsForTheOldestUnfinished(t *testing.T) {
+	rc := newHookReceiver(t)
+	failing := atomic.Bool{}
+	failing.Store(true)
+	rc.fail = func(string, int) bool { return failing.Load() }
+	l := newHookLog(t, rc.URL+"/hook")
+	p := newPeer(t, l, "a", DeliveryOptions{Schedule: []time.Duration{2 * time.Second}})
+	leader(t, p)
+	l.add(t, 1)
+	first := l.lastPosition(t)
+	waitFor(t, "a failed attempt", func() bool { return count(t, p.s, `SELECT count(*) FROM attempts`) > 0 })
+	l.add(t, 20)
+	time.Sleep(300 * time.Millisecond)
+	failing.Store(false)
+	time.Sleep(1200 * time.Millisecond)
+	prog, err := p.s.coord.LoadCheckpoint(t.Context(), progressName("wh1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prog.Less(first) {
+		t.Fatalf("progress %v with the first message (%v) waiting for its retry", prog, first)
+	}
+	rc.waitDelivered(t, 21, 10*time.Second)
+	last := l.lastPosition(t)
+	waitFor(t, "progress at the last event once the retry succeeded", func() bool {
+		p, err := p.s.coord.LoadCheckpoint(t.Context(), progressName("wh1"))
+		return err == nil && !p.Less(last)
+	})
+}
+
+func count(t *testing.T, s *Store, q string) int {
+	t.Helper()
+	var n int
+	if err := s.w.QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// lastPosition is the position of the log's last application event (not
+// a lease or checkpoint record).
+func (l *hookLog) lastPosition(t *testing.T) eventstore.Position {
+	t.Helper()
+	recs, err := l.es.ReadAll(t.Context(), eventstore.Start, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if _, err := domain.DecodeEvent(recs[i].Type, recs[i].Data); err == nil {
+			return recs[i].Position
+		}
+	}
+	t.Fatal("no event")
+	return eventstore.Start
+}
+
+// total is how many requests were answered 2xx.
+func (rc *hookReceiver) total() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, c := range rc.ok {
+		n += c
+	}
+	return n
+}
+
+// The first holder of a deployment whose deliverers saved no progress
+// (each instance delivered everything before ADR 0114) does not send the
+// log's history again: it starts at the last event it applied. A webhook
+// created after that is followed from its creation.
+func TestFirstHolderDoesNotSendTheHistoryAgain(t *testing.T) {
+	rc := newHookReceiver(t)
+	l := newHookLog(t, rc.URL+"/hook")
+	l.add(t, 30) // delivered before, by instances that saved no progress
+	p := newPeer(t, l, "a", DeliveryOptions{})
+	leader(t, p)
+	waitFor(t, "the deliverers' mark", func() bool {
+		m, err := p.s.coord.LoadCheckpoint(t.Context(), deliverersMark)
+		return err == nil && !m.IsZero()
+	})
+	l.add(t, 5)
+	rc.waitDelivered(t, 5, 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	if n, _ := rc.delivered(); n != 5 {
+		t.Fatalf("%d messages delivered, want the 5 made after the first holder started", n)
+	}
+}
