@@ -98,11 +98,12 @@ type Commands struct {
 	// Webhooks (their deliveries disable one through DisableWebhook; the
 	// projection of an instance among many records a replay through
 	// RequestWebhookReplay).
-	CreateWebhook        Handler[CreateWebhook, NewWebhook]
-	UpdateWebhook        Handler[UpdateWebhook, *webhook.Webhook]
-	DeleteWebhook        Doer[DeleteWebhook]
-	DisableWebhook       Doer[DisableWebhook]
-	RequestWebhookReplay Doer[RequestWebhookReplay]
+	CreateWebhook         Handler[CreateWebhook, NewWebhook]
+	UpdateWebhook         Handler[UpdateWebhook, *webhook.Webhook]
+	DeleteWebhook         Doer[DeleteWebhook]
+	DisableWebhook        Doer[DisableWebhook]
+	RequestWebhookReplay  Doer[RequestWebhookReplay]
+	RecordWebhookAttempts Doer[RecordWebhookAttempts]
 
 	deps *Deps // for the reads the dashboard asks of the write side (users.go)
 }

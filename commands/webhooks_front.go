@@ -24,4 +24,5 @@ func (c Config) webhookCommands(dec decorator, cmds *Commands) {
 	cmds.DeleteWebhook = decorateDoer[DeleteWebhook](dec, "DeleteWebhook", DeleteWebhookHandler{Deps: d})
 	cmds.DisableWebhook = decorateDoer[DisableWebhook](dec, "DisableWebhook", DisableWebhookHandler{Deps: d})
 	cmds.RequestWebhookReplay = decorateDoer[RequestWebhookReplay](dec, "RequestWebhookReplay", RequestWebhookReplayHandler{Deps: d})
+	cmds.RecordWebhookAttempts = decorateDoer[RecordWebhookAttempts](dec, "RecordWebhookAttempts", RecordWebhookAttemptsHandler{Deps: d})
 }

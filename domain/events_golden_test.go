@@ -58,6 +58,7 @@ func fullAttributes() link.Attributes {
 
 // samples holds one event of every registered wire name, every field set.
 func samples() map[string]domain.Event {
+	okStatus, next := 200, at.Add(5*time.Minute)
 	hit := radar.Hit{ProjectID: "prj-1", VisitorID: "v-1", URL: "https://site.example/a?b=c", Hostname: "site.example", Pathname: "/a",
 		Referrer: "https://ref.example", Browser: "Chrome", OS: "macOS", Device: "desktop", Country: "DE", At: at,
 		WorkspaceID: "ws-1", Source: "go.example/spring", ClickID: "clk-1", LinkID: "lnk-1"}
@@ -136,6 +137,10 @@ func samples() map[string]domain.Event {
 		&webhook.Disabled{ID: "wh-1", WorkspaceID: "ws-1", Reason: "gone", At: at},
 		&webhook.Deleted{ID: "wh-1", WorkspaceID: "ws-1", At: at},
 		&webhook.ReplayRequested{ID: "wh-1", WorkspaceID: "ws-1", Start: at.Add(-24 * time.Hour), End: at, At: at},
+		&webhook.AttemptsRecorded{ID: "wh-1", Deliverer: "d5f1c2", Attempts: []webhook.Attempt{
+			{MessageID: "msg_0123", EventType: "link.clicked", Attempt: 1, Status: "succeeded", ResponseStatus: &okStatus, ResponseBody: "ok", DurationMS: 12, At: at},
+			{MessageID: "msg_4567", EventType: "sale.created", Attempt: 2, Status: "failed", ResponseBody: "", DurationMS: 15000, At: at, NextAttemptAt: &next},
+		}},
 	}
 	out := map[string]domain.Event{}
 	for _, e := range list {

@@ -23,6 +23,8 @@ const (
 	// EventReplayRequested is in a stream of its own (ReplayStream): a
 	// request does not change the webhook.
 	EventReplayRequested = "WebhookReplayRequested"
+	// EventAttemptsRecorded is in a stream of its own (AttemptsStream).
+	EventAttemptsRecorded = "WebhookAttemptsRecorded"
 )
 
 // Category is the stream category of webhooks.
@@ -41,6 +43,13 @@ const ReplayCategory = "webhookreplay"
 
 // ReplayStream names the stream of webhook id's replay requests.
 func ReplayStream(id string) string { return ReplayCategory + "-" + id }
+
+// AttemptsCategory is the stream category of the attempts the instance
+// that delivers records for the deliveries log of the others (ADR 0114).
+const AttemptsCategory = "webhookattempts"
+
+// AttemptsStream names the stream of webhook id's recorded attempts.
+func AttemptsStream(id string) string { return AttemptsCategory + "-" + id }
 
 // The event types a webhook subscribes to.
 const (
@@ -120,6 +129,29 @@ type ReplayRequested struct {
 
 func (ReplayRequested) EventType() string { return EventReplayRequested }
 
+// AttemptsRecorded: attempts to deliver a webhook's messages, made by the
+// instance Deliverer, for the deliveries log of every instance.
+type AttemptsRecorded struct {
+	ID        string    `json:"id"`
+	Deliverer string    `json:"deliverer"`
+	Attempts  []Attempt `json:"attempts"`
+}
+
+// Attempt is one line of a webhook's deliveries log.
+type Attempt struct {
+	MessageID      string     `json:"message_id"`
+	EventType      string     `json:"event_type"`
+	Attempt        int        `json:"attempt"`
+	Status         string     `json:"status"`
+	ResponseStatus *int       `json:"response_status,omitempty"`
+	ResponseBody   string     `json:"response_body"`
+	DurationMS     int64      `json:"duration_ms"`
+	At             time.Time  `json:"at"`
+	NextAttemptAt  *time.Time `json:"next_attempt_at,omitempty"`
+}
+
+func (AttemptsRecorded) EventType() string { return EventAttemptsRecorded }
+
 func (Created) EventType() string  { return EventCreated }
 func (Updated) EventType() string  { return EventUpdated }
 func (Disabled) EventType() string { return EventDisabled }
@@ -131,6 +163,7 @@ func init() {
 	domain.Register(func() domain.Event { return &Disabled{} })
 	domain.Register(func() domain.Event { return &Deleted{} })
 	domain.Register(func() domain.Event { return &ReplayRequested{} })
+	domain.Register(func() domain.Event { return &AttemptsRecorded{} })
 }
 
 // Webhook is the write model of one webhook.

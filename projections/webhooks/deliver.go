@@ -211,6 +211,20 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	if d.s.coord == nil {
 		return d.run(ctx)
 	}
+	// Every instance keeps a deliveries log (the attempts the log brings):
+	// each prunes its own, holder or not.
+	go func() {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				d.prune(ctx)
+			}
+		}
+	}()
 	for ctx.Err() == nil {
 		held, release, err := d.s.coord.AcquireLease(ctx, LeaseName)
 		if err != nil {
@@ -768,6 +782,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 	if err != nil {
 		return nil, err
 	}
+	d.s.publishAttempts(ctx, outs)
 	for id, s := range since {
 		if _, gone := disable[id]; !gone && last[id]-s >= d.o.FailureWindow.Milliseconds() {
 			disable[id] = webhook.ReasonFailures

@@ -14,6 +14,7 @@ import (
 	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
 )
 
 // One deliverer for a deployment on a store without a shared queue
@@ -392,4 +393,77 @@ func (s *Store) startReplay(r requested) {
 			s.log.Warn("webhooks: replay", "webhook", rr.ID, "err", err)
 		}
 	}()
+}
+
+// publishAttempts records in the log the attempts of outs, for the
+// deliveries log of the other instances. A failure loses lines of their
+// logs, not a message: it is logged.
+func (s *Store) publishAttempts(ctx context.Context, outs []outcome) {
+	if s.coord == nil || s.opts.PublishAttempts == nil {
+		return
+	}
+	const most = 256 // attempts in one event (a response keeps 1 KB at most)
+	by := map[string][]webhook.Attempt{}
+	for i := range outs {
+		o := &outs[i]
+		if o.abandon {
+			continue
+		}
+		at := webhook.Attempt{MessageID: o.msg.id, EventType: o.msg.eventType, Attempt: o.attempt, Status: o.result,
+			ResponseBody: o.respBody, DurationMS: o.durMS, At: time.UnixMilli(o.at).UTC()}
+		if o.respStatus.Valid {
+			v := int(o.respStatus.Int64)
+			at.ResponseStatus = &v
+		}
+		if o.next.Valid {
+			t := time.UnixMilli(o.next.Int64).UTC()
+			at.NextAttemptAt = &t
+		}
+		by[o.webhookID] = append(by[o.webhookID], at)
+	}
+	for id, ats := range by {
+		for len(ats) > 0 {
+			n := min(len(ats), most)
+			if err := s.opts.PublishAttempts(ctx, &webhook.AttemptsRecorded{ID: id, Deliverer: s.instance, Attempts: ats[:n]}); err != nil {
+				s.log.Warn("webhooks: recording attempts in the log", "webhook", id, "err", err)
+				break
+			}
+			ats = ats[n:]
+		}
+	}
+}
+
+// attemptsRecorded writes the attempts another instance made to the
+// deliveries log; those already there (an event applied again, or this
+// instance's own before a restart) are not written twice.
+func (a *applier) attemptsRecorded(ev *projections.Event) error {
+	if a.s.coord == nil {
+		return nil
+	}
+	e, err := ev.Decode()
+	if err != nil {
+		return err
+	}
+	r, ok := e.(*webhook.AttemptsRecorded)
+	if !ok || r.Deliverer == a.s.instance {
+		return nil
+	}
+	for _, at := range r.Attempts {
+		var next sql.NullInt64
+		if at.NextAttemptAt != nil {
+			next = sql.NullInt64{Int64: at.NextAttemptAt.UnixMilli(), Valid: true}
+		}
+		var status sql.NullInt64
+		if at.ResponseStatus != nil {
+			status = sql.NullInt64{Int64: int64(*at.ResponseStatus), Valid: true}
+		}
+		ms := at.At.UnixMilli()
+		if err := a.b.Exec(`INSERT INTO attempts (message_id, webhook_id, event_type, attempt, status, response_status, response_body, duration_ms, created_at, next_attempt_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM attempts WHERE message_id = ? AND attempt = ? AND created_at = ?)`,
+			at.MessageID, r.ID, at.EventType, at.Attempt, at.Status, status, at.ResponseBody, at.DurationMS, ms, next,
+			at.MessageID, at.Attempt, ms); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,8 +52,10 @@ func newPeer(t *testing.T, l *hookLog, name string, o DeliveryOptions) *peer {
 			return map[string]any{"id": k.ID}, nil
 		},
 		RequestReplay: func(ctx context.Context, id, ws string, start, end time.Time) error {
-			l.append(t, webhook.ReplayStream(id), &webhook.ReplayRequested{ID: id, WorkspaceID: ws, Start: start, End: end, At: time.Now().UTC()})
-			return nil
+			return l.put(ctx, webhook.ReplayStream(id), &webhook.ReplayRequested{ID: id, WorkspaceID: ws, Start: start, End: end, At: time.Now().UTC()})
+		},
+		PublishAttempts: func(ctx context.Context, e *webhook.AttemptsRecorded) error {
+			return l.put(ctx, webhook.AttemptsStream(e.ID), e)
 		},
 	})
 	if err != nil {
@@ -134,6 +138,17 @@ func TestOneDelivererAmongInstances(t *testing.T) {
 	other := a
 	if lead == a {
 		other = b
+	}
+	// The deliveries log is the same on both: the other's from the
+	// attempts the leader recorded in the log.
+	waitFor(t, "the attempts in the other instance's deliveries log", func() bool {
+		return count(t, other.s, `SELECT count(*) FROM attempts WHERE status = 'succeeded'`) == 200
+	})
+	if n := count(t, lead.s, `SELECT count(*) FROM attempts`); n != 200 {
+		t.Errorf("the leader's log has %d attempts, want its 200 (not its own again from the log)", n)
+	}
+	if got, want := deliveryLines(t, other.s), deliveryLines(t, lead.s); !slices.Equal(got, want) {
+		t.Errorf("the deliveries logs differ:\n%v\n%v", got, want)
 	}
 	waitFor(t, "the leader's progress saved at the last event", func() bool {
 		p, err := lead.s.coord.LoadCheckpoint(t.Context(), progressName("wh1"))
@@ -274,4 +289,30 @@ func TestFirstHolderDoesNotSendTheHistoryAgain(t *testing.T) {
 	if n, _ := rc.delivered(); n != 5 {
 		t.Fatalf("%d messages delivered, want the 5 made after the first holder started", n)
 	}
+}
+
+// put appends e to stream, from any goroutine.
+func (l *hookLog) put(ctx context.Context, stream string, e domain.Event) error {
+	typ, data, err := domain.EncodeEvent(e)
+	if err != nil {
+		return err
+	}
+	_, err = l.es.Append(ctx, stream, eventstore.Any(), eventstore.EventData{Type: typ, Data: data})
+	return err
+}
+
+// deliveryLines are the lines of wh1's deliveries log without their ids
+// (each instance numbers its own).
+func deliveryLines(t *testing.T, s *Store) []string {
+	t.Helper()
+	ds, err := s.q.deliveries(t.Context(), "wh1", 1000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = fmt.Sprintf("%s %d %s %v %d", d.MessageID, d.Attempt, d.Status, d.CreatedAt.UnixMilli(), *d.ResponseStatus)
+	}
+	slices.Sort(out)
+	return out
 }

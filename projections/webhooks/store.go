@@ -13,6 +13,7 @@ package webhooks
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -154,6 +155,9 @@ type Options struct {
 	// 0114). Replays are then requested through RequestReplay.
 	Coordinate    Coordination
 	RequestReplay ReplayRequester
+	// PublishAttempts records in the log the attempts this instance made,
+	// for the deliveries log of the others (with Coordinate).
+	PublishAttempts func(ctx context.Context, e *webhook.AttemptsRecorded) error
 }
 
 // Store is the projection and its read model. Under load it takes clicks
@@ -186,6 +190,9 @@ type Store struct {
 	// deliver says whether this instance makes messages.
 	coord   Coordination
 	deliver delivering
+	// instance names this Store in the attempts it publishes: it skips
+	// its own when the log brings them back.
+	instance string
 	// replaying are the replays requested in the log under way (bg ends
 	// them when the store closes).
 	replaying sync.WaitGroup
@@ -218,8 +225,17 @@ func Open(path string, o Options) (*Store, error) {
 	sq := newSQLiteQueue(w, r)
 	s := &Store{w: w, r: r, opts: o, log: o.Logger, links: newLinkCache(1 << 14), q: sq}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
-	if o.Postgres == "" {
+	if o.Postgres == "" && o.Coordinate != nil {
 		s.coord = o.Coordinate
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		s.instance = hex.EncodeToString(b[:])
+		// The attempts the log brings are looked up before they are
+		// written: an event applied again writes nothing twice.
+		if _, err := w.Exec(`CREATE INDEX IF NOT EXISTS attempts_message ON attempts (message_id, attempt)`); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("webhooks schema: %w", err)
+		}
 	}
 	if o.Postgres == "" {
 		if err := s.loadHandOff(context.Background()); err != nil {
@@ -323,7 +339,7 @@ func (s *Store) Name() string { return Name }
 
 // Categories implements projections.Projector.
 func (s *Store) Categories() []string {
-	return []string{webhook.Category, webhook.ReplayCategory, "link", "clicks", "customer", strings.TrimSuffix(workspace.StreamPrefix, "-")}
+	return []string{webhook.Category, webhook.ReplayCategory, webhook.AttemptsCategory, "link", "clicks", "customer", strings.TrimSuffix(workspace.StreamPrefix, "-")}
 }
 
 // Checkpoint implements projections.Projector.
@@ -543,6 +559,8 @@ func (a *applier) apply(ctx context.Context, ev *projections.Event) error {
 		return a.workspaceDeleted(ev)
 	case strings.HasPrefix(re.Stream, workspace.StreamPrefix):
 		return nil
+	case re.Type == webhook.EventAttemptsRecorded:
+		return a.attemptsRecorded(ev)
 	case re.Type == webhook.EventReplayRequested:
 		if !a.mute && a.s.queuedThrough.Less(re.Position) {
 			a.replays = append(a.replays, requested{re: *re, before: a.before})

@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/domain"
 	"github.com/linkd/linkd/domain/link"
+	"github.com/linkd/linkd/domain/webhook"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/secrets"
@@ -30,17 +32,23 @@ func webhookGuard(cfg Config) *ssrf.Guard {
 // PostgreSQL event store the queue and the attempts are there, shared by
 // the instances of the deployment (ADR 0108). On another store shared by
 // processes (EventStoreDB: raw has leases and checkpoints) one instance at
-// a time delivers (ADR 0114), and replays are recorded in the log through
-// request; replay opens the projection without raw.
-func openWebhooks(cfg Config, store, raw eventstore.Store, render *func() *api.Server, request func() *commands.Deps, log *slog.Logger) (*webhooks.Store, error) {
+// a time delivers (ADR 0114): replays asked of any instance, and the
+// attempts for the others' deliveries logs, are recorded in the log by
+// commands; replay opens the projection without raw.
+func openWebhooks(cfg Config, store, raw eventstore.Store, render *func() *api.Server, commandDeps func() *commands.Deps, log *slog.Logger) (*webhooks.Store, error) {
 	o := webhooks.Options{Events: store, Logger: log}
 	if postgres.IsDSN(cfg.EventStore) {
 		o.Postgres = cfg.EventStore
 	} else if c, ok := raw.(webhooks.Coordination); ok {
+		deps := sync.OnceValue(commandDeps)
 		o.Coordinate = c
 		o.RequestReplay = func(ctx context.Context, id, workspaceID string, start, end time.Time) error {
-			_, err := commands.RequestWebhookReplayHandler{Deps: request()}.Handle(ctx, commands.RequestWebhookReplay{
+			_, err := commands.RequestWebhookReplayHandler{Deps: deps()}.Handle(ctx, commands.RequestWebhookReplay{
 				ID: id, WorkspaceID: workspaceID, Start: start, End: end})
+			return err
+		}
+		o.PublishAttempts = func(ctx context.Context, e *webhook.AttemptsRecorded) error {
+			_, err := commands.RecordWebhookAttemptsHandler{Deps: deps()}.Handle(ctx, commands.RecordWebhookAttempts{Attempts: e})
 			return err
 		}
 	}

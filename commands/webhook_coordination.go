@@ -25,3 +25,15 @@ func (h RequestWebhookReplayHandler) Handle(ctx context.Context, c RequestWebhoo
 	return appendEvents(ctx, h.Store, webhook.ReplayStream(c.ID), eventstore.Any(), domain.Metadata{},
 		&webhook.ReplayRequested{ID: c.ID, WorkspaceID: c.WorkspaceID, Start: c.Start.UTC(), End: c.End.UTC(), At: h.now()})
 }
+
+// RecordWebhookAttempts records in the log the attempts the instance that
+// delivers made, for the deliveries log of the others (ADR 0114).
+type RecordWebhookAttempts struct {
+	Attempts *webhook.AttemptsRecorded
+}
+
+type RecordWebhookAttemptsHandler struct{ *Deps }
+
+func (h RecordWebhookAttemptsHandler) Handle(ctx context.Context, c RecordWebhookAttempts) (Result, error) {
+	return appendEvents(ctx, h.Store, webhook.AttemptsStream(c.Attempts.ID), eventstore.Any(), domain.Metadata{}, c.Attempts)
+}
