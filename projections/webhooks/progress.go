@@ -435,7 +435,9 @@ func (s *Store) publishAttempts(ctx context.Context, outs []outcome) {
 
 // attemptsRecorded writes the attempts another instance made to the
 // deliveries log; those already there (an event applied again, or this
-// instance's own before a restart) are not written twice.
+// instance's own before a restart) are not written twice. The webhook's
+// run of failures follows them, as the deliverer's own record does: a
+// next deliverer counts the five days from the first failure of any.
 func (a *applier) attemptsRecorded(ev *projections.Event) error {
 	if a.s.coord == nil {
 		return nil
@@ -448,7 +450,15 @@ func (a *applier) attemptsRecorded(ev *projections.Event) error {
 	if !ok || r.Deliverer == a.s.instance {
 		return nil
 	}
+	var firstFailure int64
+	succeeded := false
 	for _, at := range r.Attempts {
+		switch ms := at.At.UnixMilli(); {
+		case at.Status == "succeeded":
+			succeeded = true
+		case firstFailure == 0 || ms < firstFailure:
+			firstFailure = ms
+		}
 		var next sql.NullInt64
 		if at.NextAttemptAt != nil {
 			next = sql.NullInt64{Int64: at.NextAttemptAt.UnixMilli(), Valid: true}
@@ -464,6 +474,12 @@ func (a *applier) attemptsRecorded(ev *projections.Event) error {
 			at.MessageID, at.Attempt, ms); err != nil {
 			return err
 		}
+	}
+	switch {
+	case succeeded:
+		return a.b.Exec(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`, r.ID)
+	case firstFailure != 0:
+		return a.b.Exec(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ?`, firstFailure, r.ID)
 	}
 	return nil
 }

@@ -201,7 +201,9 @@ func TestOneDelivererAmongInstances(t *testing.T) {
 }
 
 // A webhook's progress stays before its oldest message not done with: a
-// retry waiting in the table holds it, a success lets it go on.
+// retry waiting in the table holds it, a success lets it go on. Another
+// instance follows the webhook's run of failures from the attempts in the
+// log.
 func TestProgressWaitsForTheOldestUnfinished(t *testing.T) {
 	rc := newHookReceiver(t)
 	failing := atomic.Bool{}
@@ -210,9 +212,15 @@ func TestProgressWaitsForTheOldestUnfinished(t *testing.T) {
 	l := newHookLog(t, rc.URL+"/hook")
 	p := newPeer(t, l, "a", DeliveryOptions{Schedule: []time.Duration{2 * time.Second}})
 	leader(t, p)
+	other := newPeer(t, l, "b", DeliveryOptions{Schedule: []time.Duration{2 * time.Second}})
 	l.add(t, 1)
 	first := l.lastPosition(t)
 	waitFor(t, "a failed attempt", func() bool { return count(t, p.s, `SELECT count(*) FROM attempts`) > 0 })
+	// The other instance, which would deliver next, knows since when the
+	// webhook fails.
+	waitFor(t, "the run of failures on the other instance", func() bool {
+		return count(t, other.s, `SELECT count(*) FROM webhooks WHERE failing_since IS NOT NULL`) == 1
+	})
 	l.add(t, 20)
 	time.Sleep(300 * time.Millisecond)
 	failing.Store(false)
@@ -229,6 +237,9 @@ func TestProgressWaitsForTheOldestUnfinished(t *testing.T) {
 	waitFor(t, "progress at the last event once the retry succeeded", func() bool {
 		p, err := p.s.coord.LoadCheckpoint(t.Context(), progressName("wh1"))
 		return err == nil && !p.Less(last)
+	})
+	waitFor(t, "the run of failures ended on the other instance", func() bool {
+		return count(t, other.s, `SELECT count(*) FROM webhooks WHERE failing_since IS NOT NULL`) == 0
 	})
 }
 
