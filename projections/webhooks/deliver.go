@@ -241,6 +241,10 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		if err := d.s.startDelivering(held); err != nil {
 			if held.Err() == nil {
 				d.s.log.Warn("webhooks: making the messages the last deliverer left", "err", err)
+				select { // the store may be unreachable: not at once again
+				case <-held.Done():
+				case <-time.After(time.Second):
+				}
 			}
 		} else {
 			_ = d.run(held)

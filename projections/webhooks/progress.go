@@ -289,6 +289,9 @@ func (s *Store) progressed(batch []result) {
 // in between is seen in one of them, and one made after the first read is
 // after that event.
 func (s *Store) saveProgress(ctx context.Context) error {
+	if s.coord == nil {
+		return nil
+	}
 	s.deliver.mu.Lock()
 	ok := s.coord != nil && s.deliver.on && s.deliver.caughtUp
 	all := time.Since(s.deliver.savedAll) >= progressAll
@@ -421,6 +424,10 @@ func (s *Store) publishAttempts(ctx context.Context, outs []outcome) {
 		}
 		by[o.webhookID] = append(by[o.webhookID], at)
 	}
+	// The deliverer's results wait for this: a store that does not answer
+	// costs lines of the others' logs, not the deliveries.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	for id, ats := range by {
 		for len(ats) > 0 {
 			n := min(len(ats), most)
