@@ -85,13 +85,7 @@ func (s *Store) startDelivering(ctx context.Context) error {
 	through := s.hot.lastApplied()
 	s.deliver.on, s.deliver.caughtUp = true, false
 	s.deliver.mu.Unlock()
-	s.mu.RLock()
-	hooks := make(map[string]*hook, len(s.hooks))
-	for id, h := range s.hooks {
-		c := *h
-		hooks[id] = &c
-	}
-	s.mu.RUnlock()
+	hooks := s.copyHooks()
 	mark, err := s.coord.LoadCheckpoint(ctx, deliverersMark)
 	if err != nil {
 		return fmt.Errorf("webhooks: the deliverers' mark: %w", err)

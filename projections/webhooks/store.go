@@ -413,6 +413,18 @@ func (s *Store) setHooks(hooks map[string]*hook) {
 	}
 }
 
+// copyHooks copies the webhooks' state.
+func (s *Store) copyHooks() map[string]*hook {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hooks := make(map[string]*hook, len(s.hooks))
+	for id, h := range s.hooks {
+		c := *h
+		hooks[id] = &c
+	}
+	return hooks
+}
+
 // hook returns a copy of webhook id's state.
 func (s *Store) hook(id string) (hook, bool) {
 	s.mu.RLock()
@@ -459,13 +471,7 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 	b := sqlitedb.NewBatch(ctx, tx)
 	// The hooks change as the batch applies; they are copied so that a
 	// batch that fails leaves them as they were.
-	s.mu.RLock()
-	hooks := make(map[string]*hook, len(s.hooks))
-	for id, h := range s.hooks {
-		c := *h
-		hooks[id] = &c
-	}
-	s.mu.RUnlock()
+	hooks := s.copyHooks()
 	a := &applier{s: s, b: b, hooks: hooks, changes: changes{now: s.opts.Now().UnixMilli()}, mute: s.mutedLocked()}
 	if s.hot != nil {
 		a.before = s.hot.lastApplied()
