@@ -74,6 +74,19 @@ type Options struct {
 	// MaxGroupEvents bounds the events of one grouped transaction (an
 	// append larger than that goes alone). Zero means 4096.
 	MaxGroupEvents int
+	// Relaxed are categories whose appends, while the store is alone on
+	// the database, commit without waiting for the server's WAL flush
+	// (synchronous_commit off): they survive a crash of the process at
+	// once, and one of the server after the next flush, which the store
+	// forces every FlushInterval. Their events reach subscriptions once
+	// flushed, so no read model holds an event a crash of the server could
+	// take back. linkd's LINKD_DURABILITY=interval relaxes clicks and
+	// Radar (ADR 0115). Other appends, and all while other processes
+	// append too, wait for the flush.
+	Relaxed []string
+	// FlushInterval is how long a relaxed commit waits for its flush at
+	// most. Zero means 100ms.
+	FlushInterval time.Duration
 	// Logger receives warnings (reconnects). Nil drops them.
 	Logger *slog.Logger
 
@@ -135,6 +148,14 @@ type Store struct {
 	fillReads atomic.Int64
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
+	// Relaxed commits (Options.Relaxed; relaxed.go): relaxedHead is the
+	// position of the last, flushedHead one up to which the WAL is known
+	// flushed, relaxing counts the relaxed groups on their way (their
+	// commit may be visible before relaxedHead moves); flushNeeded wakes
+	// the flusher.
+	relaxedHead, flushedHead atomic.Int64
+	relaxing                 atomic.Int64
+	flushNeeded              chan struct{}
 	// instance names this process in linkd_instances; others counts the
 	// other processes seen there lately (presence.go).
 	instance string
@@ -190,6 +211,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if opts.MaxGroupEvents <= 0 {
 		opts.MaxGroupEvents = defaultGroupEvents
 	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 100 * time.Millisecond
+	}
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: bad connection string: %w", redact(err))
@@ -233,6 +257,11 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	go func() { s.writers.Wait(); close(s.writerEnd) }()
 	s.bg.Add(1)
 	go s.listen()
+	if len(opts.Relaxed) > 0 {
+		s.flushNeeded = make(chan struct{}, 1)
+		s.bg.Add(1)
+		go s.flusher()
+	}
 	if err := s.announce(cctx); err != nil {
 		s.Close()
 		return nil, err

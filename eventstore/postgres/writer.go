@@ -242,7 +242,16 @@ func (s *Store) commitGroup(group []*appendReq) {
 		return
 	}
 	names := s.claim(live)
-	err := s.writeGroup(live, names)
+	relaxed := s.relaxable(live)
+	if relaxed {
+		// Counted until committed has moved relaxedHead: the commit may
+		// be visible to readers before.
+		s.relaxing.Add(1)
+	}
+	err := s.writeGroup(live, names, relaxed)
+	if relaxed {
+		s.relaxing.Add(-1)
+	}
 	s.release(names)
 	for _, r := range live {
 		if r.err == nil && err != nil {
@@ -263,7 +272,7 @@ func (s *Store) commitGroup(group []*appendReq) {
 // insert breaks UNIQUE (stream, version), the transaction rolls back, and
 // the group goes the long way, reading the streams' versions under the
 // lock first.
-func (s *Store) writeGroup(group []*appendReq, names []string) error {
+func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) error {
 	// A server that does not answer fails the group in time: its appends
 	// answer ErrUnavailable (503) rather than hang (their outcome is then
 	// unknown, as with any lost answer).
@@ -293,8 +302,13 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	// processes append to the same streams (clicks of one link on every
 	// instance of a deployment), whose known versions would be stale.
 	// Otherwise the versions it knows are cheaper to insert.
+	plan := func(heads map[string]streamHead) *groupRows {
+		rows := s.plan(group, heads)
+		rows.relaxed = relaxed
+		return rows
+	}
 	byDB := func() error {
-		rows := s.plan(group, nil)
+		rows := plan(nil)
 		if err := s.insert(ctx, conn.Conn(), rows); err != nil {
 			return s.dbErr(ctx, "append", err)
 		}
@@ -311,7 +325,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 		return byDB()
 	}
 	if fast {
-		rows := s.plan(group, heads)
+		rows := plan(heads)
 		err := s.insert(ctx, conn.Conn(), rows)
 		if err == nil {
 			ok = true
@@ -376,7 +390,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string) error {
 	if err != nil {
 		return s.dbErr(ctx, "append", err)
 	}
-	rows := s.plan(group, heads)
+	rows := plan(heads)
 	if len(rows.streams) == 0 {
 		// Every append failed its expected version: nothing to write.
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
@@ -466,6 +480,9 @@ type groupRows struct {
 	head     int64 // the log's head before the group: set by insert
 	ends     map[string]uint64
 	cats     []string // the categories of the group's streams (linkd_heads)
+	// relaxed: the group commits without waiting for the WAL flush
+	// (relaxed.go).
+	relaxed bool
 	// byDB: the versions are the database's to give (plan had no heads):
 	// insert fills versions and ends, committed the results' versions;
 	// lasts[r][i] is the row of the last event of group[r]'s part i.
@@ -570,6 +587,9 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 		b.Queue("BEGIN")
 		b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	}
+	if g.relaxed {
+		b.Queue("SET LOCAL synchronous_commit = off")
+	}
 	b.Queue("SELECT coalesce(max(position), 0) FROM linkd_events")
 	if g.byDB {
 		// Each stream's events follow its last version (read under the
@@ -604,6 +624,11 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		if g.relaxed {
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
@@ -703,6 +728,11 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 			Position: position(g.head + int64(i) + 1), Type: g.types[i],
 			Data: bytes.Clone(g.datas[i]), Metadata: bytes.Clone(g.metas[i]), Time: g.now, Value: g.values[i],
 		}
+	}
+	if len(evs) > 0 {
+		// Before the events are in memory for the subscriptions, which
+		// bound what they deliver by it.
+		s.committedAt(int64(evs[len(evs)-1].Position.Commit), g.relaxed)
 	}
 	if !s.recent.add(evs) {
 		s.foreign.Add(1) // another process committed between

@@ -22,6 +22,7 @@ import (
 	"github.com/linkd/linkd/commands"
 	"github.com/linkd/linkd/dashboard"
 	"github.com/linkd/linkd/domain/click"
+	"github.com/linkd/linkd/domain/radar"
 	"github.com/linkd/linkd/domain/conversion"
 	"github.com/linkd/linkd/domain/workspace"
 	"github.com/linkd/linkd/eventstore"
@@ -102,6 +103,11 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
+// relaxedCategories are the appends that LINKD_DURABILITY=interval lets
+// commit before the server's WAL flush on PostgreSQL: clicks and Radar's
+// page views and events, the load of the service (ADR 0115).
+var relaxedCategories = []string{strings.TrimSuffix(click.StreamPrefix, "-"), strings.TrimSuffix(radar.StreamPrefix, "-")}
+
 // OpenStore opens the event store cfg names.
 func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.Store, error) {
 	if cfg.Embedded() {
@@ -114,7 +120,14 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.St
 		})
 	}
 	if postgres.IsDSN(cfg.EventStore) {
-		return postgres.Open(ctx, cfg.EventStore, postgres.Options{Logger: log})
+		o := postgres.Options{Logger: log}
+		if cfg.Durability == "interval" {
+			// Clicks and page views do not wait for the server's WAL
+			// flush; the store forces one every FlushInterval (ADR 0115).
+			o.Relaxed = relaxedCategories
+			o.FlushInterval = cfg.FlushInterval
+		}
+		return postgres.Open(ctx, cfg.EventStore, o)
 	}
 	return esdb.Open(ctx, cfg.EventStore, esdb.Options{Logger: log})
 }
