@@ -238,27 +238,38 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			continue
 		}
 		d.Leading.Store(true)
-		if err := d.s.startDelivering(held); err != nil {
-			if held.Err() == nil {
+		// New messages are delivered at once, while those the last holder
+		// left are made again (which may read much of the log).
+		turn, end := context.WithCancel(held)
+		var failed atomic.Bool
+		caughtUp := make(chan struct{})
+		go func() {
+			defer close(caughtUp)
+			if err := d.s.startDelivering(turn); err != nil && turn.Err() == nil {
 				d.s.log.Warn("webhooks: making the messages the last deliverer left", "err", err)
-				select { // the store may be unreachable: not at once again
-				case <-held.Done():
-				case <-time.After(time.Second):
-				}
+				failed.Store(true)
+				end() // the next turn makes them
 			}
-		} else {
-			_ = d.run(held)
-			// What this turn finished is saved for the next holder (a
-			// lease lost is no reason not to: what is saved is done).
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			if err := d.s.saveProgress(sctx); err != nil {
-				d.s.log.Warn("webhooks: saving progress", "err", err)
-			}
-			cancel()
+		}()
+		_ = d.run(turn)
+		end()
+		<-caughtUp
+		// What this turn finished is saved for the next holder (a lease
+		// lost is no reason not to: what is saved is done).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if err := d.s.saveProgress(sctx); err != nil {
+			d.s.log.Warn("webhooks: saving progress", "err", err)
 		}
+		cancel()
 		d.s.stopDelivering()
 		d.Leading.Store(false)
 		release()
+		if failed.Load() {
+			select { // the store may be unreachable: not at once again
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
 	}
 	return nil
 }
@@ -316,6 +327,9 @@ func (d *Deliverer) run(ctx context.Context) error {
 			clear(d.runners) // a next run (a lease taken again) starts its own
 			d.mu.Unlock()
 			<-done
+			// Results the writer left are recorded: their messages are
+			// not sent again by the next run.
+			d.drain(context.WithoutCancel(ctx))
 			// What waits in memory, or was being sent, is written: the
 			// next start sends it. Should that fail, the checkpoint held
 			// back makes it again from the log.
@@ -336,6 +350,28 @@ func (d *Deliverer) run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// drain records the results waiting when the writer stopped.
+func (d *Deliverer) drain(ctx context.Context) {
+	var rest []result
+	for {
+		select {
+		case r := <-d.results:
+			rest = append(rest, r)
+			continue
+		default:
+		}
+		break
+	}
+	if len(rest) == 0 {
+		return
+	}
+	if _, err := d.record(ctx, rest); err != nil {
+		d.s.log.Warn("webhooks: recording attempts", "err", err)
+		return
+	}
+	d.s.progressed(rest)
 }
 
 // extend keeps the claims of the messages the runners hold (sent, being
@@ -786,7 +822,7 @@ func (d *Deliverer) record(ctx context.Context, batch []result) (map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	d.s.publishAttempts(ctx, outs)
+	d.s.publishAttempts(outs)
 	for id, s := range since {
 		if _, gone := disable[id]; !gone && last[id]-s >= d.o.FailureWindow.Milliseconds() {
 			disable[id] = webhook.ReasonFailures

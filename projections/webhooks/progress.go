@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ type delivering struct {
 	// caughtUp: the messages of the events before the switch on are made;
 	// progress may be saved.
 	caughtUp bool
+
+	// pmu guards what follows (taken inside mu, never the other way): the
+	// deliverer's results note their webhooks without waiting for a batch.
+	pmu sync.Mutex
 	// replays are the replays under way, by webhook: the position before
 	// their requests holds the webhook's progress back until they are
 	// written.
@@ -69,6 +74,18 @@ type delivering struct {
 	// saved; savedAll is when every webhook's was.
 	dirty    map[string]bool
 	savedAll time.Time
+}
+
+// markDirty notes webhooks whose progress may have moved.
+func (d *delivering) markDirty(ids ...string) {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	if d.dirty == nil {
+		d.dirty = map[string]bool{}
+	}
+	for _, id := range ids {
+		d.dirty[id] = true
+	}
 }
 
 // muted says that this instance makes no message: it coordinates with
@@ -97,11 +114,11 @@ func (s *Store) startDelivering(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("webhooks: progress of %s: %w", id, err)
 		}
-		if p.Less(h.Created) {
+		switch {
+		case p.IsZero() && mark.IsZero():
+			p = through // saved by no holder: each instance delivered everything
+		case p.Less(h.Created):
 			p = h.Created
-		}
-		if mark.IsZero() {
-			p = through
 		}
 		from[id] = p
 		if p.Less(lo) {
@@ -119,17 +136,16 @@ func (s *Store) startDelivering(ctx context.Context) error {
 	}
 	s.deliver.mu.Lock()
 	s.deliver.caughtUp = true
-	s.deliver.savedAll = time.Time{} // every webhook's progress, and the mark, at the next save
 	s.deliver.mu.Unlock()
+	s.deliver.pmu.Lock()
+	s.deliver.savedAll = time.Time{} // every webhook's progress, and the mark, at the next save
+	s.deliver.pmu.Unlock()
 	if err := s.saveProgress(ctx); err != nil {
 		return err
 	}
 	if s.notify != nil {
-		ids := make([]string, 0, len(hooks))
-		for id := range hooks {
-			ids = append(ids, id)
-		}
-		s.notify(ids)
+		// Not the webhooks off: their messages wait until they are on.
+		s.notify(s.activeHookIDs())
 	}
 	return nil
 }
@@ -140,6 +156,10 @@ func (s *Store) startDelivering(ctx context.Context) error {
 func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[string]eventstore.Position, lo, through eventstore.Position) error {
 	byWS := map[string][]*hook{}
 	for _, h := range hooks {
+		// A webhook off now may have been on at the event, with its
+		// message waiting for a retry: it is made, and waits in the table
+		// as on one instance, until the webhook is on again.
+		h.Active = true
 		byWS[h.WorkspaceID] = append(byWS[h.WorkspaceID], h)
 	}
 	cats := s.Categories()
@@ -175,9 +195,15 @@ func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[str
 					break
 				}
 				for _, h := range m.hooks {
-					if from[h.ID].Less(re.Position) {
-						c.msgs = append(c.msgs, queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body,
-							eventTime: re.Time, before: before, durable: true})
+					if !from[h.ID].Less(re.Position) {
+						continue
+					}
+					q := queued{webhookID: h.ID, eventID: re.ID.String(), eventType: m.eventType, body: m.body,
+						eventTime: re.Time, before: before, durable: true}
+					if keep, err := s.unfinished(ctx, &q); err != nil {
+						return err
+					} else if keep {
+						c.msgs = append(c.msgs, q)
 					}
 				}
 			}
@@ -225,6 +251,8 @@ func (s *Store) stopDelivering() {
 // replayStartedLocked holds a webhook's progress at before until
 // replayEnded; s.deliver.mu is held (by Apply).
 func (s *Store) replayStartedLocked(id string, before eventstore.Position) {
+	s.deliver.pmu.Lock()
+	defer s.deliver.pmu.Unlock()
 	if s.deliver.replays == nil {
 		s.deliver.replays = map[string][]eventstore.Position{}
 	}
@@ -232,12 +260,9 @@ func (s *Store) replayStartedLocked(id string, before eventstore.Position) {
 }
 
 func (s *Store) replayEnded(id string, before eventstore.Position) {
-	s.deliver.mu.Lock()
-	defer s.deliver.mu.Unlock()
-	if s.deliver.dirty == nil {
-		s.deliver.dirty = map[string]bool{}
-	}
-	s.deliver.dirty[id] = true
+	s.deliver.markDirty(id)
+	s.deliver.pmu.Lock()
+	defer s.deliver.pmu.Unlock()
 	rs := s.deliver.replays[id]
 	for i, p := range rs {
 		if p == before {
@@ -262,14 +287,11 @@ func (s *Store) progressed(batch []result) {
 	if s.coord == nil {
 		return
 	}
-	s.deliver.mu.Lock()
-	defer s.deliver.mu.Unlock()
-	if s.deliver.dirty == nil {
-		s.deliver.dirty = map[string]bool{}
-	}
+	ids := make([]string, len(batch))
 	for i := range batch {
-		s.deliver.dirty[batch[i].webhookID] = true
+		ids[i] = batch[i].webhookID
 	}
+	s.deliver.markDirty(ids...)
 }
 
 // saveProgress saves the progress of the webhooks whose messages were
@@ -286,8 +308,12 @@ func (s *Store) saveProgress(ctx context.Context) error {
 	if s.coord == nil {
 		return nil
 	}
+	// The last event applied and the replays it holds back are read
+	// together: Apply moves both under mu.
 	s.deliver.mu.Lock()
-	ok := s.coord != nil && s.deliver.on && s.deliver.caughtUp
+	ok := s.deliver.on && s.deliver.caughtUp
+	applied := s.hot.lastApplied()
+	s.deliver.pmu.Lock()
 	all := time.Since(s.deliver.savedAll) >= progressAll
 	ids := s.deliver.dirty
 	s.deliver.dirty = nil
@@ -303,11 +329,12 @@ func (s *Store) saveProgress(ctx context.Context) error {
 			return 0
 		})
 	}
+	s.deliver.pmu.Unlock()
 	s.deliver.mu.Unlock()
 	if !ok {
+		s.deliver.markDirty(slices.Collect(maps.Keys(ids))...)
 		return nil
 	}
-	applied := s.hot.lastApplied()
 	inMemory := s.hot.oldestUnsettled()
 	if all {
 		s.mu.RLock()
@@ -318,14 +345,7 @@ func (s *Store) saveProgress(ctx context.Context) error {
 		s.mu.RUnlock()
 	}
 	failed := func(err error) error {
-		s.deliver.mu.Lock()
-		defer s.deliver.mu.Unlock()
-		if s.deliver.dirty == nil {
-			s.deliver.dirty = map[string]bool{}
-		}
-		for id := range ids {
-			s.deliver.dirty[id] = true
-		}
+		s.deliver.markDirty(slices.Collect(maps.Keys(ids))...)
 		return err
 	}
 	for id := range ids {
@@ -356,9 +376,9 @@ func (s *Store) saveProgress(ctx context.Context) error {
 		if err := s.coord.SaveCheckpoint(ctx, deliverersMark, applied); err != nil {
 			return failed(err)
 		}
-		s.deliver.mu.Lock()
+		s.deliver.pmu.Lock()
 		s.deliver.savedAll = time.Now()
-		s.deliver.mu.Unlock()
+		s.deliver.pmu.Unlock()
 	}
 	return nil
 }
@@ -386,8 +406,19 @@ func (s *Store) startReplay(r requested) {
 	go func() {
 		defer s.replaying.Done()
 		defer s.replayEnded(rr.ID, r.before)
-		if _, err := s.replayRange(s.bg, rr.ID, rr.Start, rr.End, r.before, true); err != nil && s.bg.Err() == nil {
-			s.log.Warn("webhooks: replay", "webhook", rr.ID, "err", err)
+		// A replay that fails is tried again, its hold kept: the request
+		// is in the log, answered already.
+		for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+			_, err := s.replayRange(s.bg, rr.ID, rr.Start, rr.End, r.before, true)
+			if err == nil || s.bg.Err() != nil {
+				return
+			}
+			s.log.Warn("webhooks: replay; trying again", "webhook", rr.ID, "err", err, "in", wait)
+			select {
+			case <-s.bg.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 	}()
 }
@@ -395,7 +426,7 @@ func (s *Store) startReplay(r requested) {
 // publishAttempts records in the log the attempts of outs, for the
 // deliveries log of the other instances. A failure loses lines of their
 // logs, not a message: it is logged.
-func (s *Store) publishAttempts(ctx context.Context, outs []outcome) {
+func (s *Store) publishAttempts(outs []outcome) {
 	if s.coord == nil || s.opts.PublishAttempts == nil {
 		return
 	}
@@ -418,18 +449,34 @@ func (s *Store) publishAttempts(ctx context.Context, outs []outcome) {
 		}
 		by[o.webhookID] = append(by[o.webhookID], at)
 	}
-	// The deliverer's results wait for this: a store that does not answer
-	// costs lines of the others' logs, not the deliveries.
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	for id, ats := range by {
 		for len(ats) > 0 {
 			n := min(len(ats), most)
-			if err := s.opts.PublishAttempts(ctx, &webhook.AttemptsRecorded{ID: id, Deliverer: s.instance, Attempts: ats[:n]}); err != nil {
-				s.log.Warn("webhooks: recording attempts in the log", "webhook", id, "err", err)
-				break
+			select {
+			case s.attemptsOut <- &webhook.AttemptsRecorded{ID: id, Deliverer: s.instance, Attempts: ats[:n]}:
+			default:
+				s.log.Warn("webhooks: too many attempts waiting to be recorded in the log; some are left out", "webhook", id, "attempts", n)
 			}
 			ats = ats[n:]
+		}
+	}
+}
+
+// publisher records in the log the attempts publishAttempts hands it, off
+// the deliverer's way: a slow store delays the others' deliveries logs,
+// not the deliveries.
+func (s *Store) publisher() {
+	defer s.replaying.Done()
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case e := <-s.attemptsOut:
+			ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+			if err := s.opts.PublishAttempts(ctx, e); err != nil && s.bg.Err() == nil {
+				s.log.Warn("webhooks: recording attempts in the log", "webhook", e.ID, "err", err)
+			}
+			cancel()
 		}
 	}
 }
@@ -483,4 +530,26 @@ func (a *applier) attemptsRecorded(ev *projections.Event) error {
 		return a.b.Exec(`UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ?`, firstFailure, r.ID)
 	}
 	return nil
+}
+
+// unfinished says whether a message made again by a takeover is still to
+// be delivered, from the attempts the log brought (WebhookAttemptsRecorded):
+// not when its last attempt succeeded or failed for good; when it waits
+// for a retry, it keeps its attempts and its due time.
+func (s *Store) unfinished(ctx context.Context, q *queued) (bool, error) {
+	var status string
+	var attempt int
+	var next sql.NullInt64
+	err := s.w.QueryRowContext(ctx, `SELECT status, attempt, next_attempt_at FROM attempts WHERE message_id = ?
+		ORDER BY attempt DESC, seq DESC LIMIT 1`, q.id()).Scan(&status, &attempt, &next)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return true, nil
+	case err != nil:
+		return false, err
+	case status == "succeeded" || !next.Valid:
+		return false, nil
+	}
+	q.attempts, q.next = attempt, next
+	return true, nil
 }

@@ -195,6 +195,10 @@ func TestOneDelivererAmongInstances(t *testing.T) {
 		t.Fatalf("replay: %d queued, %v; want 300", q, err)
 	}
 	waitFor(t, "the replay delivered by the leader", func() bool { return rc.total()-before >= 300 })
+	time.Sleep(300 * time.Millisecond)
+	if n := rc.total() - before; n != 300 {
+		t.Errorf("the replay sent %d requests, want 300 (once each)", n)
+	}
 	if rows := count(t, c.s, `SELECT count(*) FROM messages`); rows != 0 {
 		t.Errorf("the instance that does not deliver has %d messages", rows)
 	}
@@ -282,8 +286,7 @@ func (rc *hookReceiver) total() int {
 
 // The first holder of a deployment whose deliverers saved no progress
 // (each instance delivered everything before ADR 0114) does not send the
-// log's history again: it starts at the last event it applied. A webhook
-// created after that is followed from its creation.
+// log's history again: it starts at the last event it applied.
 func TestFirstHolderDoesNotSendTheHistoryAgain(t *testing.T) {
 	rc := newHookReceiver(t)
 	l := newHookLog(t, rc.URL+"/hook")
@@ -326,4 +329,88 @@ func deliveryLines(t *testing.T, s *Store) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// kill stops p as a killed process would: its writes to the shared
+// records fail from now.
+func kill(p *peer) {
+	p.records.dead.Store(true)
+	go p.stop()
+}
+
+// A message waiting for its retry holds its webhook's progress; a
+// takeover does not send again the messages after it that were delivered:
+// their attempts reached the new holder through the log.
+func TestTakeoverSkipsWhatWasDelivered(t *testing.T) {
+	rc := newHookReceiver(t)
+	var mu sync.Mutex
+	poison := ""
+	rc.fail = func(id string, n int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if poison == "" {
+			poison = id
+		}
+		return id == poison
+	}
+	l := newHookLog(t, rc.URL+"/hook")
+	o := DeliveryOptions{Schedule: []time.Duration{time.Hour}}
+	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
+	lead := leader(t, a, b)
+	other := a
+	if lead == a {
+		other = b
+	}
+	l.add(t, 1)
+	time.Sleep(300 * time.Millisecond)
+	l.add(t, 100)
+	rc.waitDelivered(t, 100, 10*time.Second)
+	waitFor(t, "the attempts on the other instance", func() bool {
+		return count(t, other.s, `SELECT count(*) FROM attempts`) == 101
+	})
+	kill(lead)
+	waitFor(t, "the other leading", func() bool { return other.d.Leading.Load() })
+	waitFor(t, "the retry waiting on the new holder", func() bool {
+		return count(t, other.s, `SELECT count(*) FROM messages WHERE status = 'pending' AND attempts = 1`) == 1
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n, twice := rc.delivered(); n != 100 || twice != 0 {
+		t.Errorf("after the takeover: %d delivered, %d twice; want 100 and 0", n, twice)
+	}
+}
+
+// A webhook turned off while messages wait for their retry, a takeover
+// while it is off: once it is on again they are delivered, as on one
+// instance.
+func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
+	rc := newHookReceiver(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	rc.fail = func(string, int) bool { return failing.Load() }
+	l := newHookLog(t, rc.URL+"/hook")
+	o := DeliveryOptions{Schedule: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}}
+	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
+	lead := leader(t, a, b)
+	other := a
+	if lead == a {
+		other = b
+	}
+	l.add(t, 10)
+	waitFor(t, "10 failed attempts", func() bool {
+		return count(t, lead.s, `SELECT count(*) FROM messages WHERE status = 'pending'`) == 10
+	})
+	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", IsActive: domain.Some(false), At: time.Now().UTC()})
+	waitFor(t, "off on both", func() bool {
+		return count(t, a.s, `SELECT count(*) FROM webhooks WHERE is_active = 0`) == 1 && count(t, b.s, `SELECT count(*) FROM webhooks WHERE is_active = 0`) == 1
+	})
+	time.Sleep(1500 * time.Millisecond) // progress saved
+	kill(lead)
+	waitFor(t, "the other leading", func() bool { return other.d.Leading.Load() })
+	time.Sleep(time.Second)
+	if n := count(t, other.s, `SELECT count(*) FROM messages WHERE status = 'pending'`); n != 10 {
+		t.Errorf("the new holder has %d messages waiting for the webhook, want 10", n)
+	}
+	failing.Store(false)
+	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", IsActive: domain.Some(true), At: time.Now().UTC()})
+	rc.waitDelivered(t, 10, 10*time.Second)
 }

@@ -84,6 +84,11 @@ type queued struct {
 	before eventstore.Position
 	// durable: made again after a crash, it is written to the table.
 	durable bool
+	// attempts and next: made again by a takeover (progress.go), it waits
+	// for its next attempt, due at next, after attempts made by another
+	// instance.
+	attempts int
+	next     sql.NullInt64
 }
 
 func (m *queued) id() string { return MessageID(m.eventID, m.webhookID) }

@@ -81,10 +81,19 @@ func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) 
 	ins := insertPendingSQL + ` ON CONFLICT(id) DO NOTHING`
 	if c.replay {
 		ins = insertPendingSQL + ` ON CONFLICT(id) DO UPDATE SET status = 'pending', attempts = 0, body = excluded.body,
-			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1`
+			next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at, round = round + 1,
+			before_commit = excluded.before_commit, before_prepare = excluded.before_prepare`
 	}
 	for i := range c.msgs {
 		m := &c.msgs[i]
+		if m.attempts > 0 {
+			if err := b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at, before_commit, before_prepare)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+				m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, m.attempts, m.next, m.before.Commit, m.before.Prepare); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := b.Exec(ins, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, c.now, m.before.Commit, m.before.Prepare); err != nil {
 			return err
 		}

@@ -193,9 +193,11 @@ type Store struct {
 	// instance names this Store in the attempts it publishes: it skips
 	// its own when the log brings them back.
 	instance string
-	// replaying are the replays requested in the log under way (bg ends
-	// them when the store closes).
+	// replaying are the replays requested in the log under way, and the
+	// publisher of attempts (bg ends them when the store closes).
 	replaying sync.WaitGroup
+	// attemptsOut are attempts to record in the log (progress.go).
+	attemptsOut chan *webhook.AttemptsRecorded
 	bg        context.Context
 	stopBG    context.CancelFunc
 }
@@ -235,6 +237,11 @@ func Open(path string, o Options) (*Store, error) {
 		if _, err := w.Exec(`CREATE INDEX IF NOT EXISTS attempts_message ON attempts (message_id, attempt)`); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("webhooks schema: %w", err)
+		}
+		if o.PublishAttempts != nil {
+			s.attemptsOut = make(chan *webhook.AttemptsRecorded, 1024)
+			s.replaying.Add(1)
+			go s.publisher()
 		}
 	}
 	if o.Postgres == "" {
