@@ -102,6 +102,16 @@ func newPeer(t *testing.T, l *hookLog, name string, o DeliveryOptions) *peer {
 	return p
 }
 
+// leaderAndOther waits for the one of a and b that holds the deliverers'
+// lease, and returns it first.
+func leaderAndOther(t *testing.T, a, b *peer) (lead, other *peer) {
+	t.Helper()
+	if lead = leader(t, a, b); lead == a {
+		return a, b
+	}
+	return b, a
+}
+
 // leader waits for the one peer of ps that holds the deliverers' lease.
 func leader(t *testing.T, ps ...*peer) *peer {
 	t.Helper()
@@ -134,11 +144,7 @@ func TestOneDelivererAmongInstances(t *testing.T) {
 	if n, twice := rc.delivered(); n != 200 || twice != 0 {
 		t.Fatalf("two instances: %d messages delivered, %d of them twice; want 200 and 0", n, twice)
 	}
-	lead := leader(t, a, b)
-	other := a
-	if lead == a {
-		other = b
-	}
+	lead, other := leaderAndOther(t, a, b)
 	// The deliveries log is the same on both: the other's from the
 	// attempts the leader recorded in the log.
 	waitFor(t, "the attempts in the other instance's deliveries log", func() bool {
@@ -356,11 +362,7 @@ func TestTakeoverSkipsWhatWasDelivered(t *testing.T) {
 	l := newHookLog(t, rc.URL+"/hook")
 	o := DeliveryOptions{Schedule: []time.Duration{time.Hour}}
 	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
-	lead := leader(t, a, b)
-	other := a
-	if lead == a {
-		other = b
-	}
+	lead, other := leaderAndOther(t, a, b)
 	l.add(t, 1)
 	time.Sleep(300 * time.Millisecond)
 	l.add(t, 100)
@@ -390,11 +392,7 @@ func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
 	l := newHookLog(t, rc.URL+"/hook")
 	o := DeliveryOptions{Schedule: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}}
 	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
-	lead := leader(t, a, b)
-	other := a
-	if lead == a {
-		other = b
-	}
+	lead, other := leaderAndOther(t, a, b)
 	l.add(t, 10)
 	waitFor(t, "10 failed attempts", func() bool {
 		return count(t, lead.s, `SELECT count(*) FROM messages WHERE status = 'pending'`) == 10
