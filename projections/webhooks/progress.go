@@ -153,15 +153,28 @@ func (s *Store) startDelivering(ctx context.Context) error {
 // remake writes to the table the messages of the events after lo up to
 // through that each webhook wants after its progress (from), and carries
 // out the replays requested there.
+//
+// Each event is matched against the webhooks as they were at it (their
+// streams folded up to it), as live processing matched it: a webhook off
+// now that was on at the event has its message made, waiting in the table
+// until the webhook is on again, as on one instance.
 func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[string]eventstore.Position, lo, through eventstore.Position) error {
-	byWS := map[string][]*hook{}
-	for _, h := range hooks {
-		// A webhook off now may have been on at the event, with its
-		// message waiting for a retry: it is made, and waits in the table
-		// as on one instance, until the webhook is on again.
-		h.Active = true
-		byWS[h.WorkspaceID] = append(byWS[h.WorkspaceID], h)
+	at := map[string]*hook{} // the webhooks of hooks as at the event matched
+	for id := range hooks {
+		recs, err := s.opts.Events.ReadStream(ctx, webhook.Stream(id), 0, 1<<16)
+		if err != nil {
+			return err
+		}
+		for i := range recs {
+			if lo.Less(recs[i].Position) {
+				break
+			}
+			if at[id], err = foldHook(at[id], &recs[i]); err != nil {
+				return err
+			}
+		}
 	}
+	byWS := indexHooks(at)
 	cats := s.Categories()
 	after, before := lo, lo
 	for {
@@ -184,6 +197,15 @@ func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[str
 			case re.Type == webhook.EventReplayRequested:
 				if err := s.replayRequested(ctx, re, before, from); err != nil {
 					return err
+				}
+			case strings.HasPrefix(re.Stream, webhook.StreamPrefix):
+				if _, ours := hooks[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)]; ours {
+					h, err := foldHook(at[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)], re)
+					if err != nil {
+						return err
+					}
+					at[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)] = h
+					byWS = indexHooks(at)
 				}
 			case !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, webhook.StreamPrefix) || strings.HasPrefix(re.Stream, workspace.StreamPrefix):
 			default:
@@ -552,4 +574,56 @@ func (s *Store) unfinished(ctx context.Context, q *queued) (bool, error) {
 	}
 	q.attempts, q.next = attempt, next
 	return true, nil
+}
+
+// indexHooks lists hooks by workspace.
+func indexHooks(hooks map[string]*hook) map[string][]*hook {
+	byWS := map[string][]*hook{}
+	for _, h := range hooks {
+		if h != nil {
+			byWS[h.WorkspaceID] = append(byWS[h.WorkspaceID], h)
+		}
+	}
+	return byWS
+}
+
+// foldHook is h (nil: no webhook yet) after re, an event of its stream:
+// what matching needs of it, as applier.webhookEvent keeps it; nil once
+// deleted.
+func foldHook(h *hook, re *eventstore.RecordedEvent) (*hook, error) {
+	e, err := domain.DecodeEvent(re.Type, re.Data)
+	if errors.Is(err, domain.ErrUnknownEvent) {
+		return h, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := e.(*webhook.Created); ok {
+		return &hook{ID: c.ID, WorkspaceID: c.WorkspaceID, URL: c.URL, Events: c.Events, LinkIDs: c.LinkIDs,
+			SecretEnc: c.SecretEnc, Active: true, Created: re.Position}, nil
+	}
+	if h == nil {
+		return nil, nil
+	}
+	n := *h
+	switch e := e.(type) {
+	case *webhook.Updated:
+		if u, ok := e.URL.Value(); ok {
+			n.URL = u
+		}
+		if ev, ok := e.Events.Value(); ok {
+			n.Events = ev
+		}
+		if e.LinkIDs.Set {
+			n.LinkIDs = e.LinkIDs.V
+		}
+		if act, ok := e.IsActive.Value(); ok {
+			n.Active = act
+		}
+	case *webhook.Disabled:
+		n.Active = false
+	case *webhook.Deleted:
+		return nil, nil
+	}
+	return &n, nil
 }

@@ -412,3 +412,32 @@ func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
 	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", IsActive: domain.Some(true), At: time.Now().UTC()})
 	rc.waitDelivered(t, 10, 10*time.Second)
 }
+
+// A takeover matches each event against the webhook as it was at the
+// event: messages owed under the event types it had are made again after
+// it stopped wanting them, and events after that make none.
+func TestTakeoverMatchesWebhooksAsTheyWere(t *testing.T) {
+	rc := newHookReceiver(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	rc.fail = func(string, int) bool { return failing.Load() }
+	l := newHookLog(t, rc.URL+"/hook")
+	o := DeliveryOptions{Schedule: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}}
+	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
+	lead, other := leaderAndOther(t, a, b)
+	l.add(t, 10)
+	waitFor(t, "10 failed attempts", func() bool {
+		return count(t, lead.s, `SELECT count(*) FROM messages WHERE status = 'pending'`) == 10
+	})
+	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", Events: domain.Some([]string{webhook.TypeLinkClicked}), At: time.Now().UTC()})
+	l.add(t, 5) // not wanted any more
+	time.Sleep(1500 * time.Millisecond) // progress saved
+	kill(lead)
+	waitFor(t, "the other leading", func() bool { return other.d.Leading.Load() })
+	failing.Store(false)
+	rc.waitDelivered(t, 10, 10*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	if n, _ := rc.delivered(); n != 10 {
+		t.Errorf("%d messages delivered, want the 10 owed before the webhook stopped wanting links created", n)
+	}
+}
