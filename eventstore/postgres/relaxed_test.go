@@ -18,7 +18,7 @@ import (
 // order, without a hole.
 func TestRelaxedCommitsReachSubscriptionsOnceFlushed(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	const flushEvery = 1500 * time.Millisecond
+	const flushEvery = 3 * time.Second
 	s := openT(t, dsn, Options{Relaxed: []string{"clicks"}, FlushInterval: flushEvery, Writers: 2})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
