@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,10 +66,7 @@ func (s *Store) committedAt(last int64, relaxed bool) {
 }
 
 // raise moves h up to v.
-func raise(h interface {
-	Load() int64
-	CompareAndSwap(old, new int64) bool
-}, v int64) {
+func raise(h *atomic.Int64, v int64) {
 	for {
 		cur := h.Load()
 		if cur >= v || h.CompareAndSwap(cur, v) {

@@ -738,13 +738,7 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 		s.foreign.Add(1) // another process committed between
 	}
 	if len(evs) > 0 {
-		last := int64(evs[len(evs)-1].Position.Commit)
-		for {
-			h := s.ownHead.Load()
-			if h >= last || s.ownHead.CompareAndSwap(h, last) {
-				break
-			}
-		}
+		raise(&s.ownHead, int64(evs[len(evs)-1].Position.Commit))
 	}
 }
 

@@ -159,17 +159,19 @@ func (s *Store) startDelivering(ctx context.Context) error {
 // now that was on at the event has its message made, waiting in the table
 // until the webhook is on again, as on one instance.
 func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[string]eventstore.Position, lo, through eventstore.Position) error {
-	at := map[string]*hook{} // the webhooks of hooks as at the event matched
+	hist := map[string]*hookHistory{} // the webhooks of hooks, folded up to the event matched
+	at := map[string]*hook{}
 	for id := range hooks {
 		recs, err := s.opts.Events.ReadStream(ctx, webhook.Stream(id), 0, 1<<16)
 		if err != nil {
 			return err
 		}
+		hist[id] = &hookHistory{}
 		for i := range recs {
 			if lo.Less(recs[i].Position) {
 				break
 			}
-			if at[id], err = foldHook(at[id], &recs[i]); err != nil {
+			if at[id], err = hist[id].add(&recs[i]); err != nil {
 				return err
 			}
 		}
@@ -199,15 +201,14 @@ func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[str
 					return err
 				}
 			case strings.HasPrefix(re.Stream, webhook.StreamPrefix):
-				if _, ours := hooks[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)]; ours {
-					h, err := foldHook(at[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)], re)
-					if err != nil {
+				id := strings.TrimPrefix(re.Stream, webhook.StreamPrefix)
+				if h := hist[id]; h != nil {
+					if at[id], err = h.add(re); err != nil {
 						return err
 					}
-					at[strings.TrimPrefix(re.Stream, webhook.StreamPrefix)] = h
 					byWS = indexHooks(at)
 				}
-			case !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, webhook.StreamPrefix) || strings.HasPrefix(re.Stream, workspace.StreamPrefix):
+			case !inCategories(re.Stream, cats) || strings.HasPrefix(re.Stream, workspace.StreamPrefix):
 			default:
 				m, err := s.match(ctx, re, func() (domain.Event, error) { return domain.DecodeEvent(re.Type, re.Data) }, byWS, true)
 				if err != nil {
@@ -243,8 +244,8 @@ func (s *Store) remake(ctx context.Context, hooks map[string]*hook, from map[str
 	}
 }
 
-// replayRequested carries out a replay request found again after a
-// webhook's progress (from; nil: any request).
+// replayRequested carries out a replay request found again after its
+// webhook's progress (from).
 func (s *Store) replayRequested(ctx context.Context, re *eventstore.RecordedEvent, before eventstore.Position, from map[string]eventstore.Position) error {
 	e, err := domain.DecodeEvent(re.Type, re.Data)
 	if err != nil {
@@ -254,7 +255,7 @@ func (s *Store) replayRequested(ctx context.Context, re *eventstore.RecordedEven
 	if !ok {
 		return nil
 	}
-	if p, ok := from[r.ID]; from != nil && (!ok || !p.Less(re.Position)) {
+	if p, ok := from[r.ID]; !ok || !p.Less(re.Position) {
 		return nil
 	}
 	_, err = s.replayRange(ctx, r.ID, r.Start, r.End, before, true)
@@ -270,9 +271,10 @@ func (s *Store) stopDelivering() {
 	s.deliver.mu.Unlock()
 }
 
-// replayStartedLocked holds a webhook's progress at before until
-// replayEnded; s.deliver.mu is held (by Apply).
-func (s *Store) replayStartedLocked(id string, before eventstore.Position) {
+// replayStarted holds a webhook's progress at before until replayEnded.
+// Apply calls it under s.deliver.mu, with the last event applied it moves:
+// saveProgress reads both under mu.
+func (s *Store) replayStarted(id string, before eventstore.Position) {
 	s.deliver.pmu.Lock()
 	defer s.deliver.pmu.Unlock()
 	if s.deliver.replays == nil {
@@ -341,15 +343,13 @@ func (s *Store) saveProgress(ctx context.Context) error {
 	s.deliver.dirty = nil
 	replays := map[string]eventstore.Position{}
 	for id, rs := range s.deliver.replays {
-		replays[id] = slices.MinFunc(rs, func(a, b eventstore.Position) int {
-			if a.Less(b) {
-				return -1
+		oldest := rs[0]
+		for _, p := range rs[1:] {
+			if p.Less(oldest) {
+				oldest = p
 			}
-			if b.Less(a) {
-				return 1
-			}
-			return 0
-		})
+		}
+		replays[id] = oldest
 	}
 	s.deliver.pmu.Unlock()
 	s.deliver.mu.Unlock()
@@ -423,7 +423,7 @@ func (s *Store) startReplay(r requested) {
 		s.log.Warn("webhooks: replay request", "err", err)
 		return
 	}
-	s.replayStartedLocked(rr.ID, r.before)
+	s.replayStarted(rr.ID, r.before)
 	s.replaying.Add(1)
 	go func() {
 		defer s.replaying.Done()
@@ -587,43 +587,31 @@ func indexHooks(hooks map[string]*hook) map[string][]*hook {
 	return byWS
 }
 
-// foldHook is h (nil: no webhook yet) after re, an event of its stream:
-// what matching needs of it, as applier.webhookEvent keeps it; nil once
-// deleted.
-func foldHook(h *hook, re *eventstore.RecordedEvent) (*hook, error) {
+// hookHistory is a webhook's history up to an event: what matching needs
+// of it is the write model's fold of it (webhook.Load), with the position
+// of its creation.
+type hookHistory struct {
+	events  []domain.Event
+	created eventstore.Position
+}
+
+// add takes re, the next event of the webhook's stream, and returns the
+// webhook after it (nil when it does not exist).
+func (h *hookHistory) add(re *eventstore.RecordedEvent) (*hook, error) {
 	e, err := domain.DecodeEvent(re.Type, re.Data)
-	if errors.Is(err, domain.ErrUnknownEvent) {
-		return h, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, domain.ErrUnknownEvent) {
 		return nil, err
 	}
-	if c, ok := e.(*webhook.Created); ok {
-		return &hook{ID: c.ID, WorkspaceID: c.WorkspaceID, URL: c.URL, Events: c.Events, LinkIDs: c.LinkIDs,
-			SecretEnc: c.SecretEnc, Active: true, Created: re.Position}, nil
+	if err == nil {
+		if _, ok := e.(*webhook.Created); ok {
+			h.created = re.Position
+		}
+		h.events = append(h.events, e)
 	}
-	if h == nil {
-		return nil, nil
+	w, err := webhook.Load(h.events)
+	if err != nil || !w.Exists() {
+		return nil, err
 	}
-	n := *h
-	switch e := e.(type) {
-	case *webhook.Updated:
-		if u, ok := e.URL.Value(); ok {
-			n.URL = u
-		}
-		if ev, ok := e.Events.Value(); ok {
-			n.Events = ev
-		}
-		if e.LinkIDs.Set {
-			n.LinkIDs = e.LinkIDs.V
-		}
-		if act, ok := e.IsActive.Value(); ok {
-			n.Active = act
-		}
-	case *webhook.Disabled:
-		n.Active = false
-	case *webhook.Deleted:
-		return nil, nil
-	}
-	return &n, nil
+	return &hook{ID: w.ID, WorkspaceID: w.WorkspaceID, URL: w.URL, Events: w.Events, LinkIDs: w.LinkIDs,
+		SecretEnc: w.SecretEnc, Active: w.IsActive, Created: h.created}, nil
 }

@@ -383,22 +383,32 @@ func TestTakeoverSkipsWhatWasDelivered(t *testing.T) {
 	}
 }
 
-// A webhook turned off while messages wait for their retry, a takeover
-// while it is off: once it is on again they are delivered, as on one
-// instance.
-func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
-	rc := newHookReceiver(t)
-	var failing atomic.Bool
+// retriesWaiting makes two instances whose webhook wh1's receiver fails
+// (until failing is cleared), with the 10 messages of 10 new links
+// waiting for their retry, 2 s after their first attempt.
+func retriesWaiting(t *testing.T) (rc *hookReceiver, failing *atomic.Bool, l *hookLog, a, b *peer) {
+	t.Helper()
+	rc = newHookReceiver(t)
+	failing = &atomic.Bool{}
 	failing.Store(true)
 	rc.fail = func(string, int) bool { return failing.Load() }
-	l := newHookLog(t, rc.URL+"/hook")
+	l = newHookLog(t, rc.URL+"/hook")
 	o := DeliveryOptions{Schedule: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}}
-	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
-	lead, other := leaderAndOther(t, a, b)
+	a, b = newPeer(t, l, "a", o), newPeer(t, l, "b", o)
+	lead, _ := leaderAndOther(t, a, b)
 	l.add(t, 10)
 	waitFor(t, "10 failed attempts", func() bool {
 		return count(t, lead.s, `SELECT count(*) FROM messages WHERE status = 'pending'`) == 10
 	})
+	return rc, failing, l, a, b
+}
+
+// A webhook turned off while messages wait for their retry, a takeover
+// while it is off: once it is on again they are delivered, as on one
+// instance.
+func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
+	rc, failing, l, a, b := retriesWaiting(t)
+	lead, other := leaderAndOther(t, a, b)
 	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", IsActive: domain.Some(false), At: time.Now().UTC()})
 	waitFor(t, "off on both", func() bool {
 		return count(t, a.s, `SELECT count(*) FROM webhooks WHERE is_active = 0`) == 1 && count(t, b.s, `SELECT count(*) FROM webhooks WHERE is_active = 0`) == 1
@@ -419,20 +429,10 @@ func TestTakeoverKeepsTheMessagesOfAWebhookOff(t *testing.T) {
 // event: messages owed under the event types it had are made again after
 // it stopped wanting them, and events after that make none.
 func TestTakeoverMatchesWebhooksAsTheyWere(t *testing.T) {
-	rc := newHookReceiver(t)
-	var failing atomic.Bool
-	failing.Store(true)
-	rc.fail = func(string, int) bool { return failing.Load() }
-	l := newHookLog(t, rc.URL+"/hook")
-	o := DeliveryOptions{Schedule: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}}
-	a, b := newPeer(t, l, "a", o), newPeer(t, l, "b", o)
+	rc, failing, l, a, b := retriesWaiting(t)
 	lead, other := leaderAndOther(t, a, b)
-	l.add(t, 10)
-	waitFor(t, "10 failed attempts", func() bool {
-		return count(t, lead.s, `SELECT count(*) FROM messages WHERE status = 'pending'`) == 10
-	})
 	l.append(t, webhook.Stream("wh1"), &webhook.Updated{ID: "wh1", WorkspaceID: "ws", Events: domain.Some([]string{webhook.TypeLinkClicked}), At: time.Now().UTC()})
-	l.add(t, 5) // not wanted any more
+	l.add(t, 5)                         // not wanted any more
 	time.Sleep(1500 * time.Millisecond) // progress saved
 	kill(lead)
 	waitFor(t, "the other leading", func() bool { return other.d.Leading.Load() })

@@ -198,8 +198,8 @@ type Store struct {
 	replaying sync.WaitGroup
 	// attemptsOut are attempts to record in the log (progress.go).
 	attemptsOut chan *webhook.AttemptsRecorded
-	bg        context.Context
-	stopBG    context.CancelFunc
+	bg          context.Context
+	stopBG      context.CancelFunc
 }
 
 // Open opens (creating) the database at path.
