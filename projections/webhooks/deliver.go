@@ -143,6 +143,11 @@ type Deliverer struct {
 	Failed    atomic.Int64 // attempts that failed
 	lagMillis atomic.Int64
 	pending   atomic.Int64
+	// tableDue is the last count of the messages due in the table, made
+	// at countedAt, and countEvery how long until the next (measure).
+	tableDue   int64
+	countedAt  time.Time
+	countEvery time.Duration
 	// share is how many requests a webhook has in flight here at most:
 	// Concurrency, divided between the live deliverers of a shared queue.
 	share atomic.Int32
@@ -443,12 +448,35 @@ func (d *Deliverer) wake(ids []string) {
 	}
 }
 
+// countShare bounds the time measure spends counting the messages due in
+// the table: a count that took t is made again t/countShare later at the
+// earliest. A count reads every message waiting; with a receiver down
+// under load (hundreds of thousands of them), counting every second took
+// a seventh of linkd's CPU (bench/webhook-down.sh).
+const countShare = 0.02
+
+// measure updates Lag (every call: the oldest message due is one step in
+// an index) and Pending (its count of the table at most as often as
+// countShare allows). Only the run loop calls it.
 func (d *Deliverer) measure(ctx context.Context) {
 	now := d.s.opts.Now().UnixMilli()
-	n, oldest, err := d.s.q.pending(ctx, now)
+	oldest, err := d.s.q.oldestDue(ctx, now)
 	if err != nil {
 		return
 	}
+	switch {
+	case !oldest.Valid:
+		d.tableDue = 0 // none due: nothing to count
+	case time.Since(d.countedAt) >= d.countEvery:
+		began := time.Now()
+		n, err := d.s.q.dueCount(ctx, now)
+		if err != nil {
+			return
+		}
+		d.tableDue, d.countedAt = n, began
+		d.countEvery = time.Duration(float64(time.Since(began)) / countShare)
+	}
+	n := d.tableDue
 	if d.s.hot != nil {
 		hn, ho := d.s.hot.stats()
 		n += hn

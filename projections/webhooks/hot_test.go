@@ -198,3 +198,41 @@ func TestIdleTableIsNotReadAgain(t *testing.T) {
 		t.Fatalf("after a write: %d messages, %d reads", len(got), q.reads.Load())
 	}
 }
+
+// Pending counts the messages due in the table at most as often as the
+// count's cost allows (countShare); Lag follows the oldest at every
+// measure, and a table with none due counts as none at once.
+func TestPendingCountIsPacedByItsCost(t *testing.T) {
+	l := newHookLog(t, "http://127.0.0.1:9/hook")
+	l.add(t, 5)
+	l.apply(t) // no deliverer: the messages go to the table
+	d := l.s.NewDeliverer(DeliveryOptions{})
+	ctx := t.Context()
+	d.measure(ctx)
+	if d.Pending() != 5 || d.countEvery <= 0 {
+		t.Fatalf("pending %d, next count after %v; want 5 and the count's cost", d.Pending(), d.countEvery)
+	}
+	d.countEvery = time.Hour // as after a count of millions
+	l.add(t, 3)
+	l.apply(t)
+	if _, err := l.s.w.Exec(`UPDATE messages SET next_attempt_at = next_attempt_at - 60000`); err != nil {
+		t.Fatal(err)
+	}
+	d.measure(ctx)
+	if d.Pending() != 5 || d.Lag() < time.Minute {
+		t.Fatalf("pending %d, lag %v: want the last count (5) and the oldest's age at once", d.Pending(), d.Lag())
+	}
+	d.countEvery = 0
+	d.measure(ctx)
+	if d.Pending() != 8 {
+		t.Fatalf("pending %d, want 8 once a count is due", d.Pending())
+	}
+	d.countEvery = time.Hour
+	if _, err := l.s.w.Exec(`UPDATE messages SET status = 'succeeded'`); err != nil {
+		t.Fatal(err)
+	}
+	d.measure(ctx)
+	if d.Pending() != 0 || d.Lag() != 0 {
+		t.Fatalf("pending %d, lag %v with none due, want 0 and 0", d.Pending(), d.Lag())
+	}
+}

@@ -336,9 +336,14 @@ func (q *pgQueue) alive(ctx context.Context, now int64) (int, error) {
 	return max(n, 1), err
 }
 
-func (q *pgQueue) pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error) {
-	err = q.pool.QueryRow(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM linkd_webhook_messages WHERE status = 'pending' AND next_attempt_at <= $1`, now).Scan(&oldest, &n)
-	return n, oldest, err
+func (q *pgQueue) oldestDue(ctx context.Context, now int64) (oldest sql.NullInt64, err error) {
+	err = q.pool.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM linkd_webhook_messages WHERE status = 'pending' AND next_attempt_at <= $1`, now).Scan(&oldest)
+	return oldest, err
+}
+
+func (q *pgQueue) dueCount(ctx context.Context, now int64) (n int64, err error) {
+	err = q.pool.QueryRow(ctx, `SELECT COUNT(*) FROM linkd_webhook_messages WHERE status = 'pending' AND next_attempt_at <= $1`, now).Scan(&n)
+	return n, err
 }
 
 // prune moves the horizon first (see prunedMargin), then deletes; any

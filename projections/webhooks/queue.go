@@ -43,9 +43,12 @@ type queue interface {
 	// deliverers that are, itself included: each webhook's concurrency is
 	// shared between them.
 	alive(ctx context.Context, now int64) (int, error)
-	// pending is the number of messages due at now and the due time of the
-	// oldest of them.
-	pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error)
+	// oldestDue is the due time of the oldest message due at now: one
+	// step in an index.
+	oldestDue(ctx context.Context, now int64) (sql.NullInt64, error)
+	// dueCount counts the messages due at now: a scan of the pending
+	// ones, which measure paces by its cost.
+	dueCount(ctx context.Context, now int64) (int64, error)
 	// prune forgets attempts and finished messages made before before.
 	prune(ctx context.Context, before int64) error
 	// deliveries lists a webhook's attempts and pending messages, newest

@@ -358,9 +358,14 @@ func (q *sqliteQueue) alive(context.Context, int64) (int, error) { return 1, nil
 // pending reads the partial index of pending messages only: the oldest due
 // time stands for the oldest message waiting (a first attempt is due when
 // its message is made).
-func (q *sqliteQueue) pending(ctx context.Context, now int64) (n int64, oldest sql.NullInt64, err error) {
-	err = q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at), COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest, &n)
-	return n, oldest, err
+func (q *sqliteQueue) oldestDue(ctx context.Context, now int64) (oldest sql.NullInt64, err error) {
+	err = q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest)
+	return oldest, err
+}
+
+func (q *sqliteQueue) dueCount(ctx context.Context, now int64) (n int64, err error) {
+	err = q.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&n)
+	return n, err
 }
 
 func (q *sqliteQueue) prune(ctx context.Context, before int64) error {
