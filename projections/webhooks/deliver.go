@@ -81,6 +81,10 @@ type DeliveryOptions struct {
 	// of a deliverer that died are sent by another after at most this
 	// (30 s).
 	ClaimTimeout time.Duration
+
+	// afterRecord, when set (tests only), runs after each batch of
+	// results is recorded, before the runners forget its messages.
+	afterRecord func()
 }
 
 // result is the outcome of one attempt.
@@ -110,17 +114,22 @@ type message struct {
 	before  eventstore.Position
 }
 
-// roundKey names a round of a message.
+// roundKey names an attempt of a round of a message. The attempts are
+// in it because a failed attempt is recorded (the message due again, its
+// claim ended) before the runner forgets it: a take in between finds the
+// next attempt, which must be sent, not skipped as the one in flight (it
+// would stay claimed, unsent, until its claim ended).
 type roundKey struct {
-	id    string
-	round int64
+	id       string
+	round    int64
+	attempts int
 }
 
 func (m *message) key() roundKey {
 	if m.hot {
-		return roundKey{m.id, -1} // not a round of a row
+		return roundKey{m.id, -1, m.attempts} // not a round of a row
 	}
-	return roundKey{m.id, m.round}
+	return roundKey{m.id, m.round, m.attempts}
 }
 
 // Deliverer sends the messages of the store's queue.
@@ -787,6 +796,9 @@ func (d *Deliverer) write(ctx context.Context) {
 			}
 			d.s.log.Warn("webhooks: recording attempts", "err", err)
 			time.Sleep(100 * time.Millisecond)
+		}
+		if d.o.afterRecord != nil {
+			d.o.afterRecord()
 		}
 		d.mu.Lock()
 		for _, r := range batch {

@@ -440,3 +440,26 @@ func TestPendingMessagesMoveToTheSharedQueue(t *testing.T) {
 		t.Errorf("%d pending messages left in the instance's own queue (%v)", left, err)
 	}
 }
+
+// A failed attempt is recorded (the message due again, its claim ended)
+// before the runner forgets it; a take in between finds the next attempt,
+// which is sent at once, not left claimed and unsent until its claim ends
+// (TestSharedQueueDeliversEachMessageOnce's flake under load).
+func TestRetryTakenBeforeTheAttemptIsForgotten(t *testing.T) {
+	open := onPostgres(t)
+	rc := newHookReceiver(t)
+	rc.fail = func(_ string, n int) bool { return n == 1 }
+	s := open(t)
+	addHook(t, s, "w1", rc.URL+"/hook")
+	put(t, s, "w1", time.Now(), false, "e1")
+	start := time.Now()
+	// The runner takes again (at least every second) while the results
+	// loop waits between recording the failure and forgetting it.
+	deliver(t, s, DeliveryOptions{Concurrency: 2, Schedule: []time.Duration{10 * time.Millisecond},
+		afterRecord: func() { time.Sleep(1500 * time.Millisecond) }})
+	rc.waitDelivered(t, 1, 10*time.Second)
+	t.Logf("delivered after %v", time.Since(start))
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("the retry was delivered after %v", took)
+	}
+}
