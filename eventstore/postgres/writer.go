@@ -302,13 +302,8 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) err
 	// processes append to the same streams (clicks of one link on every
 	// instance of a deployment), whose known versions would be stale.
 	// Otherwise the versions it knows are cheaper to insert.
-	plan := func(heads map[string]streamHead) *groupRows {
-		rows := s.plan(group, heads)
-		rows.relaxed = relaxed
-		return rows
-	}
 	byDB := func() error {
-		rows := plan(nil)
+		rows := s.plan(group, nil, relaxed)
 		if err := s.insert(ctx, conn.Conn(), rows); err != nil {
 			return s.dbErr(ctx, "append", err)
 		}
@@ -325,7 +320,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) err
 		return byDB()
 	}
 	if fast {
-		rows := plan(heads)
+		rows := s.plan(group, heads, relaxed)
 		err := s.insert(ctx, conn.Conn(), rows)
 		if err == nil {
 			ok = true
@@ -390,7 +385,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) err
 	if err != nil {
 		return s.dbErr(ctx, "append", err)
 	}
-	rows := plan(heads)
+	rows := s.plan(group, heads, relaxed)
 	if len(rows.streams) == 0 {
 		// Every append failed its expected version: nothing to write.
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
@@ -494,8 +489,9 @@ type groupRows struct {
 // before it leave them, fails those that do not pass, and lays out the
 // rows of the others. The results' positions are offsets from the head
 // until insert learns it. With nil heads (every append expects any
-// version) the database numbers the versions.
-func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows {
+// version) the database numbers the versions. relaxed: the group commits
+// without waiting for the WAL flush (relaxed.go).
+func (s *Store) plan(group []*appendReq, heads map[string]streamHead, relaxed bool) *groupRows {
 	total := 0
 	for _, r := range group {
 		total += r.n
@@ -511,6 +507,7 @@ func (s *Store) plan(group []*appendReq, heads map[string]streamHead) *groupRows
 		now:      time.Now().UTC().Truncate(time.Microsecond),
 		ends:     map[string]uint64{},
 		byDB:     heads == nil,
+		relaxed:  relaxed,
 	}
 	for _, r := range group {
 		if g.byDB {

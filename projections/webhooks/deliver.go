@@ -369,14 +369,14 @@ func (d *Deliverer) run(ctx context.Context) error {
 // drain records the results waiting when the writer stopped.
 func (d *Deliverer) drain(ctx context.Context) {
 	var rest []result
+taking:
 	for {
 		select {
 		case r := <-d.results:
 			rest = append(rest, r)
-			continue
 		default:
+			break taking
 		}
-		break
 	}
 	if len(rest) == 0 {
 		return

@@ -399,7 +399,7 @@ func (s *Store) writeSpill(ctx context.Context, ms []*hotMsg, settling map[strin
 	}
 	b := sqlitedb.NewBatch(ctx, tx)
 	for _, m := range ms {
-		if err := b.Exec(insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, m.m.createdAt, m.before.Commit, m.before.Prepare); err != nil {
+		if err := b.Exec(insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.m.id, m.webhookID, m.eventID, m.m.eventType, m.m.body, m.m.createdAt, 0, m.m.createdAt, m.before.Commit, m.before.Prepare); err != nil {
 			return err
 		}
 	}

@@ -57,11 +57,11 @@ func newSQLiteQueue(w, r *sql.DB) *sqliteQueue {
 
 func (q *sqliteQueue) close() error { return nil }
 
-// insertPendingSQL inserts a message due at once: (id, webhook_id,
-// event_id, event_type, body, created_at, next_attempt_at, before_commit,
-// before_prepare).
-const insertPendingSQL = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, status, next_attempt_at, before_commit, before_prepare)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
+// insertPendingSQL inserts a pending message: (id, webhook_id, event_id,
+// event_type, body, created_at, attempts, next_attempt_at, before_commit,
+// before_prepare). A new message has made no attempt and is due at once.
+const insertPendingSQL = `INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at, before_commit, before_prepare)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
 
 func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) error {
 	if b == nil {
@@ -86,15 +86,12 @@ func (q *sqliteQueue) write(ctx context.Context, b *sqlitedb.Batch, c *changes) 
 	}
 	for i := range c.msgs {
 		m := &c.msgs[i]
+		stmt, next := ins, any(c.now)
 		if m.attempts > 0 {
-			if err := b.Exec(`INSERT INTO messages (id, webhook_id, event_id, event_type, body, created_at, attempts, status, next_attempt_at, before_commit, before_prepare)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-				m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, m.attempts, m.next, m.before.Commit, m.before.Prepare); err != nil {
-				return err
-			}
-			continue
+			// Made again by a takeover: it waits for its next attempt.
+			stmt, next = insertPendingSQL+` ON CONFLICT(id) DO NOTHING`, m.next
 		}
-		if err := b.Exec(ins, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, c.now, m.before.Commit, m.before.Prepare); err != nil {
+		if err := b.Exec(stmt, m.id(), m.webhookID, m.eventID, m.eventType, m.body, c.now, m.attempts, next, m.before.Commit, m.before.Prepare); err != nil {
 			return err
 		}
 	}
@@ -355,8 +352,8 @@ func (q *sqliteQueue) extend(context.Context, []string, time.Time) error { retur
 
 func (q *sqliteQueue) alive(context.Context, int64) (int, error) { return 1, nil }
 
-// pending reads the partial index of pending messages only: the oldest due
-// time stands for the oldest message waiting (a first attempt is due when
+// oldestDue and dueCount read the partial index of pending messages only:
+// the oldest due time stands for the oldest message waiting (a first attempt is due when
 // its message is made).
 func (q *sqliteQueue) oldestDue(ctx context.Context, now int64) (oldest sql.NullInt64, err error) {
 	err = q.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM messages WHERE status = 'pending' AND next_attempt_at <= ?`, now).Scan(&oldest)
