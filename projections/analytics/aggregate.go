@@ -2,21 +2,20 @@ package analytics
 
 import (
 	"slices"
+	"sync"
 )
 
-// batchAgg adds up the clicks of one Apply per (scope, day) key. Breakdown
-// values are interned per batch: a click becomes a dozen small ids appended
-// to each of its two deltas, and finish turns the ids into sorted counts
-// with one integer sort per delta instead of string comparisons.
+// batchAgg adds up the clicks waiting per (scope, day) key. Breakdown
+// values are interned (dictionary): a click becomes a dozen small ids
+// appended to each of its two deltas, and finish turns the ids into sorted
+// counts with one integer sort per delta instead of string comparisons.
 type batchAgg struct {
-	deltas map[string]*delta
-	out    []encoded // after run: the encoded deltas in key order
-	arena  []byte    // holds out's keys and values
-	dict   [numMaps]map[string]uint32
-	keys   []entry // id -> (map, key)
-	ids    []uint32
-	joined []byte
-	free   []*delta // reused across batches
+	deltas  map[string]*delta
+	out     []encoded // after seal: the encoded deltas in key order
+	arena   []byte    // holds out's keys and values
+	scratch []uint32  // one click's ids
+	counts  []int32   // finish's counts of one delta
+	free    []*delta  // reused across batches
 }
 
 // encoded is one delta ready for the batch.
@@ -24,7 +23,7 @@ type encoded struct{ key, value []byte }
 
 const maxFree = 4096
 
-// delta is the contribution of one batch to one (scope, day).
+// delta is the contribution of the clicks waiting to one (scope, day).
 type delta struct {
 	rec    record
 	ids    []uint32 // breakdown ids, one per count
@@ -32,11 +31,7 @@ type delta struct {
 }
 
 func newBatchAgg() *batchAgg {
-	a := &batchAgg{deltas: make(map[string]*delta)}
-	for i := range a.dict {
-		a.dict[i] = make(map[string]uint32)
-	}
-	return a
+	return &batchAgg{deltas: make(map[string]*delta)}
 }
 
 // reset empties a, keeping its memory when it is small.
@@ -59,39 +54,144 @@ func (a *batchAgg) reset() {
 		a.arena = nil
 	}
 	a.arena = a.arena[:0]
-	for i := range a.dict {
-		clear(a.dict[i])
+}
+
+// dictionary interns the breakdown values of the clicks waiting, for both
+// scopes at once: each value of a click is looked up once, not once per
+// scope (the lookups were a tenth of a replay's CPU, twice over). The maps
+// are split in two halves by parity, interned on two goroutines for a big
+// batch; an id is its half in the low bit and its index in that half above.
+type dictionary struct {
+	halves [2]dictHalf
+}
+
+// dictHalf interns the values of the maps m with m%2 equal to its half.
+type dictHalf struct {
+	index  [numMaps]map[string]uint32 // of its maps only
+	keys   []entry                    // index -> (map, key)
+	joined []byte
+	slots  []uint32 // the last batch's ids: numMaps/2 per click, noID when none
+}
+
+const noID = ^uint32(0)
+
+// parallelIntern is the smallest batch whose halves are interned at once.
+const parallelIntern = 512
+
+func newDictionary() *dictionary {
+	d := &dictionary{}
+	for h := range d.halves {
+		for m := h; m < numMaps; m += 2 {
+			d.halves[h].index[m] = make(map[string]uint32)
+		}
 	}
-	a.keys = a.keys[:0]
+	return d
 }
 
-// click interns the breakdown values of c; the ids stay in a.ids until the
-// next call.
-func (a *batchAgg) click(c *clickFields) []uint32 {
-	a.ids = a.ids[:0]
-	breakdowns(c, a.intern)
-	return a.ids
+// reset forgets every value: the deltas that held their ids are spent.
+func (d *dictionary) reset() {
+	for h := range d.halves {
+		dh := &d.halves[h]
+		for m := h; m < numMaps; m += 2 {
+			clear(dh.index[m])
+		}
+		clear(dh.keys) // drop the strings
+		dh.keys = dh.keys[:0]
+	}
 }
 
-func (a *batchAgg) intern(m int, x, y string) {
+// intern takes the ids of the clicks' values; id(i, m) reads them.
+func (d *dictionary) intern(clicks []parsed) {
+	if len(clicks) < parallelIntern {
+		d.halves[0].intern(clicks, 0)
+		d.halves[1].intern(clicks, 1)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { d.halves[1].intern(clicks, 1) })
+	d.halves[0].intern(clicks, 0)
+	wg.Wait()
+}
+
+// id is the id of click i's value in map m after intern, or noID.
+func (d *dictionary) id(i, m int) uint32 {
+	return d.halves[m&1].slots[i*(numMaps/2)+m>>1]
+}
+
+func (dh *dictHalf) intern(clicks []parsed, half int) {
+	const per = numMaps / 2
+	n := len(clicks) * per
+	dh.slots = slices.Grow(dh.slots[:0], n)[:n]
+	for i := range dh.slots {
+		dh.slots[i] = noID
+	}
+	for i := range clicks {
+		p := &clicks[i]
+		if p.bad {
+			continue
+		}
+		row := dh.slots[i*per : (i+1)*per]
+		breakdowns(&p.c, func(m int, x, y string) {
+			if m&1 == half {
+				row[m>>1] = dh.id(m, x, y)<<1 | uint32(half)
+			}
+		})
+	}
+}
+
+// id interns the key x, or x + " " + y when y is not empty, of map m.
+func (dh *dictHalf) id(m int, x, y string) uint32 {
 	var key string
 	if y == "" {
 		key = x
 	} else {
-		a.joined = append(append(append(a.joined[:0], x...), ' '), y...)
-		if id, ok := a.dict[m][string(a.joined)]; ok { // no allocation
-			a.ids = append(a.ids, id)
-			return
+		dh.joined = append(append(append(dh.joined[:0], x...), ' '), y...)
+		if id, ok := dh.index[m][string(dh.joined)]; ok { // no allocation
+			return id
 		}
-		key = string(a.joined)
+		key = string(dh.joined)
 	}
-	id, ok := a.dict[m][key]
+	id, ok := dh.index[m][key]
 	if !ok {
-		id = uint32(len(a.keys))
-		a.dict[m][key] = id
-		a.keys = append(a.keys, entry{m: uint8(m), key: key})
+		id = uint32(len(dh.keys))
+		dh.index[m][key] = id
+		dh.keys = append(dh.keys, entry{m: uint8(m), key: key})
 	}
-	a.ids = append(a.ids, id)
+	return id
+}
+
+// ranking orders every value interned by (map, key), as a record's entries.
+type ranking struct {
+	n0     uint32   // the first half's values: the second's are numbered after them
+	sorted []uint32 // the values in order, numbered so
+	rank   []uint32 // a value's place in sorted
+	keys   func(v uint32) entry
+}
+
+// ranking orders the values interned so far.
+func (d *dictionary) ranking() *ranking {
+	n0 := uint32(len(d.halves[0].keys))
+	n := int(n0) + len(d.halves[1].keys)
+	r := &ranking{n0: n0, sorted: make([]uint32, n), rank: make([]uint32, n)}
+	r.keys = func(v uint32) entry {
+		if v < n0 {
+			return d.halves[0].keys[v]
+		}
+		return d.halves[1].keys[v-n0]
+	}
+	for i := range r.sorted {
+		r.sorted[i] = uint32(i)
+	}
+	slices.SortFunc(r.sorted, func(x, y uint32) int { return cmpEntry(r.keys(x), r.keys(y)) })
+	for place, v := range r.sorted {
+		r.rank[v] = uint32(place)
+	}
+	return r
+}
+
+// of is the place of an interned id in the order.
+func (r *ranking) of(id uint32) uint32 {
+	return r.rank[id>>1+(id&1)*r.n0]
 }
 
 // add counts a click, whose breakdown ids are ids, under key.
@@ -113,41 +213,69 @@ func (a *batchAgg) add(key []byte, c *clickFields, ts int64, ids []uint32) {
 	}
 }
 
+// countFrom is the number of ids from which a delta counts them in an
+// array over every value (finish) rather than sorting them: a workspace's
+// day gathers hundreds of clicks, a dozen ids each, of far fewer values.
+const countFrom = 64
+
 // finish turns every delta's ids and hashes into its record's entries and
 // visitors.
-func (a *batchAgg) finish() {
-	// rank[id] is the position of the id's (map, key) in sorted order.
-	order := make([]uint32, len(a.keys))
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(x, y uint32) int { return cmpEntry(a.keys[x], a.keys[y]) })
-	rank := make([]uint32, len(a.keys))
-	for r, id := range order {
-		rank[id] = uint32(r)
-	}
+func (a *batchAgg) finish(r *ranking) {
+	var counts []int32 // by rank, zero between deltas
+	var distinct []uint32
 	for _, d := range a.deltas {
-		for i, id := range d.ids {
-			d.ids[i] = rank[id]
+		// The (rank, count) pairs, by rank, in ids[:n] and ns[:n].
+		var ns []int32
+		n := 0
+		if len(d.ids) >= countFrom {
+			if counts == nil {
+				counts = make([]int32, len(r.rank))
+			}
+			distinct = distinct[:0]
+			for _, id := range d.ids {
+				v := r.of(id)
+				if counts[v] == 0 {
+					distinct = append(distinct, v)
+				}
+				counts[v]++
+			}
+			slices.Sort(distinct)
+			ns = slices.Grow(a.counts[:0], len(distinct))[:len(distinct)]
+			for i, v := range distinct {
+				d.ids[i], ns[i] = v, counts[v]
+				counts[v] = 0
+			}
+			a.counts = ns
+			n = len(distinct)
+		} else {
+			sorted := true
+			for i, id := range d.ids {
+				d.ids[i] = r.of(id)
+				if i > 0 && d.ids[i] < d.ids[i-1] {
+					sorted = false
+				}
+			}
+			if !sorted { // a delta of one click is (breakdowns)
+				slices.Sort(d.ids)
+			}
+			ns = slices.Grow(a.counts[:0], len(d.ids))[:len(d.ids)]
+			for i := 0; i < len(d.ids); {
+				j := i + 1
+				for j < len(d.ids) && d.ids[j] == d.ids[i] {
+					j++
+				}
+				d.ids[n], ns[n] = d.ids[i], int32(j-i)
+				n++
+				i = j
+			}
+			a.counts = ns
 		}
-		slices.Sort(d.ids)
 		// One allocation of the entries' final size: grown by append they
 		// were 7% of an analytics replay's CPU.
-		distinct := 0
-		for i, id := range d.ids {
-			if i == 0 || id != d.ids[i-1] {
-				distinct++
-			}
-		}
-		es := slices.Grow(d.rec.entries[:0], distinct)
-		for i := 0; i < len(d.ids); {
-			j := i + 1
-			for j < len(d.ids) && d.ids[j] == d.ids[i] {
-				j++
-			}
-			k := a.keys[order[d.ids[i]]]
-			es = append(es, entry{m: k.m, key: k.key, n: int64(j - i)})
-			i = j
+		es := slices.Grow(d.rec.entries[:0], n)
+		for i := range n {
+			k := r.keys(r.sorted[d.ids[i]])
+			es = append(es, entry{m: k.m, key: k.key, n: int64(ns[i])})
 		}
 		d.rec.entries = es
 		d.rec.dirty = false
@@ -155,10 +283,10 @@ func (a *batchAgg) finish() {
 	}
 }
 
-// collect adds the clicks to the deltas under their (link, day) or
-// (workspace, day) key, per tag. Deltas add up over several calls until
-// seal.
-func (a *batchAgg) collect(clicks []parsed, tag byte) {
+// collect adds the clicks, whose values dict interned, to the deltas under
+// their (link, day) or (workspace, day) key, per tag. Deltas add up over
+// several calls until seal.
+func (a *batchAgg) collect(clicks []parsed, dict *dictionary, tag byte) {
 	var key []byte
 	for i := range clicks {
 		p := &clicks[i]
@@ -173,14 +301,21 @@ func (a *batchAgg) collect(clicks []parsed, tag byte) {
 			continue
 		}
 		key = dayKey(key[:0], tag, id, p.day)
-		a.add(key, &p.c, p.ts, a.click(&p.c))
+		ids := a.scratch[:0]
+		for m := range numMaps {
+			if v := dict.id(i, m); v != noID {
+				ids = append(ids, v)
+			}
+		}
+		a.scratch = ids
+		a.add(key, &p.c, p.ts, ids)
 	}
 }
 
 // seal fills out with the encoded deltas in key order. The deltas are
 // spent: reset comes next.
-func (a *batchAgg) seal() {
-	a.finish()
+func (a *batchAgg) seal(r *ranking) {
+	a.finish(r)
 	keys := make([]string, 0, len(a.deltas))
 	for k := range a.deltas {
 		keys = append(keys, k)

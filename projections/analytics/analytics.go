@@ -140,6 +140,7 @@ type Store struct {
 	behind              versioncache.Behind
 	// Apply's scratch space.
 	aggLink, aggWS *batchAgg
+	dict           *dictionary       // the values of both's clicks
 	scratch        map[string]uint64 // Dedup.Next while deltas wait
 
 	// undecodable counts the clicks skipped since Open; read without
@@ -209,6 +210,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		versions: versioncache.New(opts.StreamCacheSize),
 		aggLink:  newBatchAgg(),
 		aggWS:    newBatchAgg(),
+		dict:     newDictionary(),
 	}
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
@@ -240,9 +242,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	// Balanced profile: zstd 1 for data blocks, MinLZ for the others)
 	// rather than 3: catching up a million clicks took 7% less CPU, for 11
 	// more bytes per click on disk in the two stores (268 against 257 in
-	// all; ADR 0015).
+	// all; ADR 0015). Level 0 takes MinLZ alone (Pebble's Fastest): its
+	// tables are the memtables' flushes, soon compacted into the next
+	// level, and zstd there was paid twice, compressing the flush and
+	// inflating it in the compaction (ADR 0116).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
-		return pebble.UniformDBCompressionSettings(sstable.BalancedCompression)
+		cs := pebble.UniformDBCompressionSettings(sstable.BalancedCompression)
+		cs.Levels[0] = sstable.FastestCompression
+		return cs
 	})
 	db, err := pebbleheap.Open(dir, popts)
 	s.cache.Unref() // the DB holds its own reference
@@ -326,8 +333,15 @@ func (s *Store) flushForRead() error {
 	if s.pend.empty() {
 		return nil
 	}
-	if err := s.flush(); err != nil {
-		return fmt.Errorf("analytics: query: %w", err)
+	return s.flush()
+}
+
+// Flush implements projections.Flusher: it writes the deltas waiting, so
+// that a replay ends when its last clicks are in the store rather than in
+// memory (and its time counts their writing).
+func (s *Store) Flush(ctx context.Context) error {
+	if err := s.flushForRead(); err != nil {
+		return fmt.Errorf("analytics: flush: %w", err)
 	}
 	return nil
 }
@@ -484,13 +498,10 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 
 	// 3. Add up per (link, day) and per (workspace, day), one goroutine
 	// each, to what waits.
+	s.dict.intern(parsed)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.aggLink.collect(parsed, tagLink)
-	}()
-	s.aggWS.collect(parsed, tagWS)
+	wg.Go(func() { s.aggLink.collect(parsed, s.dict, tagLink) })
+	s.aggWS.collect(parsed, s.dict, tagWS)
 	wg.Wait()
 	for _, e := range convs {
 		s.pend.conv.addConversion(e)
@@ -534,16 +545,14 @@ func (s *Store) Apply(ctx context.Context, events []projections.Event) error {
 func (s *Store) flush() error {
 	// Encode each scope's deltas, one goroutine each; keys come out
 	// sorted (all link keys sort before all workspace keys).
+	r := s.dict.ranking()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.aggLink.seal()
-	}()
-	s.aggWS.seal()
+	wg.Go(func() { s.aggLink.seal(r) })
+	s.aggWS.seal(r)
 	wg.Wait()
 	defer s.aggLink.reset()
 	defer s.aggWS.reset()
+	defer s.dict.reset()
 
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -585,6 +594,7 @@ func (s *Store) flush() error {
 func (s *Store) drop() {
 	s.aggLink.reset()
 	s.aggWS.reset()
+	s.dict.reset()
 	s.pend.reset()
 	s.checkpoint = s.durable
 	s.waiting.Store(false)

@@ -602,3 +602,24 @@ func TestConcurrentQueries(t *testing.T) {
 		t.Errorf("total %d, want %d", total, len(clicks))
 	}
 }
+
+// TestBreakdownsInMapOrder: every click's keys come in the order of their
+// maps, each map once, so that a delta of one click needs no sort
+// (batchAgg.finish), in app and browser clicks alike.
+func TestBreakdownsInMapOrder(t *testing.T) {
+	t.Parallel()
+	clicks := genClicks(rand.New(rand.NewPCG(3, 3)), 500, 4, 2, 2, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	for i := range clicks {
+		c := fieldsOf(&clicks[i])
+		if i%2 == 0 { // an in-app click, which counts under two more maps
+			c.FromApp, c.App = true, "Instagram"
+		}
+		last := -1
+		breakdowns(&c, func(m int, _, _ string) {
+			if m <= last {
+				t.Fatalf("click %d: map %d after map %d", i, m, last)
+			}
+			last = m
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/projections"
 )
 
 // TestDeltasWrittenBehind: with FlushEvery the deltas wait in memory,
@@ -104,6 +105,24 @@ func TestDeltasWrittenBehind(t *testing.T) {
 		s = openTest(t, "db", opts)
 		if cp, _ := s.Checkpoint(ctx); cp != events[199].Position {
 			t.Errorf("Checkpoint = %v, want %v", cp, events[199].Position)
+		}
+		check(t, s, events[:200])
+	})
+
+	t.Run("Flush writes them", func(t *testing.T) {
+		t.Parallel()
+		s := openTest(t, t.TempDir(), Options{NoSync: true, FlushEvery: time.Hour})
+		s.WriteVersionsBehind()
+		applyIn(t, s, events[:200], 20)
+		if !s.waiting.Load() {
+			t.Fatal("nothing waits: the test tests nothing")
+		}
+		var f projections.Flusher = s // what a replay calls at its end
+		if err := f.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s.waiting.Load() || s.durable != events[199].Position {
+			t.Errorf("after Flush: waiting %v, durable %v; want %v", s.waiting.Load(), s.durable, events[199].Position)
 		}
 		check(t, s, events[:200])
 	})

@@ -133,7 +133,8 @@ func asciiEqualFold(s, lower string) bool {
 
 // breakdowns calls f with every breakdown key the click counts under: the
 // key is a, or a + " " + b when b is not empty. Empty values (unknown) are
-// not counted.
+// not counted. The maps come in their order (mapOS first): a delta of one
+// click then has its ids in order, and batchAgg.finish skips its sort.
 func breakdowns(c *clickFields, f func(m int, a, b string)) {
 	one := func(m int, v string) {
 		if v != "" {
@@ -158,11 +159,13 @@ func breakdowns(c *clickFields, f func(m int, a, b string)) {
 	}
 	if c.FromApp {
 		one(mapApp, c.App)
+	}
+	one(mapDeviceType, c.DeviceType)
+	if c.FromApp {
 		f(mapFromApp, "true", "")
 	} else {
 		f(mapFromApp, "false", "")
 	}
-	one(mapDeviceType, c.DeviceType)
 	one(mapReferrer, c.Referrer)
 }
 
