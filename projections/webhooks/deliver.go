@@ -766,6 +766,10 @@ func (d *Deliverer) nextDelay(attempt int, ra time.Duration) (time.Duration, boo
 	return time.Duration(float64(base) * (0.9 + 0.2*rand.Float64())), true
 }
 
+// maxRecordWait bounds the wait between two tries of writing a batch of
+// results.
+const maxRecordWait = 5 * time.Second
+
 // write records the results of attempts, many per transaction.
 func (d *Deliverer) write(ctx context.Context) {
 	batch := make([]result, 0, 1024)
@@ -788,14 +792,23 @@ func (d *Deliverer) write(ctx context.Context) {
 			}
 		}
 		timer.Stop()
+		// Until the batch is written: dropped, its messages would stay
+		// taken (in memory, or claimed) and unsent until a restart. While
+		// the queue is away the runners wait on results, as they should.
 		var disable map[string]string
-		var err error
-		for try := 0; try < 5; try++ {
+		for wait := 100 * time.Millisecond; ; wait = min(2*wait, maxRecordWait) {
+			var err error
 			if disable, err = d.record(context.WithoutCancel(ctx), batch); err == nil {
 				break
 			}
-			d.s.log.Warn("webhooks: recording attempts", "err", err)
-			time.Sleep(100 * time.Millisecond)
+			d.s.log.Warn("webhooks: recording attempts; will retry", "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+				// Stopping: the messages are still pending, held in
+				// memory or claimed, and the stop writes or releases them.
+				return
+			case <-time.After(wait):
+			}
 		}
 		if d.o.afterRecord != nil {
 			d.o.afterRecord()

@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -235,4 +237,43 @@ func TestPendingCountIsPacedByItsCost(t *testing.T) {
 	if d.Pending() != 0 || d.Lag() != 0 {
 		t.Fatalf("pending %d, lag %v with none due, want 0 and 0", d.Pending(), d.Lag())
 	}
+}
+
+// flakyQueue fails the first fails records of attempts, as a database
+// that is away for a while does.
+type flakyQueue struct {
+	queue
+	fails atomic.Int32
+}
+
+func (q *flakyQueue) record(ctx context.Context, outs []outcome, failing map[string]int64, healthy []string) (map[string]int64, error) {
+	if q.fails.Add(-1) >= 0 {
+		return nil, errors.New("flakyQueue: the database is away")
+	}
+	return q.queue.record(ctx, outs, failing, healthy)
+}
+
+// Failed attempts whose record fails for a while are recorded once the
+// queue takes writes again, and retried: the deliverer does not drop
+// them (which left their messages taken in memory, never sent again until
+// a restart).
+func TestRecordsAreRetriedUntilWritten(t *testing.T) {
+	rc := newHookReceiver(t)
+	rc.fail = func(_ string, n int) bool { return n == 1 } // each message's first attempt
+	l := newHookLog(t, rc.URL+"/hook")
+	q := &flakyQueue{queue: l.s.q}
+	q.fails.Store(6)
+	l.s.q = q
+	deliver(t, l.s, DeliveryOptions{Schedule: []time.Duration{10 * time.Millisecond}})
+	l.apply(t)
+	l.add(t, 3)
+	l.apply(t)
+	rc.waitDelivered(t, 3, 20*time.Second)
+	if q.fails.Load() >= 0 {
+		t.Fatalf("%d record failures left: the test tests nothing", q.fails.Load()+1)
+	}
+	waitFor(t, "a failure and a success recorded for each", func() bool {
+		return l.count(t, `SELECT count(*) FROM attempts`) == 6
+	})
+	waitFor(t, "the checkpoint at the last event", func() bool { return l.checkpoint(t) == l.applied })
 }
