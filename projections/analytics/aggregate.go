@@ -14,8 +14,12 @@ type batchAgg struct {
 	out     []encoded // after seal: the encoded deltas in key order
 	arena   []byte    // holds out's keys and values
 	scratch []uint32  // one click's ids
-	counts  []int32   // finish's counts of one delta
-	free    []*delta  // reused across batches
+	// finish's scratch: one delta's counts, distinct ranks, and counts by
+	// rank (countByRank).
+	counts   []int32
+	distinct []uint32
+	byRank   []int32
+	free     []*delta // reused across batches
 }
 
 // encoded is one delta ready for the batch.
@@ -70,10 +74,14 @@ type dictHalf struct {
 	index  [numMaps]map[string]uint32 // of its maps only
 	keys   []entry                    // index -> (map, key)
 	joined []byte
-	slots  []uint32 // the last batch's ids: numMaps/2 per click, noID when none
+	slots  []uint32 // the last batch's ids: perHalf per click, noID when none
 }
 
 const noID = ^uint32(0)
+
+// perHalf is how many maps a half interns (the first one more, should
+// numMaps be odd).
+const perHalf = (numMaps + 1) / 2
 
 // parallelIntern is the smallest batch whose halves are interned at once.
 const parallelIntern = 512
@@ -115,11 +123,11 @@ func (d *dictionary) intern(clicks []parsed) {
 
 // id is the id of click i's value in map m after intern, or noID.
 func (d *dictionary) id(i, m int) uint32 {
-	return d.halves[m&1].slots[i*(numMaps/2)+m>>1]
+	return d.halves[m&1].slots[i*perHalf+m>>1]
 }
 
 func (dh *dictHalf) intern(clicks []parsed, half int) {
-	const per = numMaps / 2
+	const per = perHalf
 	n := len(clicks) * per
 	dh.slots = slices.Grow(dh.slots[:0], n)[:n]
 	for i := range dh.slots {
@@ -221,66 +229,76 @@ const countFrom = 64
 // finish turns every delta's ids and hashes into its record's entries and
 // visitors.
 func (a *batchAgg) finish(r *ranking) {
-	var counts []int32 // by rank, zero between deltas
-	var distinct []uint32
+	a.byRank = nil // sized for r when a delta needs it
 	for _, d := range a.deltas {
-		// The (rank, count) pairs, by rank, in ids[:n] and ns[:n].
-		var ns []int32
-		n := 0
+		var n int
 		if len(d.ids) >= countFrom {
-			if counts == nil {
-				counts = make([]int32, len(r.rank))
-			}
-			distinct = distinct[:0]
-			for _, id := range d.ids {
-				v := r.of(id)
-				if counts[v] == 0 {
-					distinct = append(distinct, v)
-				}
-				counts[v]++
-			}
-			slices.Sort(distinct)
-			ns = slices.Grow(a.counts[:0], len(distinct))[:len(distinct)]
-			for i, v := range distinct {
-				d.ids[i], ns[i] = v, counts[v]
-				counts[v] = 0
-			}
-			a.counts = ns
-			n = len(distinct)
+			n = a.countByRank(d.ids, r)
 		} else {
-			sorted := true
-			for i, id := range d.ids {
-				d.ids[i] = r.of(id)
-				if i > 0 && d.ids[i] < d.ids[i-1] {
-					sorted = false
-				}
-			}
-			if !sorted { // a delta of one click is (breakdowns)
-				slices.Sort(d.ids)
-			}
-			ns = slices.Grow(a.counts[:0], len(d.ids))[:len(d.ids)]
-			for i := 0; i < len(d.ids); {
-				j := i + 1
-				for j < len(d.ids) && d.ids[j] == d.ids[i] {
-					j++
-				}
-				d.ids[n], ns[n] = d.ids[i], int32(j-i)
-				n++
-				i = j
-			}
-			a.counts = ns
+			n = a.sortByRank(d.ids, r)
 		}
 		// One allocation of the entries' final size: grown by append they
 		// were 7% of an analytics replay's CPU.
 		es := slices.Grow(d.rec.entries[:0], n)
-		for i := range n {
-			k := r.keys(r.sorted[d.ids[i]])
-			es = append(es, entry{m: k.m, key: k.key, n: int64(ns[i])})
+		for i, v := range d.ids[:n] {
+			k := r.keys(r.sorted[v])
+			es = append(es, entry{m: k.m, key: k.key, n: int64(a.counts[i])})
 		}
 		d.rec.entries = es
 		d.rec.dirty = false
 		d.rec.uniq.addHashes(d.hashes)
 	}
+}
+
+// countByRank counts ids by their rank in an array over every value: ids
+// becomes their n distinct ranks in order, a.counts their counts.
+func (a *batchAgg) countByRank(ids []uint32, r *ranking) (n int) {
+	if a.byRank == nil {
+		a.byRank = make([]int32, len(r.rank)) // zero again after each delta
+	}
+	distinct := a.distinct[:0]
+	for _, id := range ids {
+		v := r.of(id)
+		if a.byRank[v] == 0 {
+			distinct = append(distinct, v)
+		}
+		a.byRank[v]++
+	}
+	slices.Sort(distinct)
+	a.counts = slices.Grow(a.counts[:0], len(distinct))[:len(distinct)]
+	for i, v := range distinct {
+		ids[i], a.counts[i] = v, a.byRank[v]
+		a.byRank[v] = 0
+	}
+	a.distinct = distinct
+	return len(distinct)
+}
+
+// sortByRank sorts ids by their rank (a delta of one click is in order
+// already: breakdowns) and counts the runs: ids becomes their n distinct
+// ranks in order, a.counts their counts.
+func (a *batchAgg) sortByRank(ids []uint32, r *ranking) (n int) {
+	sorted := true
+	for i, id := range ids {
+		ids[i] = r.of(id)
+		if i > 0 && ids[i] < ids[i-1] {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.Sort(ids)
+	}
+	a.counts = slices.Grow(a.counts[:0], len(ids))[:len(ids)]
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		ids[n], a.counts[n] = ids[i], int32(j-i)
+		n++
+		i = j
+	}
+	return n
 }
 
 // collect adds the clicks, whose values dict interned, to the deltas under
