@@ -138,7 +138,60 @@ var migrations = []string{
 		id   text PRIMARY KEY,
 		seen bigint NOT NULL
 	)`,
+	// 7: an append in one statement (ADR 0118): the append lock, the
+	// head, the rows, the categories' heads and the notification, which
+	// were seven statements a group. Unqualified names resolve as the
+	// caller's do (search_path), as the statements did.
+	appendFunction,
 }
+
+// appendFunction is linkd_append: the group's rows after the log's head,
+// read under the append lock (p_versions NULL: each stream's events
+// follow its last version), the heads of p_cats, a notification on
+// p_channel, synchronous_commit off for the transaction when p_relaxed.
+// It returns the head before the group, then, with versions given by
+// the database, the rows' versions in position order. VOLATILE (the
+// default), so that each statement in it sees what committed before it
+// ran: the head is read after the lock is held.
+var appendFunction = fmt.Sprintf(`CREATE OR REPLACE FUNCTION linkd_append(
+	p_streams text[], p_versions bigint[], p_ids uuid[], p_types text[],
+	p_datas bytea[], p_metas bytea[], p_created timestamptz, p_cats text[],
+	p_channel text, p_instance text, p_relaxed boolean) RETURNS bigint[]
+LANGUAGE plpgsql AS $f$
+DECLARE
+	h bigint;
+	n bigint := coalesce(cardinality(p_streams), 0);
+	vs bigint[];
+BEGIN
+	PERFORM pg_advisory_xact_lock(%d);
+	IF p_relaxed THEN
+		PERFORM set_config('synchronous_commit', 'off', true);
+	END IF;
+	SELECT coalesce(max(position), 0) INTO h FROM linkd_events;
+	IF p_versions IS NULL THEN
+		WITH ins AS (
+			INSERT INTO linkd_events (position, stream, version, id, type, data, metadata, created)
+			SELECT h + u.o, u.s,
+				coalesce((SELECT max(e.version) FROM linkd_events e WHERE e.stream = u.s), -1)
+					+ row_number() OVER (PARTITION BY u.s ORDER BY u.o),
+				u.i, u.t, u.d, u.m, p_created
+			FROM unnest(p_streams, p_ids, p_types, p_datas, p_metas) WITH ORDINALITY AS u(s, i, t, d, m, o)
+			RETURNING position, version)
+		SELECT array_agg(ins.version ORDER BY ins.position) INTO vs FROM ins;
+	ELSE
+		INSERT INTO linkd_events (position, stream, version, id, type, data, metadata, created)
+		SELECT h + u.o, u.s, u.v, u.i, u.t, u.d, u.m, p_created
+		FROM unnest(p_streams, p_versions, p_ids, p_types, p_datas, p_metas) WITH ORDINALITY AS u(s, v, i, t, d, m, o);
+	END IF;
+	IF n > 0 THEN
+		INSERT INTO linkd_heads (category, position)
+		SELECT c, h + n FROM unnest(p_cats) AS u(c)
+		ON CONFLICT (category) DO UPDATE SET position = excluded.position;
+	END IF;
+	PERFORM pg_notify(p_channel, p_instance || ' ' || (h + n)::text);
+	RETURN array_prepend(h, coalesce(vs, '{}'));
+END
+$f$`, appendLock)
 
 // SchemaVersion is the version of the schema this package writes.
 var SchemaVersion = len(migrations)

@@ -574,76 +574,40 @@ func (g *groupRows) add(stream string, v int64, ev eventstore.EventData) {
 	}
 }
 
-// insert runs the group's transaction to its commit (begun here unless
-// the long way began it already): the append lock, the rows at the
-// positions after the head, the notification, the commit.
+// insert runs the group's transaction to its commit: linkd_append (the
+// append lock, the rows at the positions after the head, the heads, the
+// notification) in one statement, its own transaction unless the long
+// way began one already, or a test holds the commit (beforeCommit).
 func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error {
+	hold := s.opts.beforeCommit != nil
+	began := conn.PgConn().TxStatus() != 'I'
 	b := &pgx.Batch{}
-	begin := conn.PgConn().TxStatus() == 'I'
-	if begin {
+	if hold && !began {
 		b.Queue("BEGIN")
-		b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	}
-	if g.relaxed {
-		b.Queue("SET LOCAL synchronous_commit = off")
+	var versions []int64 // NULL: the database's to give
+	if !g.byDB {
+		versions = g.versions
 	}
-	b.Queue("SELECT coalesce(max(position), 0) FROM linkd_events")
-	if g.byDB {
-		// Each stream's events follow its last version (read under the
-		// append lock, so no other append comes between).
-		b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
-		SELECT h.h + u.o, u.s,
-			coalesce((SELECT max(e.version) FROM linkd_events e WHERE e.stream = u.s), -1) + row_number() OVER (PARTITION BY u.s ORDER BY u.o),
-			u.i, u.t, u.d, u.m, $6
-		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
-			unnest($1::text[], $2::uuid[], $3::text[], $4::bytea[], $5::bytea[]) WITH ORDINALITY AS u(s, i, t, d, m, o)
-		RETURNING position, version`,
-			g.streams, g.ids, g.types, g.datas, g.metas, g.now)
-	} else {
-		b.Queue(`INSERT INTO linkd_events (`+eventColumns+`)
-		SELECT h.h + u.o, u.s, u.v, u.i, u.t, u.d, u.m, $7
-		FROM (SELECT coalesce(max(position), 0) AS h FROM linkd_events) AS h,
-			unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) WITH ORDINALITY AS u(s, v, i, t, d, m, o)`,
-			g.streams, g.versions, g.ids, g.types, g.datas, g.metas, g.now)
-	}
-	b.Queue(`INSERT INTO linkd_heads (category, position)
-		SELECT c, (SELECT max(position) FROM linkd_events) FROM unnest($1::text[]) AS u(c)
-		ON CONFLICT (category) DO UPDATE SET position = excluded.position`, g.cats)
-	b.Queue("SELECT pg_notify($1, $2 || ' ' || (SELECT max(position) FROM linkd_events)::text)", notifyChannel, s.instance)
-	commit := s.opts.beforeCommit == nil
+	b.Queue(`SELECT linkd_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		g.streams, versions, g.ids, g.types, g.datas, g.metas, g.now, g.cats, notifyChannel, s.instance, g.relaxed)
+	commit := began && !hold
 	if commit {
 		b.Queue("COMMIT")
 	}
 	br := conn.SendBatch(ctx, b)
 	err := func() error {
 		defer br.Close()
-		if begin {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		if g.relaxed {
+		if hold && !began {
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
 		}
-		if err := br.QueryRow().Scan(&g.head); err != nil {
+		var res []int64
+		if err := br.QueryRow().Scan(&res); err != nil {
 			return err
 		}
-		if g.byDB {
-			if err := g.scanVersions(br); err != nil {
-				return err
-			}
-		} else if _, err := br.Exec(); err != nil { // insert
-			return err
-		}
-		if _, err := br.Exec(); err != nil { // heads
-			return err
-		}
-		if _, err := br.Exec(); err != nil { // notify
+		if err := g.setHead(res); err != nil {
 			return err
 		}
 		if commit {
@@ -656,7 +620,7 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 	if err != nil {
 		return err
 	}
-	if s.opts.beforeCommit != nil {
+	if hold {
 		s.opts.beforeCommit()
 		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 			return err
@@ -665,35 +629,26 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 	return nil
 }
 
-// scanVersions reads the versions the database gave a group's events
-// (the insert's RETURNING rows, in whatever order), and the streams' last.
-func (g *groupRows) scanVersions(br pgx.BatchResults) error {
-	rows, err := br.Query()
-	if err != nil {
-		return err
+// setHead reads what linkd_append returned: the log's head before the
+// group, then, when the database gave the versions, the rows' versions
+// in position order, and the streams' last.
+func (g *groupRows) setHead(res []int64) error {
+	if len(res) == 0 {
+		return errors.New("postgres: linkd_append returned nothing")
 	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var pos, v int64
-		if err := rows.Scan(&pos, &v); err != nil {
-			return err
-		}
-		i := pos - g.head - 1
-		if i < 0 || i >= int64(len(g.versions)) {
-			return fmt.Errorf("postgres: the insert returned position %d, outside the group after %d", pos, g.head)
-		}
+	g.head = res[0]
+	if !g.byDB {
+		return nil
+	}
+	vs := res[1:]
+	if len(vs) != len(g.versions) {
+		return fmt.Errorf("postgres: linkd_append returned %d versions for %d events", len(vs), len(g.versions))
+	}
+	for i, v := range vs {
 		g.versions[i] = v
 		if e, ok := g.ends[g.streams[i]]; !ok || uint64(v) > e {
 			g.ends[g.streams[i]] = uint64(v)
 		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if n != len(g.versions) {
-		return fmt.Errorf("postgres: the insert returned %d of %d events", n, len(g.versions))
 	}
 	return nil
 }
