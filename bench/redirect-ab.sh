@@ -2,6 +2,7 @@
 # Side-by-side comparison of two revisions of linkd under the redirect load
 # of bench/redirect.sh, for a machine whose speed drifts by tens of percent
 # within minutes. Usage: bench/redirect-ab.sh REV_A REV_B [rounds] [seconds]
+# A side may also be the path of a linkd binary instead of a revision.
 #
 # Both revisions and the bare server run at once, each on its own copy of
 # one data directory (LINKS=1000 tracked links, created once through the
@@ -34,21 +35,16 @@ BUILD_A=${BUILD_A:-} BUILD_B=${BUILD_B:-} ENV_A=${ENV_A:-} ENV_B=${ENV_B:-}
 source bench/lib.sh
 tmp=$(mktemp -d)
 pids=()
+source bench/sides.sh
 cleanup() {
   set +e # a killed server's wait fails; the rest must still run
   kill -9 "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
-  git worktree remove --force "$tmp/a-src" 2>/dev/null
-  git worktree remove --force "$tmp/b-src" 2>/dev/null
-  rm -rf "$tmp"
+  remove_sides
 }
 trap cleanup EXIT
-for side in a b; do
-  rev=$REV_A; [ $side = b ] && rev=$REV_B
-  git worktree add -q --detach "$tmp/$side-src" "$rev"
-  build=$BUILD_A; [ $side = b ] && build=$BUILD_B
-  (cd "$tmp/$side-src" && env $build go build -o "$tmp/linkd-$side" ./cmd/linkd)
-done
+build_side a "$REV_A" "$BUILD_A"
+build_side b "$REV_B" "$BUILD_B"
 go build -o "$tmp/bare" ./bench/bare
 
 KEY=svc_sk_bench_operator_key_0123456789
@@ -81,7 +77,8 @@ for port in 18311 18312; do
   for _ in $(seq 100); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
 done
 
-sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/" >"$tmp/load.lua"
+# The load of bench/redirect.sh, its busy link off (BUSY=0).
+sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed -e "s/\$LINKS/$LINKS/" -e "s/\$BUSY/0/" >"$tmp/load.lua"
 # run PID PORT [PROFILE_FILE]: "rps cpu_us p99_ms" of a window of SECS
 # seconds; with a file, a CPU profile of linkd over the window's last
 # SECS-1 seconds goes into it, and the requests of those seconds (a share

@@ -21,22 +21,14 @@ PROJ=${4:-analytics}
 CLICKS=${CLICKS:-1000000}
 ENV_A=${ENV_A:-} ENV_B=${ENV_B:-}
 tmp=$(mktemp -d)
+source bench/sides.sh
 cleanup() {
   set +e
-  git worktree remove --force "$tmp/a-src" 2>/dev/null
-  git worktree remove --force "$tmp/b-src" 2>/dev/null
-  rm -rf "$tmp"
+  remove_sides
 }
 trap cleanup EXIT
-for side in a b; do
-  rev=$REV_A; [ $side = b ] && rev=$REV_B
-  if [ -x "$rev" ] && [ -f "$rev" ]; then
-    cp "$rev" "$tmp/linkd-$side"
-    continue
-  fi
-  git worktree add -q --detach "$tmp/$side-src" "$rev"
-  (cd "$tmp/$side-src" && go build -o "$tmp/linkd-$side" ./cmd/linkd)
-done
+build_side a "$REV_A"
+build_side b "$REV_B"
 echo "generating $CLICKS clicks with $REV_A..."
 "$tmp/linkd-a" generate --data-dir "$tmp/data" --links 10000 --workspaces 200 --clicks "$CLICKS" >/dev/null 2>&1
 for side in a b; do cp -a "$tmp/data" "$tmp/data-$side"; done
