@@ -20,6 +20,13 @@ import (
 // startKafkaServer runs kfake as a process of its own
 // (internal/testsupport/kafkaserver) and returns its brokers.
 func startKafkaServer(t *testing.T) string {
+	brokers, _ := startKafkaProcess(t)
+	return brokers
+}
+
+// startKafkaProcess is startKafkaServer, also returning the process (for
+// tests that pause it).
+func startKafkaProcess(t *testing.T) (string, *os.Process) {
 	t.Helper()
 	bin := filepath.Join(filepath.Dir(binary), "kafkaserver")
 	if _, err := os.Stat(bin); err != nil {
@@ -42,7 +49,7 @@ func startKafkaServer(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("kafkaserver: %v", err)
 	}
-	return line[:len(line)-1]
+	return line[:len(line)-1], cmd.Process
 }
 
 // deployment is linkd serve processes on one PostgreSQL, one Kafka and one
@@ -53,13 +60,14 @@ type deployment struct {
 	dirs  []string
 	addrs []string
 	procs []*proc
+	kafka *os.Process
 }
 
 func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 	dsn := pgtest.DSN(t)
 	ch := chtest.DSN(t)
-	brokers := startKafkaServer(t)
-	d := &deployment{t: t, env: []string{
+	brokers, kafka := startKafkaProcess(t)
+	d := &deployment{t: t, kafka: kafka, env: []string{
 		"LINKD_EVENTSTORE=" + dsn, "LINKD_KAFKA_BROKERS=" + brokers, "LINKD_KAFKA_PARTITIONS=6", "LINKD_CLICKHOUSE_DSN=" + ch,
 		"LINKD_SECRET=6c696e6b642d6d616e792d696e7374616e6365732d7365637265742d6b657921", "LINKD_DEFAULT_DOMAIN=go.example",
 	}}

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKafkaPausedOnManyInstances: Kafka hanging for a while (SIGSTOP: its
+// connections open, nothing answered, as a broker that stalls) does not
+// stop a deployment (issue 38, "Faults"). Writes, redirects, conversions
+// and the reads that follow them go on on every instance, promptly, and
+// /healthz stays 200: the events are in the event store. Once Kafka is
+// back, the statistics, projected through it into ClickHouse, catch up
+// with every click.
+func TestKafkaPausedOnManyInstances(t *testing.T) {
+	d := newDeployment(t, 2)
+	key := operatorKey
+	newLink := func(i int, target string) (id, code string) {
+		t.Helper()
+		st, b, _, err := do("POST", d.url(i)+"/v1/links", key, map[string]any{"original_url": target, "enable_conversion_tracking": false})
+		if err != nil || st != 201 {
+			t.Fatalf("link on instance %d: %d %v %s", i, st, err, b)
+		}
+		l := decode[struct{ ID, Code string }](t, b)
+		return l.ID, l.Code
+	}
+	var slowest time.Duration
+	follow := func(i int, code, target string) {
+		t.Helper()
+		t0 := time.Now()
+		st, _, h, err := do("GET", d.url(i)+"/"+code, "", nil, "User-Agent", browserUA)
+		slowest = max(slowest, time.Since(t0))
+		if err != nil || st != 302 || h.Get("Location") != target {
+			t.Fatalf("redirect of %s on instance %d: %d %v %q", code, i, st, err, h.Get("Location"))
+		}
+	}
+	statsShow := func(id string, want int64, within time.Duration) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		for j := range 2 {
+			for {
+				st, b, _, _ := do("GET", d.url(j)+"/v1/stats/links/"+id+"/summary", key, nil)
+				s := decode[struct {
+					TotalClicks int64 `json:"total_clicks"`
+				}](t, b)
+				if st == 200 && s.TotalClicks == want {
+					break
+				}
+				if time.Since(t0) > within {
+					t.Fatalf("instance %d: the statistics of %s show %d clicks (%d), want %d", j, id, s.TotalClicks, st, want)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		return time.Since(t0)
+	}
+
+	// Before: the statistics follow the clicks through Kafka.
+	before, beforeCode := newLink(0, "https://example.com/before")
+	for n := range 10 {
+		follow(n%2, beforeCode, "https://example.com/before")
+	}
+	statsShow(before, 10, 60*time.Second)
+
+	if err := d.kafka.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = d.kafka.Signal(syscall.SIGCONT)
+		}
+	}()
+	paused := time.Now()
+	// Clicks right away: the relay's publishing hangs on them.
+	for n := range 10 {
+		follow(n%2, beforeCode, "https://example.com/before")
+	}
+	time.Sleep(2 * time.Second)
+
+	// While Kafka hangs: a link made on one instance redirects on the
+	// other at once, clicks are counted exactly on both, a sale is
+	// attributed, keys are made, and both instances stay healthy.
+	slowest = 0
+	t0 := time.Now()
+	during, duringCode := newLink(1, "https://example.com/during")
+	slowest = max(slowest, time.Since(t0))
+	for n := range 30 {
+		follow(n%2, duringCode, "https://example.com/during")
+		follow((n+1)%2, beforeCode, "https://example.com/before")
+	}
+	for j := range 2 {
+		for id, want := range map[string]int64{before: 50, during: 30} {
+			st, b, _, _ := do("GET", d.url(j)+"/v1/links/"+id, key, nil)
+			if l := decode[struct{ Clicks int64 }](t, b); st != 200 || l.Clicks != want {
+				t.Errorf("instance %d counts %d clicks on %s while Kafka hangs (%d), want %d", j, l.Clicks, id, st, want)
+			}
+		}
+	}
+	tid := trackedClick(t, d.url(0))
+	t0 = time.Now()
+	body := map[string]any{"trackingId": tid, "customer": map[string]any{"externalId": "kafka-paused"}, "eventId": "kafka-paused-1", "amount": 3, "currency": "usd"}
+	if st, b, _, _ := do("POST", d.url(1)+"/api/events/sale", key, body); st != 200 {
+		t.Errorf("sale while Kafka hangs: %d %s", st, b)
+	}
+	slowest = max(slowest, time.Since(t0))
+	if got := customers(t, d.url(0))["kafka-paused"]; got[1] != 1 {
+		t.Errorf("instance 0 shows %v sales of the customer whose sale instance 1 took, want 1", got)
+	}
+	for j := range 2 {
+		resp, err := client.Get(d.url(j) + "/healthz")
+		if err != nil {
+			t.Fatalf("instance %d /healthz while Kafka hangs: %v", j, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("instance %d /healthz answered %d while Kafka hangs, want 200", j, resp.StatusCode)
+		}
+	}
+	if slowest > 2*time.Second {
+		t.Errorf("the slowest write or redirect took %v while Kafka hung", slowest)
+	}
+	time.Sleep(time.Until(paused.Add(8 * time.Second)))
+
+	// Kafka back: the statistics catch up with every click.
+	hung := time.Since(paused)
+	if err := d.kafka.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	caughtUp := statsShow(before, 50, 90*time.Second)
+	caughtUp += statsShow(during, 30, 30*time.Second)
+	t.Logf("Kafka hung %v; the slowest request meanwhile took %v; the statistics caught up %v after it came back",
+		hung.Round(100*time.Millisecond), slowest, caughtUp.Round(100*time.Millisecond))
+}
