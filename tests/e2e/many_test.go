@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,6 +163,8 @@ func TestManyInstances(t *testing.T) {
 		}
 	}
 
+	limitsHoldForTheDeployment(t, d)
+
 	// A click limit holds across instances: 5 of 30 concurrent accesses.
 	st, b, _, _ = do("POST", d.url(0)+"/v1/links", key, map[string]any{"original_url": "https://example.com/limited", "expiration_click_count": 5})
 	if st != 201 {
@@ -236,13 +239,14 @@ func TestManyInstances(t *testing.T) {
 	wg.Wait()
 	total := answered[0].Load() + answered[1].Load() + answered[2].Load()
 	var seen []int
+	restartAt := time.Now()
 	d.procs[0], seen = startSeen(t, d.dirs[0], d.addrs[0], d.env...)
 	for _, st := range seen {
 		if st != 503 {
 			t.Errorf("a restarting instance's /healthz answered %d before 200", st)
 		}
 	}
-	t.Logf("the restarted instance answered /healthz 503 %d times while it caught up", len(seen))
+	t.Logf("the restarted instance answered /healthz 503 %d times in %v while it caught up", len(seen), time.Since(restartAt).Round(100*time.Millisecond))
 	for j := 0; j < 3; j++ {
 		st, b, _, _ := do("GET", d.url(j)+"/v1/links/"+counted.ID, key, nil)
 		l := decode[struct{ Clicks int64 }](t, b)
@@ -268,4 +272,69 @@ func TestManyInstances(t *testing.T) {
 		}
 	}
 	t.Logf("%d redirects answered over three instances, one killed; all counted; statistics in %v", total, time.Since(statsFrom))
+}
+
+// limitsHoldForTheDeployment: the limits of spec section 8 and the
+// password throttle count requests spread over the instances as one
+// (DECISIONS "Many instances": at most 10% more than the limit, at most 3
+// more password guesses).
+func limitsHoldForTheDeployment(t *testing.T, d *deployment) {
+	t.Helper()
+	st, b, _, _ := do("POST", d.url(0)+"/v1/api-keys", operatorKey, map[string]any{"name": "limits"})
+	if st != 201 {
+		t.Fatalf("key: %d %s", st, b)
+	}
+	k := decode[struct{ Key string }](t, b) // not the operator key: limited
+	st, b, _, _ = do("POST", d.url(1)+"/v1/links", k.Key, map[string]any{"original_url": "https://example.com/rate", "password": "right-one"})
+	if st != 201 {
+		t.Fatalf("link: %d %s", st, b)
+	}
+	l := decode[struct{ ID, Code string }](t, b)
+
+	// 500 link operations an hour per link: 600 reads, six at a time,
+	// each to the next instance.
+	var ok, limited, other atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= 600; n = next.Add(1) {
+				st, b, h, err := do("GET", d.url(int(n))+"/v1/links/"+l.ID, k.Key, nil)
+				switch {
+				case err == nil && st == 200:
+					ok.Add(1)
+				case err == nil && st == 429 && h.Get("Retry-After") != "" && strings.TrimSpace(string(b)) == `{"detail":"Rate limit exceeded"}`:
+					limited.Add(1)
+				default:
+					other.Add(1)
+					t.Errorf("read %d on instance %d: %d %v %s (Retry-After %q)", n, n%3, st, err, b, h.Get("Retry-After"))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() < 500 || ok.Load() > 550 || ok.Load()+limited.Load() != 600 {
+		t.Errorf("600 reads of one link over three instances: %d answered, %d limited, %d otherwise; want 500 to 550 answered", ok.Load(), limited.Load(), other.Load())
+	}
+
+	// Five wrong passwords a minute per client and link, guessed on each
+	// instance in turn.
+	wrong, throttled := 0, 0
+	for n := range 12 {
+		st, b, h, _ := do("GET", d.url(n)+"/v1/links/code/"+l.Code, "", nil, "X-Link-Password", fmt.Sprintf("guess-%d", n))
+		switch {
+		case st == 401:
+			wrong++
+		case st == 429 && h.Get("Retry-After") != "":
+			throttled++
+		default:
+			t.Errorf("guess %d on instance %d: %d %s", n, n%3, st, b)
+		}
+	}
+	if wrong < 5 || wrong > 8 || wrong+throttled != 12 {
+		t.Errorf("12 wrong passwords over three instances: %d compared, %d throttled; want 5 to 8 compared", wrong, throttled)
+	}
+	t.Logf("limits over three instances: %d of 600 reads answered (limit 500), %d of 12 wrong passwords compared (limit 5)", ok.Load(), wrong)
 }
