@@ -254,7 +254,9 @@ func TestManyInstances(t *testing.T) {
 			t.Errorf("instance %d counts %d clicks, %d were answered (%d)", j, l.Clicks, total, st)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	// DECISIONS allows 5 s; the margin is for a loaded CI machine (it took
+	// 40-49 s before the relay's pace, ADR 0119).
+	deadline := time.Now().Add(20 * time.Second)
 	statsFrom := time.Now()
 	for j := 0; j < 3; j++ {
 		for {
