@@ -322,7 +322,16 @@ func (s *Store) due(now time.Time) bool {
 
 // flushForRead writes the waiting deltas before a query reads, so that it
 // sees every click applied.
-func (s *Store) flushForRead() error {
+func (s *Store) flushForRead() error { return s.flushWaiting("query") }
+
+// Flush implements projections.Flusher: it writes the deltas waiting, so
+// that a replay ends when its last clicks are in the store rather than in
+// memory (and its time counts their writing).
+func (s *Store) Flush(ctx context.Context) error { return s.flushWaiting("flush") }
+
+// flushWaiting writes the deltas waiting, if any; why names the caller in
+// a failed write's error.
+func (s *Store) flushWaiting(why string) error {
 	if !s.waiting.Load() {
 		return nil
 	}
@@ -333,15 +342,8 @@ func (s *Store) flushForRead() error {
 	if s.pend.empty() {
 		return nil
 	}
-	return s.flush()
-}
-
-// Flush implements projections.Flusher: it writes the deltas waiting, so
-// that a replay ends when its last clicks are in the store rather than in
-// memory (and its time counts their writing).
-func (s *Store) Flush(ctx context.Context) error {
-	if err := s.flushForRead(); err != nil {
-		return fmt.Errorf("analytics: flush: %w", err)
+	if err := s.flush(); err != nil {
+		return fmt.Errorf("analytics: %s: %w", why, err)
 	}
 	return nil
 }
