@@ -114,7 +114,6 @@ for i in $(seq "$ROUNDS"); do
   echo "$i: $line"
   out+=("$line")
 done
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : sprintf("%.3f", (a[NR/2]+a[NR/2+1])/2))}'; }
 echo "median ratio A ($REV_A) = $(printf '%s\n' "${out[@]}" | awk -F'|' '{split($2,x," "); print x[4]}' | median)"
 echo "median ratio B ($REV_B) = $(printf '%s\n' "${out[@]}" | awk -F'|' '{split($3,x," "); print x[4]}' | median)"
 echo "median CPU per request B/A = $(printf '%s\n' "${out[@]}" | awk '{print $NF}' | median)"

@@ -56,7 +56,6 @@ for r in $(seq "$ROUNDS"); do
     echo "round $r $side: $rate events/s reported, whole process ${wall} s wall, ${cpu} s CPU (load $(cut -d' ' -f1 /proc/loadavg))"
   done
 done
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for side in a b; do
   rev=$REV_A; [ $side = b ] && rev=$REV_B
   echo "median $side ($rev): $(cut -d' ' -f1 "$tmp/$side.txt" | median) events/s reported," \

@@ -1,6 +1,6 @@
 # Shared by the A/B scripts of bench/ (sourced, not run): each side's linkd
 # in $tmp, built from a revision in a worktree of its own, or a binary
-# taken as it is. The caller sets tmp.
+# taken as it is (the caller sets tmp), and the medians they print.
 
 # build_side SIDE REV [ENV]: $tmp/linkd-SIDE from REV, a revision (built
 # with the environment assignments ENV, e.g. CGO_ENABLED=0) or the path of
@@ -20,3 +20,7 @@ remove_sides() {
   git worktree remove --force "$tmp/b-src" 2>/dev/null
   rm -rf "$tmp"
 }
+
+# median: the median of the numbers on standard input, one per line (the
+# mean of the middle two, to three decimals, for an even count).
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : sprintf("%.3f", (a[NR/2]+a[NR/2+1])/2))}'; }
