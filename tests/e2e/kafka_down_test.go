@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -18,12 +19,11 @@ func TestKafkaPausedOnManyInstances(t *testing.T) {
 	key := operatorKey
 	newLink := func(i int, target string) (id, code string) {
 		t.Helper()
-		st, b, _, err := do("POST", d.url(i)+"/v1/links", key, map[string]any{"original_url": target, "enable_conversion_tracking": false})
-		if err != nil || st != 201 {
-			t.Fatalf("link on instance %d: %d %v %s", i, st, err, b)
+		id, code, err := createLink(d.url(i), target)
+		if err != nil {
+			t.Fatalf("link on instance %d: %v", i, err)
 		}
-		l := decode[struct{ ID, Code string }](t, b)
-		return l.ID, l.Code
+		return id, code
 	}
 	var slowest time.Duration
 	follow := func(i int, code, target string) {
@@ -39,19 +39,7 @@ func TestKafkaPausedOnManyInstances(t *testing.T) {
 		t.Helper()
 		t0 := time.Now()
 		for j := range 2 {
-			for {
-				st, b, _, _ := do("GET", d.url(j)+"/v1/stats/links/"+id+"/summary", key, nil)
-				s := decode[struct {
-					TotalClicks int64 `json:"total_clicks"`
-				}](t, b)
-				if st == 200 && s.TotalClicks == want {
-					break
-				}
-				if time.Since(t0) > within {
-					t.Fatalf("instance %d: the statistics of %s show %d clicks (%d), want %d", j, id, s.TotalClicks, st, want)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			waitTotalClicks(t, d.url(j), id, t0.Add(within), fmt.Sprint(want), func(n int64) bool { return n == want })
 		}
 		return time.Since(t0)
 	}

@@ -259,19 +259,7 @@ func TestManyInstances(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	statsFrom := time.Now()
 	for j := 0; j < 3; j++ {
-		for {
-			st, b, _, _ := do("GET", d.url(j)+"/v1/stats/links/"+counted.ID+"/summary", key, nil)
-			s := decode[struct {
-				TotalClicks int64 `json:"total_clicks"`
-			}](t, b)
-			if st == 200 && s.TotalClicks >= total {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d: statistics show %d clicks (%d), %d were answered", j, s.TotalClicks, st, total)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitTotalClicks(t, d.url(j), counted.ID, deadline, fmt.Sprintf("at least the %d answered", total), func(n int64) bool { return n >= total })
 	}
 	t.Logf("%d redirects answered over three instances, one killed; all counted; statistics in %v", total, time.Since(statsFrom))
 }
@@ -339,4 +327,24 @@ func limitsHoldForTheDeployment(t *testing.T, d *deployment) {
 		t.Errorf("12 wrong passwords over three instances: %d compared, %d throttled; want 5 to 8 compared", wrong, throttled)
 	}
 	t.Logf("limits over three instances: %d of 600 reads answered (limit 500), %d of 12 wrong passwords compared (limit 5)", ok.Load(), wrong)
+}
+
+// waitTotalClicks polls the statistics summary of link id on url until its
+// total_clicks passes ok, and fails the test at deadline, saying what it
+// wanted.
+func waitTotalClicks(t *testing.T, url, id string, deadline time.Time, want string, ok func(int64) bool) {
+	t.Helper()
+	for {
+		st, b, _, _ := do("GET", url+"/v1/stats/links/"+id+"/summary", operatorKey, nil)
+		s := decode[struct {
+			TotalClicks int64 `json:"total_clicks"`
+		}](t, b)
+		if st == 200 && ok(s.TotalClicks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the statistics of %s show %d clicks (%d), want %s", url, id, s.TotalClicks, st, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
