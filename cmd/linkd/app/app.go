@@ -70,10 +70,14 @@ type App struct {
 	// links is the cache of the links short URLs follow.
 	links *api.LinkCache
 
-	runner  runner
-	server  *api.Server
-	handler http.Handler
-	metrics *metrics
+	runner runner
+	// local and viaKafka name the projections the runner feeds: this
+	// instance's own, and those it shares with the deployment through
+	// Kafka's consumer group (none without Kafka).
+	local, viaKafka []string
+	server          *api.Server
+	handler         http.Handler
+	metrics         *metrics
 
 	closers []func() error
 	wg      sync.WaitGroup
@@ -207,6 +211,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	}
 	if a.runner, err = newRunner(cfg, a.store, a.raw, local, shared, log, a.metrics); err != nil {
 		return nil, err
+	}
+	a.local = names(local)
+	if cfg.KafkaBrokers == "" {
+		a.local = append(a.local, names(shared)...)
+	} else {
+		a.viaKafka = names(shared)
 	}
 
 	en, err := enrich.New(enrich.Config{CityDB: cfg.GeoIPDB, Secret: a.secret.Derive("visitor"), TrustedProxies: cfg.Trusted()})
@@ -363,22 +373,48 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 	return cancel, nil
 }
 
-// catchUp waits until every projection has applied the log up to its head.
+// sharedCatchUp is how long a starting instance waits at most for the
+// projections it shares with the deployment through Kafka (the statistics
+// in ClickHouse): the time DECISIONS gives a counted click to show in them.
+// They are the deployment's, not the instance's: the other instances serve
+// the same statistics meanwhile, and a Kafka that hangs must not keep a
+// restarted instance out of service (docs/operations.md).
+const sharedCatchUp = 5 * time.Second
+
+// catchUp waits until every projection of the instance has applied the
+// log up to its head, and those shared through Kafka for sharedCatchUp at
+// most.
 func (a *App) catchUp(ctx context.Context) error {
 	head, err := a.store.Head(ctx)
 	if err != nil {
 		return err
 	}
-	names := []string{core.Name, a.stats.Name(), clickindex.Name, radarstore.Name, webhooks.Name}
-	if a.chRadar != nil {
-		names = append(names, a.chRadar.Name())
-	}
-	for _, name := range names {
+	for _, name := range a.local {
 		if err := a.runner.Watermark(name).Wait(ctx, head); err != nil {
 			return fmt.Errorf("projection %s did not catch up: %w", name, err)
 		}
 	}
+	sctx, cancel := context.WithTimeout(ctx, sharedCatchUp)
+	defer cancel()
+	for _, name := range a.viaKafka {
+		if err := a.runner.Watermark(name).Wait(sctx, head); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("projection %s did not catch up: %w", name, err)
+			}
+			a.log.Warn("serving before a projection shared through Kafka caught up: its consumer group is behind",
+				"projection", name, "position", a.runner.Watermark(name).Position(), "head", head, "waited", sharedCatchUp)
+		}
+	}
 	return nil
+}
+
+// names are the projectors' names.
+func names(ps []projections.Projector) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
 }
 
 // clock is the application's one clock.
