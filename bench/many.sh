@@ -8,7 +8,9 @@
 # checks that every answered redirect was counted. The same HAProxy, the
 # same database and the same wrk script serve both sides.
 # Usage: bench/many.sh [seconds] [connections]; CH_DSN=clickhouse://...
-# puts the statistics in ClickHouse (shared by the instances).
+# puts the statistics in ClickHouse (shared by the instances): each round
+# then also prints how long after it every click it answered was in them.
+# LINKD_BIN=FILE runs that binary instead of building one.
 # Needs Debian's postgresql, haproxy and wrk (apt-get install postgresql haproxy wrk), run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'kill $(jobs -p) 2>/dev/null; su postgres -c "$PGBIN/pg_ctl -D $tmp/pg -m immediate stop" >/dev/null 2>&1; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-go build -o "$tmp/linkd" ./cmd/linkd
+if [ -n "${LINKD_BIN:-}" ]; then cp "$LINKD_BIN" "$tmp/linkd"; else go build -o "$tmp/linkd" ./cmd/linkd; fi
 go build -o "$tmp/kafkaserver" ./internal/testsupport/kafkaserver
 export LINKD_CLICK_LIMIT=0 LINKD_CLICK_LIMIT_NETWORK=0 # one wrk address: the load is a flood for the click limits
 
@@ -76,6 +78,20 @@ where() { # BEFORE AFTER REQUESTS
     'BEGIN{printf "CPU ms per 1,000 requests: linkd %.0f, PostgreSQL %.0f, HAProxy+wrk+Kafka %.0f", l*1000/n, p*1000/n, o*1000/n}'; }
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
 counted() { curl -sf http://127.0.0.1:18191/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
+# wait_counted: the clicks counted once the statistics stop moving (with
+# ClickHouse; without, at once).
+wait_counted() { local a b; a=$(counted); [ -n "${CH_DSN:-}" ] || { echo "$a"; return; }
+  for _ in $(seq 100); do sleep 0.3; b=$(counted); [ "$a" = "$b" ] && break; a=$b; done; echo "$b"; }
+# caught_up BASE WRK_LINE: with ClickHouse, how long after a round that
+# began with BASE clicks counted every click it answered was in the
+# statistics (5 s is what DECISIONS allows; given up after 120 s).
+caught_up() {
+  [ -n "${CH_DSN:-}" ] || return 0
+  local t0 want n; t0=$(date +%s%N); want=$(($1 + $(num "$2" requests)))
+  while n=$(counted); [ "$n" -lt "$want" ] && [ $(($(date +%s%N) - t0)) -lt 120000000000 ]; do sleep 0.1; done
+  local what="every click in them"; [ "$n" -ge "$want" ] || what="$((want - n)) clicks still missing"
+  echo "  statistics: $what $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}') s after the round"
+}
 
 start_linkd 1
 echo "creating $LINKS links..."
@@ -85,12 +101,16 @@ start_linkd 3
 ANSWERED=0; RATIOS=()
 for round in $(seq "$ROUNDS"); do
   # One instance: the other two are stopped (SIGSTOP), as if absent.
+  BASE=$(wait_counted)
   kill -STOP "${PIDS[2]}" "${PIDS[3]}"; haproxy_for 1
   c0=$(snap); ONE=$(run); c1=$(snap); stop_haproxy; kill -CONT "${PIDS[2]}" "${PIDS[3]}"
+  STATS=$(caught_up "$BASE" "$ONE") # the two others own partitions of the statistics' groups
   echo "one instance:    $ONE"
   echo "  $(where "$c0" "$c1" "$(num "$ONE" requests)")"
+  [ -z "$STATS" ] || echo "$STATS"
   sleep 3 # the two others catch up with the round they missed
   haproxy_for 3
+  BASE=$(wait_counted)
   CURLS=()
   if [ -n "$PROFILE" ]; then
     for i in 1 2 3; do
@@ -100,10 +120,12 @@ for round in $(seq "$ROUNDS"); do
   fi
   [ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qAtc 'SELECT pg_stat_statements_reset()' >/dev/null
   c0=$(snap); THREE=$(run); c1=$(snap); stop_haproxy
+  STATS=$(caught_up "$BASE" "$THREE")
   [ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qAt -F ' | ' -c \
     "SELECT calls, round(total_exec_time::numeric, 0) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 14" >"$tmp/pgstat"
   echo "three instances: $THREE"
   echo "  $(where "$c0" "$c1" "$(num "$THREE" requests)")"
+  [ -z "$STATS" ] || echo "$STATS"
   [ ${#CURLS[@]} -eq 0 ] || wait "${CURLS[@]}"
   for r in "$ONE" "$THREE"; do
     ANSWERED=$((ANSWERED + $(num "$r" requests) - $(num "$r" non3xx)))

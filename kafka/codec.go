@@ -18,8 +18,9 @@ import (
 // stream, version, position and type. A batch message carries several
 // events in order in a compact binary form (EncodeBatch), so that a
 // projector applies many events in one transaction. The relay publishes
-// batches of one stream each (keyed by that stream); older relays published
-// single-event messages: Decode reads both.
+// batches of one partition's events, of one stream or several (ADR 0121);
+// older relays published batches of one stream, and before them
+// single-event messages: Decode reads them all.
 
 // Metadata keys of single-event messages. Batch messages carry MetaBatch
 // (their event count) and, when all their events are of one stream,
@@ -32,6 +33,9 @@ const (
 	MetaTime     = "linkd-time"
 	MetaMetadata = "linkd-metadata"
 	MetaBatch    = "linkd-batch"
+	// MetaKey is the partition key of a batch of several streams: one of
+	// them, whose partition holds them all (StreamKey).
+	MetaKey = "linkd-key"
 )
 
 // TopicPrefix starts every topic name: "linkd.link", "linkd.clicks".

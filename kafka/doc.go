@@ -5,7 +5,7 @@
 //     of linkd's producers, consumers and admin clients;
 //   - codec.go: the message codec (single-event and batch messages) and the
 //     topic of a category (linkd.<category>);
-//   - pubsub.go: the publisher (keyed by stream), the subscriber of a
+//   - pubsub.go: the publisher (keyed by stream; Partitioned), the subscriber of a
 //     consumer group, topic creation;
 //   - relay.go: the relay, which publishes the global log to Kafka from its
 //     checkpoint (checkpoint.go: in a file, in memory, or in the event store

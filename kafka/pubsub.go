@@ -12,16 +12,43 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 )
 
-// StreamKey is the partition key of a message: its stream (MetaStream, set
-// on single-event messages and on batch messages of one stream), so that the
-// events of one aggregate stay in one partition, in order. A message without
-// one (a batch of several streams) cannot go to Kafka.
+// StreamKey is the partition key of a message: a stream, so that the events
+// of one aggregate stay in one partition, in order. It is MetaKey (set on
+// batches of several streams, all of which the key's partition holds), else
+// MetaStream (single-event messages and batches of one stream). A message
+// with neither cannot go to Kafka.
 func StreamKey(_ string, m *message.Message) (string, error) {
+	if k := m.Metadata.Get(MetaKey); k != "" {
+		return k, nil
+	}
 	s := m.Metadata.Get(MetaStream)
 	if s == "" {
 		return "", fmt.Errorf("%w: message %s has no %s to key it by", ErrBadMessage, m.UUID, MetaStream)
 	}
 	return s, nil
+}
+
+// Partitioned is a publisher that tells which partition of a topic a key
+// goes to. The relay then puts the events of one partition in one message,
+// whatever their streams (ADR 0121).
+type Partitioned interface {
+	PartitionOf(topic, key string) (int32, error)
+}
+
+// hashPartition is the partition of n that sarama's hash partitioner (the
+// producer's, Config.SaramaProducerConfig) gives key: FNV-1a, as a signed
+// 32-bit number, modulo n, made positive.
+func hashPartition(key string, n int32) int32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	p := int32(h) % n
+	if p < 0 {
+		p = -p
+	}
+	return p
 }
 
 // Marshaler turns messages into Kafka records keyed by
@@ -40,7 +67,8 @@ type Publisher struct {
 	cfg    Config
 	pub    *wmkafka.Publisher
 	mu     sync.Mutex
-	topics map[string]bool // topics known to exist
+	topics map[string]bool  // topics known to exist
+	parts  map[string]int32 // partitions of the topics PartitionOf was asked about
 }
 
 // NewPublisher connects a publisher. logger may be nil.
@@ -57,7 +85,7 @@ func NewPublisher(cfg Config, logger *slog.Logger) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: publisher: %w", err)
 	}
-	return &Publisher{cfg: cfg, pub: pub, topics: map[string]bool{}}, nil
+	return &Publisher{cfg: cfg, pub: pub, topics: map[string]bool{}, parts: map[string]int32{}}, nil
 }
 
 // Publish sends msgs to topic in order and waits for their acknowledgement.
@@ -85,6 +113,50 @@ func (p *Publisher) ensure(topic string) error {
 	}
 	p.topics[topic] = true
 	return nil
+}
+
+// PartitionOf is the partition of topic that key goes to. It makes the
+// topic if needed and reads its partitions from Kafka once: partitions added
+// to a topic later move keys to other partitions (for every Kafka producer),
+// and reach the relay when it starts again.
+func (p *Publisher) PartitionOf(topic, key string) (int32, error) {
+	p.mu.Lock()
+	n, ok := p.parts[topic]
+	p.mu.Unlock()
+	if !ok {
+		if err := p.ensure(topic); err != nil {
+			return 0, err
+		}
+		var err error
+		if n, err = topicPartitions(p.cfg, topic); err != nil {
+			return 0, err
+		}
+		p.mu.Lock()
+		p.parts[topic] = n
+		p.mu.Unlock()
+	}
+	return hashPartition(key, n), nil
+}
+
+// topicPartitions reads how many partitions topic has.
+func topicPartitions(cfg Config, topic string) (int32, error) {
+	admin, err := sarama.NewClusterAdmin(cfg.Brokers, cfg.saramaConfig())
+	if err != nil {
+		return 0, fmt.Errorf("kafka: admin: %w", err)
+	}
+	defer admin.Close()
+	ds, err := admin.DescribeTopics([]string{topic})
+	if err != nil {
+		return 0, fmt.Errorf("kafka: describe topic %s: %w", topic, err)
+	}
+	if len(ds) != 1 || ds[0].Err != sarama.ErrNoError || len(ds[0].Partitions) == 0 {
+		e := error(errors.New("no partitions"))
+		if len(ds) == 1 && ds[0].Err != sarama.ErrNoError {
+			e = ds[0].Err
+		}
+		return 0, fmt.Errorf("kafka: describe topic %s: %w", topic, e)
+	}
+	return int32(len(ds[0].Partitions)), nil
 }
 
 // Close flushes and closes the producer.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/google/uuid"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/kafka"
@@ -233,6 +235,9 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	}
 
 	appendRounds(t, k.store, streams, 300, 400) // written while no relay runs
+	// failing is no kafka.Partitioned: r1 published messages of one stream
+	// each, as relays before ADR 0121 did; r2 publishes messages of one
+	// partition. The checks below hold across the two, as across an upgrade.
 	r2 := kafka.NewRelay(k.store, k.publisher(), cp.CheckpointStore, kafka.RelayOptions{Workers: 4, MaxMessageEvents: 16, Logger: quiet})
 	stop = runRelay(t, r2)
 	waitAcked(t, r2, k.store)
@@ -269,7 +274,7 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 	seen := map[sv]bool{}
 	partition := map[string]int32{}
 	last := map[string]uint64{} // the version last read of each stream
-	var nmsgs, nevents, multi int
+	var nmsgs, nevents, multi, several int
 	for len(seen) < 2000 {
 		var msg *message.Message
 		select {
@@ -290,30 +295,97 @@ func TestKafkaRelayBatchesStreams(t *testing.T) {
 		if len(evs) > 16 {
 			t.Errorf("a message of %d events, over MaxMessageEvents", len(evs))
 		}
-		s := msg.Metadata.Get(kafka.MetaStream)
+		// A message holds one partition's events, of one stream or several
+		// (ADR 0121): a stream stays in one partition, its versions in
+		// order without a gap (a run re-published after the crash repeats
+		// versions, never skips one).
 		p, _ := kafka.PartitionOf(msg)
-		if q, ok := partition[s]; ok && q != p {
-			t.Errorf("%s in partitions %d and %d", s, q, p)
-		}
-		partition[s] = p
-		for i, e := range evs {
-			if e.Stream != s {
-				t.Fatalf("message keyed %s holds an event of %s", s, e.Stream)
+		streams := map[string]bool{}
+		for _, e := range evs {
+			s := e.Stream
+			streams[s] = true
+			if q, ok := partition[s]; ok && q != p {
+				t.Errorf("%s in partitions %d and %d", s, q, p)
 			}
-			if i > 0 && e.Version != evs[i-1].Version+1 {
-				t.Fatalf("%s: version %d after %d in one message", s, e.Version, evs[i-1].Version)
-			}
-			// In order, but for a re-published run after the crash.
-			if l, ok := last[s]; ok && i == 0 && e.Version > l+1 {
+			partition[s] = p
+			if l, ok := last[s]; ok && e.Version > l+1 {
 				t.Fatalf("%s: version %d read after %d: a gap", s, e.Version, l)
 			}
 			last[s] = e.Version
 			seen[sv{s, e.Version}] = true
 		}
+		if len(streams) > 1 {
+			several++
+		}
 	}
-	t.Logf("%d messages, %d events (%.1f per message), %d of several events; duplicates skipped by the projector %d",
-		nmsgs, nevents, float64(nevents)/float64(nmsgs), multi, skipped)
+	t.Logf("%d messages, %d events (%.1f per message), %d of several events, %d of several streams; duplicates skipped by the projector %d",
+		nmsgs, nevents, float64(nevents)/float64(nmsgs), multi, several, skipped)
+	if several == 0 {
+		t.Error("no message holds several streams of its partition")
+	}
 	if multi < nmsgs/2 {
 		t.Errorf("only %d of %d messages carry several events", multi, nmsgs)
+	}
+}
+
+// TestPublisherPartitionOf: the partition PartitionOf gives a key is the one
+// Kafka puts the key's messages in, on topics of any partition count (one
+// made by an operator with 5, not linkd's 6), so that a message of several
+// streams keyed by one of them holds only streams of its partition.
+func TestPublisherPartitionOf(t *testing.T) {
+	t.Parallel()
+	kafkatest.Deadline(t, 90*time.Second)
+	k := newKafkaPath(t, 6, 1)
+	if err := kafka.EnsureTopics(kafka.Config{Brokers: k.cfg.Brokers, Partitions: 5}, "linkd.odd"); err != nil {
+		t.Fatal(err)
+	}
+	pub := k.publisher()
+	want := map[string]int32{}
+	for _, topic := range []string{"linkd.link", "linkd.odd"} {
+		for i := range 60 {
+			stream := fmt.Sprintf("%s-%04d", strings.TrimPrefix(topic, "linkd."), i)
+			p, err := pub.PartitionOf(topic, stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[stream] = p
+			ev := eventstore.RecordedEvent{Stream: stream, Type: "T", Data: []byte("{}"), ID: uuid.New()}
+			if err := pub.Publish(topic, kafka.EncodeBatch([]eventstore.RecordedEvent{ev})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sub, err := kafka.NewSubscriber(k.cfg, "partitions", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	parts := map[string]map[int32]bool{}
+	for _, topic := range []string{"linkd.link", "linkd.odd"} {
+		msgs, err := sub.Subscribe(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[topic] = map[int32]bool{}
+		for range 60 {
+			var m *message.Message
+			select {
+			case m = <-msgs:
+			case <-ctx.Done():
+				t.Fatalf("%s: not every message came back", topic)
+			}
+			m.Ack()
+			s := m.Metadata.Get(kafka.MetaStream)
+			got, _ := kafka.PartitionOf(m)
+			if got != want[s] {
+				t.Errorf("%s went to partition %d; PartitionOf said %d", s, got, want[s])
+			}
+			parts[topic][got] = true
+		}
+	}
+	if len(parts["linkd.link"]) != 6 || len(parts["linkd.odd"]) != 5 {
+		t.Errorf("partitions used: %d of linkd.link (6), %d of linkd.odd (5)", len(parts["linkd.link"]), len(parts["linkd.odd"]))
 	}
 }

@@ -18,6 +18,9 @@ import (
 type job struct {
 	ev eventstore.RecordedEvent
 	b  *batch
+	// part is the event's partition when the publisher is Partitioned,
+	// else -1.
+	part int32
 }
 
 // shard picks the worker of a stream (FNV-1a).
@@ -49,6 +52,13 @@ func (q *queue) push(jobs []job) {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// len is how many jobs wait.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs)
 }
 
 // take moves up to max jobs into buf, waiting for one; false when ctx ends.

@@ -24,7 +24,7 @@ type RunnerOptions struct {
 	MaxBatch int
 	// MaxEvents bounds the events applied together (default 16384, or a
 	// Batcher projector's MaxBatch if larger). A message carries one event
-	// or a batch of one stream's events (see Relay); messages are
+	// or a batch of one partition's events (see Relay); messages are
 	// kept whole, so a batch stops growing once it holds MaxEvents or more,
 	// and always holds at least one message.
 	MaxEvents int
@@ -49,8 +49,8 @@ type RunnerOptions struct {
 // where a restarted group resumes.
 //
 // The runner collects the messages available (at most one per partition),
-// decodes their events (a message may carry several events of one stream,
-// in order) and applies them in one Apply, then acknowledges them all; when Apply
+// decodes their events (a message may carry several events of the
+// partition's streams, in order) and applies them in one Apply, then acknowledges them all; when Apply
 // fails it waits and rejects them (Nack), and Kafka redelivers them. Delivery
 // is at least once (after a crash, a rebalance, or a relay that published
 // twice), which projectors absorb by skipping (stream, version) pairs they
@@ -331,7 +331,8 @@ func partKeyOf(m *message.Message) (partKey, bool) {
 	if !ok {
 		return partKey{}, false
 	}
-	return partKey{TopicOf(m.Metadata.Get(MetaStream)), p}, true
+	k, _ := StreamKey("", m)
+	return partKey{TopicOf(k), p}, true
 }
 
 // activeWindow is how long a partition that delivered counts as active: a
