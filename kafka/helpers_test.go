@@ -129,6 +129,19 @@ func runRunner(t testing.TB, r *kafka.Runner) (stop func()) {
 	return stop
 }
 
+// relayAll runs a relay of store through pub, from the start, until it has
+// acknowledged the store's head, then stops it.
+func relayAll(t testing.TB, store eventstore.Store, pub message.Publisher, o kafka.RelayOptions) {
+	t.Helper()
+	o.Logger = quiet
+	r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, o)
+	stop := runRelay(t, r)
+	waitAcked(t, r, store)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitAcked waits until the relay has acknowledged everything up to the
 // store's head.
 func waitAcked(t testing.TB, r *kafka.Relay, s eventstore.Store) {

@@ -192,11 +192,15 @@ func TestRelayBusyStreamDoesNotHoldUpOthers(t *testing.T) {
 	checkModel(t, store, m, "links", "link")
 }
 
-// recordingPublisher records the events of every message published.
+// recordingPublisher records the events and the key of every message
+// published: the key is the stream of its first event (a message of one
+// stream, or one partition's streams keyed by the first).
 type recordingPublisher struct {
-	mu   sync.Mutex
-	msgs [][]eventstore.RecordedEvent
-	size []int
+	mu    sync.Mutex
+	msgs  [][]eventstore.RecordedEvent
+	size  []int
+	keys  []string
+	count int
 }
 
 func (p *recordingPublisher) Publish(_ string, msgs ...*message.Message) error {
@@ -207,13 +211,21 @@ func (p *recordingPublisher) Publish(_ string, msgs ...*message.Message) error {
 		if err != nil {
 			return err
 		}
-		if s := m.Metadata.Get(kafka.MetaStream); s != evs[0].Stream {
-			return fmt.Errorf("message keyed %q holds %s", s, evs[0].Stream)
+		if k, err := kafka.StreamKey("", m); err != nil || k != evs[0].Stream {
+			return fmt.Errorf("message keyed %q (%v) holds %s first", k, err, evs[0].Stream)
 		}
 		p.msgs = append(p.msgs, evs)
 		p.size = append(p.size, len(m.Payload))
+		p.keys = append(p.keys, evs[0].Stream)
+		p.count += len(evs)
 	}
 	return nil
+}
+
+func (p *recordingPublisher) published() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count
 }
 
 func (p *recordingPublisher) Close() error { return nil }
@@ -228,14 +240,7 @@ func TestRelayCapsMessages(t *testing.T) {
 	appendRounds(t, store, streams, 0, 200)
 	for _, c := range []struct{ events, bytes int }{{8, 0}, {0, 1000}} {
 		pub := &recordingPublisher{}
-		r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, kafka.RelayOptions{
-			Workers: 1, MaxMessageEvents: c.events, MaxMessageBytes: c.bytes, Logger: quiet,
-		})
-		stop := runRelay(t, r)
-		waitAcked(t, r, store)
-		if err := stop(); err != nil {
-			t.Fatal(err)
-		}
+		relayAll(t, store, pub, kafka.RelayOptions{Workers: 1, MaxMessageEvents: c.events, MaxMessageBytes: c.bytes})
 		next := map[string]uint64{}
 		multi := 0
 		for i, evs := range pub.msgs {
@@ -259,5 +264,120 @@ func TestRelayCapsMessages(t *testing.T) {
 		if multi == 0 {
 			t.Errorf("cap %+v: no message of several events", c)
 		}
+	}
+}
+
+// partitionedPublisher is a recordingPublisher that says, as a Kafka
+// publisher with parts partitions per topic would, which partition a key
+// goes to (kafka.Partitioned: a hash of it).
+type partitionedPublisher struct {
+	recordingPublisher
+	parts int32
+}
+
+func (p *partitionedPublisher) PartitionOf(_, key string) (int32, error) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int32(h.Sum32() % uint32(p.parts)), nil
+}
+
+// TestRelayMessagesPerPartition: with a Partitioned publisher a message
+// holds events of one partition, of several streams, keyed by one of them
+// (ADR 0121); each stream's events come in order, each once.
+func TestRelayMessagesPerPartition(t *testing.T) {
+	t.Parallel()
+	kafkatest.Deadline(t, 60*time.Second)
+	store := openStore(t)
+	streams := streamNames(40, "link")
+	appendRounds(t, store, streams, 0, 25) // 1,000 events
+	pub := &partitionedPublisher{parts: 4}
+	relayAll(t, store, pub, kafka.RelayOptions{Workers: 8, MaxMessageEvents: 64})
+	next := map[string]uint64{}
+	several := 0
+	for i, evs := range pub.msgs {
+		kp, _ := pub.PartitionOf("", pub.keys[i])
+		in := map[string]bool{}
+		for _, e := range evs {
+			if p, _ := pub.PartitionOf("", e.Stream); p != kp {
+				t.Fatalf("a message keyed %s (partition %d) holds %s (partition %d)", pub.keys[i], kp, e.Stream, p)
+			}
+			if e.Version != next[e.Stream] {
+				t.Fatalf("%s: version %d, want %d", e.Stream, e.Version, next[e.Stream])
+			}
+			next[e.Stream]++
+			in[e.Stream] = true
+		}
+		if len(evs) > 64 {
+			t.Errorf("a message of %d events, over MaxMessageEvents", len(evs))
+		}
+		if len(in) > 1 {
+			several++
+		}
+	}
+	if pub.count != 1000 {
+		t.Errorf("%d events published, want 1,000", pub.count)
+	}
+	t.Logf("%d messages for 1,000 events of 40 streams in 4 partitions, %d of several streams", len(pub.msgs), several)
+	if several == 0 {
+		t.Error("no message holds several streams of its partition")
+	}
+}
+
+// TestRelayPace: a worker that published less than Pace ago waits out the
+// rest before it publishes again, so that its partition's events share a
+// message; an idle one publishes at once; a backlog (a PublishBatch in
+// its queue, or half of MaxInFlight unacknowledged) goes at once. The pace
+// is an hour here: whatever is published in the test's time did not wait
+// for it.
+func TestRelayPace(t *testing.T) {
+	t.Parallel()
+	kafkatest.Deadline(t, 90*time.Second)
+	for _, c := range []struct {
+		name                  string
+		opts                  kafka.RelayOptions
+		parts, backlogN, want int // want: events published at once, the first included
+	}{
+		// The waiting event and 15 more fill the queue: all go.
+		{"a full queue", kafka.RelayOptions{Workers: 1, PublishBatch: 16}, 1, 16, 17},
+		// Those above half of MaxInFlight go; the rest wait for the pace.
+		{"half of MaxInFlight unacknowledged", kafka.RelayOptions{Workers: 2, PublishBatch: 512, MaxBatch: 8, MaxInFlight: 16}, 2, 16, 9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := openStore(t)
+			pub := &partitionedPublisher{parts: int32(c.parts)}
+			o := c.opts
+			o.Pace, o.Logger = time.Hour, quiet
+			r := kafka.NewRelay(store, pub, &kafka.MemoryCheckpoint{}, o)
+			stop := runRelay(t, r)
+			defer stop() //nolint:errcheck
+			streams := streamNames(8, "link")
+			waitPublished := func(n int, what string) {
+				t.Helper()
+				kafkatest.Eventually(t, 30*time.Second, func() bool { return pub.published() >= n },
+					func() string { return fmt.Sprintf("%s: %d of %d events published", what, pub.published(), n) })
+			}
+
+			// Idle: the first event goes at once.
+			if _, err := appendOne(store, streams[0], 0); err != nil {
+				t.Fatal(err)
+			}
+			waitPublished(1, "an idle worker")
+			// Busy: the next waits for the pace.
+			if _, err := appendOne(store, streams[0], 1); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if n := pub.published(); n != 1 {
+				t.Fatalf("%d events published within 0.5 s of a publish, with a pace of an hour", n)
+			}
+			// A backlog goes at once.
+			for i := range c.backlogN {
+				s := streams[1+i%(len(streams)-1)]
+				if _, err := appendOne(store, s, uint64(i/(len(streams)-1))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitPublished(c.want, "a backlog")
+		})
 	}
 }
