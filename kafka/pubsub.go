@@ -39,12 +39,7 @@ type Partitioned interface {
 // producer's, Config.SaramaProducerConfig) gives key: FNV-1a, as a signed
 // 32-bit number, modulo n, made positive.
 func hashPartition(key string, n int32) int32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(key); i++ {
-		h ^= uint32(key[i])
-		h *= 16777619
-	}
-	p := int32(h) % n
+	p := int32(fnv1a(key)) % n
 	if p < 0 {
 		p = -p
 	}

@@ -71,14 +71,14 @@ type RelayOptions struct {
 	// Pace is the least time between two takes of one worker (default
 	// 200 ms; negative: none). A worker idle for longer publishes at once;
 	// a busy one waits out the rest of Pace, so that its partition's events
-	// accumulate into one message rather than one message each; one that
-	// took a full PublishBatch, or of a relay that is behind (half of
-	// MaxInFlight unacknowledged), takes again at once. A consumer
-	// applies one message of a partition at a time (watermill-kafka hands
-	// over the next once the last is acknowledged), so a busy stream's
-	// events are projected at most one message per apply: with messages of
-	// one or two events, a link clicked 400 times a second fell behind in
-	// ClickHouse by 30 s (ADR 0119).
+	// accumulate into one message rather than one message each, unless its
+	// queue holds a PublishBatch or half of MaxInFlight is unacknowledged
+	// (a backlog: it takes again at once). A consumer applies one message
+	// of a partition at a time (watermill-kafka hands over the next once
+	// the last is acknowledged), so a partition's events are projected at
+	// most one message per apply: with messages of one or two events, a
+	// link clicked 400 times a second fell behind in ClickHouse by 30 s
+	// (ADR 0119), and 1,000 links clicked together by minutes (ADR 0121).
 	Pace time.Duration
 	// MaxMessageEvents bounds the events of one message (default 256).
 	MaxMessageEvents int
@@ -350,20 +350,38 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 // asked of the publisher until it answers (false when ctx ends first): it
 // asks Kafka once per topic.
 func (r *Relay) partitionOf(ctx context.Context, topic, stream string) (int32, bool) {
+	var p int32
+	ok := r.retry(ctx, func() (err error) {
+		p, err = r.parts.PartitionOf(topic, stream)
+		return err
+	}, func(err error, wait time.Duration) {
+		r.opts.Logger.Warn("relay: reading a topic's partitions failed; retrying", "topic", topic, "err", err, "retry_in", wait)
+	})
+	return p, ok
+}
+
+// retry runs try until it succeeds (true) or ctx ends (false), counting
+// each failure, which failed reports with the wait before the next try:
+// RetryBackoff, doubled each time up to MaxRetryBackoff.
+func (r *Relay) retry(ctx context.Context, try func() error, failed func(err error, wait time.Duration)) bool {
 	backoff := r.opts.RetryBackoff
 	for {
-		p, err := r.parts.PartitionOf(topic, stream)
+		if ctx.Err() != nil {
+			return false
+		}
+		err := try()
 		if err == nil {
-			return p, true
+			return true
 		}
 		r.failures.Add(1)
-		r.opts.Logger.Warn("relay: reading a topic's partitions failed; retrying", "topic", topic, "err", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
+		if ctx.Err() != nil {
+			return false
+		}
+		failed(err, backoff)
 		select {
-		case <-t.C:
+		case <-time.After(backoff):
 		case <-ctx.Done():
-			t.Stop()
-			return 0, false
+			return false
 		}
 		backoff = min(2*backoff, r.opts.MaxRetryBackoff)
 	}
@@ -490,40 +508,39 @@ type keyedJob struct {
 // whatever its streams), else its stream.
 type grouper struct {
 	topics map[string]int
-	keys   map[string]int
-	parts  map[int32]int
+	keys   map[groupKey]int
 	out    []keyedJob
+}
+
+// groupKey is what a message holds: a partition's events (stream empty;
+// partitions are numbered per topic, and the topic order keeps two
+// topics' partition 3 apart), or a stream's (part -1).
+type groupKey struct {
+	part   int32
+	stream string
 }
 
 func (g *grouper) group(jobs []job) []keyedJob {
 	if g.topics == nil {
-		g.topics, g.keys, g.parts = map[string]int{}, map[string]int{}, map[int32]int{}
+		g.topics, g.keys = map[string]int{}, map[groupKey]int{}
 	}
 	clear(g.topics)
 	clear(g.keys)
-	clear(g.parts)
 	clear(g.out)
 	g.out = g.out[:0]
 	for _, j := range jobs {
 		k := keyedJob{job: j, stream: j.ev.Stream}
 		k.topic = TopicOf(k.stream)
-		if j.part >= 0 {
-			// Partitions are numbered per topic: a worker may hold two
-			// topics' partition 3, which the topic order keeps apart.
-			si, ok := g.parts[j.part]
-			if !ok {
-				si = len(g.parts)
-				g.parts[j.part] = si
-			}
-			k.si = si
-		} else {
-			si, ok := g.keys[k.stream]
-			if !ok {
-				si = len(g.keys)
-				g.keys[k.stream] = si
-			}
-			k.si = si
+		key := groupKey{part: j.part}
+		if j.part < 0 {
+			key.stream = k.stream
 		}
+		si, ok := g.keys[key]
+		if !ok {
+			si = len(g.keys)
+			g.keys[key] = si
+		}
+		k.si = si
 		ti, ok := g.topics[k.topic]
 		if !ok {
 			ti = len(g.topics)
@@ -546,33 +563,21 @@ func (g *grouper) group(jobs []job) []keyedJob {
 // Publish may have published some: all are published again, in order, so a
 // duplicate never precedes an event it followed.
 func (r *Relay) publish(ctx context.Context, topic string, msgs []*message.Message, run []keyedJob, spans []span, buf *[]eventstore.RecordedEvent, log *slog.Logger) bool {
-	backoff := r.opts.RetryBackoff
-	for {
-		if ctx.Err() != nil {
-			return false
+	tried := false
+	return r.retry(ctx, func() error {
+		if tried {
+			msgs = msgs[:0] // a message is not published twice by Watermill
+			for _, sp := range spans {
+				*buf = encodeSpan(&msgs, *buf, run[sp.lo:sp.hi])
+			}
 		}
-		err := r.pub.Publish(topic, msgs...)
-		if err == nil {
-			return true
-		}
-		r.failures.Add(1)
-		if ctx.Err() != nil {
-			return false
-		}
+		tried = true
+		return r.pub.Publish(topic, msgs...)
+	}, func(err error, wait time.Duration) {
 		first := run[0].ev
 		log.Warn("relay: publish failed; retrying", "topic", topic, "messages", len(msgs), "events", len(run), "stream", first.Stream,
-			"version", first.Version, "position", first.Position.String(), "retry_in", backoff, "err", err)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return false
-		}
-		backoff = min(2*backoff, r.opts.MaxRetryBackoff)
-		msgs = msgs[:0] // a message is not published twice by Watermill
-		for _, sp := range spans {
-			*buf = encodeSpan(&msgs, *buf, run[sp.lo:sp.hi])
-		}
-	}
+			"version", first.Version, "position", first.Position.String(), "retry_in", wait, "err", err)
+	})
 }
 
 func (r *Relay) saveLoop(ctx context.Context, log *slog.Logger) {

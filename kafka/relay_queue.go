@@ -24,13 +24,17 @@ type job struct {
 }
 
 // shard picks the worker of a stream (FNV-1a).
-func shard(stream string, n int) int {
+func shard(stream string, n int) int { return int(fnv1a(stream) % uint32(n)) }
+
+// fnv1a is the 32-bit FNV-1a hash of s: the relay's shards, and the
+// partitions of sarama's hash partitioner (hashPartition).
+func fnv1a(s string) uint32 {
 	h := uint32(2166136261)
-	for i := 0; i < len(stream); i++ {
-		h ^= uint32(stream[i])
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
 		h *= 16777619
 	}
-	return int(h % uint32(n))
+	return h
 }
 
 // queue is a worker's queue: unbounded, since the relay bounds the events
