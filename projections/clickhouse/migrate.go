@@ -331,8 +331,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 }
 
 func (db *DB) migrate(ctx context.Context, ms []migration) error {
-	ctx, cancel := context.WithTimeout(ctx, db.opts.DDLTimeout)
-	defer cancel()
+	// InsertContext, not context.WithTimeout: record's batch.Send must not
+	// see its context cancelled when migrate returns, which could close
+	// the connection after it went back to the pool, under the caller's
+	// next query ("use of closed network connection").
+	ctx, release := InsertContext(ctx, db.opts.DDLTimeout)
+	defer release()
 	if err := db.conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+db.name+"`"); err != nil {
 		return fmt.Errorf("create database %s: %w", db.name, err)
 	}
