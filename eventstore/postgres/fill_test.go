@@ -82,3 +82,77 @@ func TestOtherProcessCommitsSeenWithoutPolling(t *testing.T) {
 		}
 	}
 }
+
+// Subscriptions that are up to date share the store's reads of the table:
+// a wake with nothing new in memory and no sign of another process's commit
+// (the sign consumed by a fill of another subscription) waits for the next
+// sign. They read the table themselves only when behind what memory holds.
+// Each of them read it after such a wake, finding nothing most times: with
+// three instances, half of the log's reads.
+func TestSubscriptionsShareTheirReads(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := openT(t, dsn, Options{PollInterval: time.Hour})
+	b := openT(t, dsn, Options{PollInterval: time.Hour})
+	const subs, rounds = 8, 40
+	var bs []eventstore.Subscription
+	for range subs {
+		bs = append(bs, subscribeT(t, b))
+	}
+	for i := range rounds {
+		// a's commit, then b's own: b's commit leaves a gap in its
+		// memory, a fill reads both, and a's notification comes after.
+		ra, err := a.Append(t.Context(), "share-1", eventstore.Any(), ev(2*i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := b.Append(t.Context(), "share-1", eventstore.Any(), ev(2*i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, sub := range bs {
+			got := recvN(t, sub, 2, 3*time.Second)
+			if got[0] != ra.Position.Commit || got[1] != rb.Position.Commit {
+				t.Fatalf("round %d, subscription %d: positions %v, want [%d %d]", i, k, got, ra.Position.Commit, rb.Position.Commit)
+			}
+		}
+	}
+	fills, own := b.fillReads.Load(), b.subReads.Load()
+	t.Logf("%d subscriptions, %d rounds: %d fills, %d reads by the subscriptions themselves", subs, rounds, fills, own)
+	if own != 0 {
+		t.Errorf("the subscriptions, up to date, read the table %d times themselves; want none (the fills serve them)", own)
+	}
+	if fills > 3*rounds+2 {
+		t.Errorf("%d fills for %d rounds of one commit of each store", fills, rounds)
+	}
+}
+
+// A subscription that read the table itself past what memory holds (it
+// started behind a short memory) gets the rest through fills, page after
+// page, though no sign comes any more: each full page of a fill asks for
+// the next.
+func TestSubscriptionAheadOfMemoryCatchesUp(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := openT(t, dsn, Options{PollInterval: time.Hour})
+	b := openT(t, dsn, Options{PollInterval: time.Hour})
+	batch := func(s *Store, n, from int) {
+		t.Helper()
+		evs := make([]eventstore.EventData, n)
+		for i := range evs {
+			evs[i] = ev(from + i)
+		}
+		if _, err := s.Append(t.Context(), "ahead-1", eventstore.Any(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch(a, 5, 0)
+	batch(b, 1, 5) // b's memory: this one event
+	const total = 5 + 1 + 2*subPage + subPage/2
+	batch(a, total-6, 6)
+	time.Sleep(200 * time.Millisecond) // a's notification reaches b first
+	got := recvN(t, subscribeT(t, b), total, 10*time.Second)
+	for i, p := range got {
+		if p != uint64(i+1) {
+			t.Fatalf("event %d at position %d, want %d", i, p, i+1)
+		}
+	}
+}

@@ -144,8 +144,9 @@ type Store struct {
 	foreign  atomic.Uint64
 	filled   uint64    // foreign when the last fill began; fillMu
 	lastFill time.Time // when it began (zero: the first fill reads); fillMu
-	// fillReads counts the fills that read the table (tests).
-	fillReads atomic.Int64
+	// fillReads counts the fills that read the table, subReads the
+	// subscriptions' own reads of it (tests).
+	fillReads, subReads atomic.Int64
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
 	// Relaxed commits (Options.Relaxed; relaxed.go): relaxedHead is the

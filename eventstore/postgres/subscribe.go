@@ -149,14 +149,22 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 		woken := s.wake.wait() // before the read: a commit after it wakes us
 		evs, mem := s.recent.after(last, subPage)
 		var err error
-		if !mem && s.recent.caughtUp(last) {
+		more := false
+		switch {
+		case mem:
+		case s.recent.caughtUp(last):
 			// Up to date with memory: the commits of other processes
-			// are read once for every subscription of the store.
-			if err = s.fill(ctx, last); err == nil {
-				evs, mem = s.recent.after(last, subPage)
+			// are read once for every subscription of the store (fill),
+			// when there is a sign of one. Without a sign the
+			// subscription waits for one rather than read the table
+			// itself: with many instances, every subscription reading
+			// after every wake was half of the log's reads, most of them
+			// finding nothing.
+			if more, err = s.fill(ctx, last); err == nil {
+				evs, _ = s.recent.after(last, subPage)
 			}
-		}
-		if !mem && err == nil {
+		default: // behind what memory holds
+			s.subReads.Add(1)
 			evs, err = s.readAll(ctx, last, subPage, prefixes)
 		}
 		switch {
@@ -201,7 +209,7 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 				return eventstore.ErrClosed
 			}
 		}
-		if full {
+		if full || more {
 			continue
 		}
 		// Caught up: with the store's last commit (from memory), or with
@@ -343,22 +351,23 @@ func (l *recentLog) end() (int64, bool) {
 // none) from the table into it: one read for every subscription of the
 // store that is up to date, however many there are (with many instances,
 // the other processes' commits). Concurrent calls wait for the one under
-// way and read again only if it did not reach last.
+// way and read again only if it did not reach last. more: the read was a
+// full page, more may follow.
 //
 // It reads only when another process may have committed since the last
 // fill began (s.foreign moved), or PollInterval after the last read (a
 // sign lost all the same): a store alone on the database, appending, no
 // longer reads the table after each of its commits (a quarter of the
 // redirect path's PostgreSQL queries).
-func (s *Store) fill(ctx context.Context, last int64) error {
+func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
 	if !s.recent.caughtUp(last) {
-		return nil // another fill brought it
+		return false, nil // another fill brought it
 	}
 	f := s.foreign.Load()
 	if f == s.filled && time.Since(s.lastFill) < s.opts.PollInterval {
-		return nil
+		return false, nil
 	}
 	from := last
 	if end, ok := s.recent.end(); ok {
@@ -368,13 +377,16 @@ func (s *Store) fill(ctx context.Context, last int64) error {
 	s.fillReads.Add(1)
 	evs, err := s.readAll(ctx, from, subPage, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if len(evs) < subPage { // else more follow: the next fill reads on
+	more = len(evs) == subPage
+	if more {
+		s.lastFill = time.Time{} // the next fill reads on, sign or not
+	} else {
 		s.filled, s.lastFill = f, began
 	}
 	s.recent.add(evs) // follows the log's end: no gap
-	return nil
+	return more, nil
 }
 
 // after returns up to max events that follow position last, and true, when
