@@ -78,26 +78,38 @@ func (s *Store) listenOnce() error {
 		if err != nil {
 			return err
 		}
-		if s.ownNotification(n.Payload) {
-			continue // the store's own commits woke its subscriptions already
+		if s.knownCommit(n.Payload) {
+			continue
 		}
 		s.foreign.Add(1)
 		s.wake.broadcast()
 	}
 }
 
-// ownNotification reports whether a notification's payload ("instance
-// position", sent by every appending transaction) announces a commit of
-// this store. A payload of a linkd before the instance was in it (a
-// position alone) is this store's when its position is not past ownHead;
-// a commit of another process followed by one of this store's is then
-// taken for its own, and recentLog.add finds the gap it leaves.
-func (s *Store) ownNotification(payload string) bool {
-	if id, _, ok := strings.Cut(payload, " "); ok {
-		return id == s.instance
+// knownCommit reports whether a notification's payload ("instance
+// position", sent by every appending transaction) announces a commit the
+// store's subscriptions need no read for: one of its own (they were woken
+// already), or one whose last position its memory holds (a fill read it
+// before the notification came: with many instances, most of them). A
+// payload of a linkd before the instance was in it (a position alone) is
+// this store's when its position is not past ownHead; a commit of another
+// process followed by one of this store's is then taken for its own, and
+// recentLog.add finds the gap it leaves.
+func (s *Store) knownCommit(payload string) bool {
+	id, at, ok := strings.Cut(payload, " ")
+	if !ok {
+		p, err := strconv.ParseInt(payload, 10, 64)
+		return err == nil && p <= s.ownHead.Load()
 	}
-	p, err := strconv.ParseInt(payload, 10, 64)
-	return err == nil && p <= s.ownHead.Load()
+	if id == s.instance {
+		return true
+	}
+	p, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return false
+	}
+	end, held := s.recent.end()
+	return held && p <= end
 }
 
 // subPage is how many events a subscription reads at once.
@@ -386,6 +398,11 @@ func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 		s.filled, s.lastFill = f, began
 	}
 	s.recent.add(evs) // follows the log's end: no gap
+	if len(evs) > 0 {
+		// Every subscription up to date takes them from memory: their
+		// notifications, should they come after, announce nothing.
+		s.wake.broadcast()
+	}
 	return more, nil
 }
 
