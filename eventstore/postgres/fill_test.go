@@ -156,3 +156,34 @@ func TestSubscriptionAheadOfMemoryCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// A notification asks for a read only when it announces another process's
+// commit past what the store's memory holds: its own commits, and commits
+// a fill read before their notification came, wake nothing. A payload of
+// an older linkd (a position alone) is the store's up to its last commit.
+func TestKnownCommit(t *testing.T) {
+	s := &Store{instance: "me"}
+	s.ownHead.Store(12)
+	var evs []eventstore.RecordedEvent
+	for p := uint64(10); p <= 14; p++ {
+		evs = append(evs, eventstore.RecordedEvent{Position: eventstore.Position{Commit: p, Prepare: p}})
+	}
+	if !s.recent.add(evs) {
+		t.Fatal("the first events left a gap")
+	}
+	for payload, want := range map[string]bool{
+		"me 20":     true,  // its own
+		"other 14":  true,  // in memory: read by a fill first
+		"other 9":   true,  // before memory: read long ago
+		"other 15":  false, // past memory: read it
+		"other x":   false, // unreadable: read
+		"12":        true,  // an older linkd's payload, up to ownHead
+		"13":        false,
+		"":          false,
+		"other 14 ": false,
+	} {
+		if got := s.knownCommit(payload); got != want {
+			t.Errorf("knownCommit(%q) = %v, want %v", payload, got, want)
+		}
+	}
+}
