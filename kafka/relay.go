@@ -322,17 +322,16 @@ func (r *Relay) dispatch(ctx context.Context, items <-chan item, queues []*queue
 		last := events[len(events)-1].Position
 		b := r.track.add(last, len(events))
 		for i := range events {
-			j := job{ev: events[i], b: b, part: -1}
+			j := job{ev: events[i], b: b, topic: TopicOf(events[i].Stream), part: -1}
 			w := 0
 			if r.parts == nil {
 				w = shard(j.ev.Stream, len(queues))
 			} else {
-				topic := TopicOf(j.ev.Stream)
 				var ok bool
-				if j.part, ok = r.partitionOf(ctx, topic, j.ev.Stream); !ok {
+				if j.part, ok = r.partitionOf(ctx, j.topic, j.ev.Stream); !ok {
 					return nil
 				}
-				w = (shard(topic, len(queues)) + int(j.part)) % len(queues)
+				w = (shard(j.topic, len(queues)) + int(j.part)) % len(queues)
 			}
 			perWorker[w] = append(perWorker[w], j)
 		}
@@ -494,12 +493,11 @@ func encodeSpan(msgs *[]*message.Message, buf []eventstore.RecordedEvent, jobs [
 	return buf[:0]
 }
 
-// keyedJob is a job with its topic and stream, and the order of first
-// appearance of its topic and of its message key among the jobs grouped.
+// keyedJob is a job with the order of first appearance of its topic and
+// of its message key among the jobs grouped.
 type keyedJob struct {
 	job
-	topic, stream string
-	ti, si        int
+	ti, si int
 }
 
 // grouper orders jobs by topic, then message key, each in order of first
@@ -529,11 +527,10 @@ func (g *grouper) group(jobs []job) []keyedJob {
 	clear(g.out)
 	g.out = g.out[:0]
 	for _, j := range jobs {
-		k := keyedJob{job: j, stream: j.ev.Stream}
-		k.topic = TopicOf(k.stream)
+		k := keyedJob{job: j}
 		key := groupKey{part: j.part}
 		if j.part < 0 {
-			key.stream = k.stream
+			key.stream = j.ev.Stream
 		}
 		si, ok := g.keys[key]
 		if !ok {

@@ -16,8 +16,9 @@ import (
 
 // job is an event handed to a worker, with the batch it was read in.
 type job struct {
-	ev eventstore.RecordedEvent
-	b  *batch
+	ev    eventstore.RecordedEvent
+	b     *batch
+	topic string // TopicOf(ev.Stream), computed once by dispatch
 	// part is the event's partition when the publisher is Partitioned,
 	// else -1.
 	part int32
