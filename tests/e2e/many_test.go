@@ -206,6 +206,17 @@ func TestManyInstances(t *testing.T) {
 		}
 	}
 
+	// Radar: a journey spread over the instances (the project and its keys
+	// made on some, the tracked click, the visits, the lead and the sales on
+	// others) reads the same on every instance, from ClickHouse through
+	// Kafka.
+	read, _ := radarScenario(t, d.url(0), d.url(1), d.url(2))
+	radarFrom := time.Now()
+	for j := 0; j < 3; j++ {
+		waitRadarOverview(t, d.url(j), read, radarFrom.Add(20*time.Second))
+	}
+	t.Logf("a Radar journey over three instances: its overview on every instance in %v", time.Since(radarFrom).Round(10*time.Millisecond))
+
 	// Clicks spread over the instances while one is killed: every answered
 	// redirect is counted, on every instance; the statistics (ClickHouse,
 	// through Kafka) show them within 5 seconds.
@@ -344,6 +355,31 @@ func waitTotalClicks(t *testing.T, url, id string, deadline time.Time, want stri
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: the statistics of %s show %d clicks (%d), want %s", url, id, s.TotalClicks, st, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitRadarOverview polls today's Radar overview of radarScenario's project
+// on url until it shows the scenario's four people, three custom events and
+// three sales (59.99 usd), and fails the test at deadline.
+func waitRadarOverview(t *testing.T, url, key string, deadline time.Time) {
+	t.Helper()
+	day := time.Now().UTC().Format(time.DateOnly)
+	for {
+		st, b, _, _ := do("GET", url+"/api/v1/radar/overview?start="+day+"&end="+day, key, nil)
+		var o struct {
+			Data struct {
+				People, Events, Sales float64
+				Revenue               float64
+			}
+		}
+		_ = json.Unmarshal(b, &o)
+		if st == 200 && o.Data.People == 4 && o.Data.Events == 3 && o.Data.Sales == 3 && o.Data.Revenue == 59.99 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the Radar overview is %d %s, want 4 people, 3 events, 3 sales, 59.99 revenue", url, st, b)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

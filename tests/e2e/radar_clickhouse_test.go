@@ -19,9 +19,14 @@ const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (
 // radarScenario collects visits, events and identifications into a new
 // project, one visit arriving through a tracked short link whose click
 // then has a lead and two sales; it returns the project's read key and the
-// source the link's visit shows (host/code).
-func radarScenario(t *testing.T, url string) (string, string) {
+// source the link's visit shows (host/code). Given several instances'
+// URLs, each request goes to the next of them (the keys made on one, the
+// click on another, the visits spread), and the details are read on the
+// last.
+func radarScenario(t *testing.T, urls ...string) (string, string) {
 	t.Helper()
+	n := 0
+	next := func() string { n++; return urls[n%len(urls)] }
 	must := func(st int, b []byte, err error, what string) []byte {
 		t.Helper()
 		if err != nil || st >= 300 {
@@ -35,22 +40,22 @@ func radarScenario(t *testing.T, url string) (string, string) {
 		s, _ := m[k].(string)
 		return s
 	}
-	st, b, _, err := do("POST", url+"/v1/projects", operatorKey, map[string]any{"name": "Site"})
+	st, b, _, err := do("POST", next()+"/v1/projects", operatorKey, map[string]any{"name": "Site"})
 	project := field(must(st, b, err, "project"), "id")
-	st, b, _, err = do("POST", url+"/v1/api-keys", operatorKey, map[string]any{"name": "tracker", "kind": "publishable", "project_id": project,
+	st, b, _, err = do("POST", next()+"/v1/api-keys", operatorKey, map[string]any{"name": "tracker", "kind": "publishable", "project_id": project,
 		"allowed_hostnames": []string{"shop.example"}})
 	pk := field(must(st, b, err, "publishable key"), "key")
-	st, b, _, err = do("POST", url+"/v1/api-keys", operatorKey, map[string]any{"name": "reports", "access": "read_only", "project_id": project})
+	st, b, _, err = do("POST", next()+"/v1/api-keys", operatorKey, map[string]any{"name": "reports", "access": "read_only", "project_id": project})
 	read := field(must(st, b, err, "read key"), "key")
 	collect := func(ua string, body map[string]any) {
 		t.Helper()
 		body["key"] = pk
 		raw, _ := json.Marshal(body)
-		st, b, _, err := do("POST", url+"/api/v1/radar/collect", "", json.RawMessage(raw), "Content-Type", "text/plain;charset=UTF-8",
+		st, b, _, err := do("POST", next()+"/api/v1/radar/collect", "", json.RawMessage(raw), "Content-Type", "text/plain;charset=UTF-8",
 			"Origin", "https://shop.example", "User-Agent", ua)
 		must(st, b, err, "collect")
 	}
-	tid := trackedClick(t, url)
+	tid := trackedClick(t, next())
 	collect(chromeUA, map[string]any{"type": "pageview", "url": "https://shop.example/landing?svc_tid=" + tid, "visitorId": "grace"})
 	collect(chromeUA, map[string]any{"type": "pageview", "url": "https://shop.example/pricing", "visitorId": "grace"})
 	collect(chromeUA, map[string]any{"type": "event", "url": "https://shop.example/pricing", "visitorId": "grace", "name": "Signup", "props": map[string]any{"plan": "pro"}})
@@ -61,14 +66,14 @@ func radarScenario(t *testing.T, url string) (string, string) {
 	collect(userAgents[3], map[string]any{"type": "pageview", "url": "https://shop.example/docs", "visitorId": "cy"})
 	collect(userAgents[3], map[string]any{"type": "event", "url": "https://shop.example/docs", "visitorId": "cy", "name": "Signup"})
 	cust := map[string]any{"externalId": "cus_g", "firstname": "Grace", "email": "grace@example.com"}
-	st, b, _, err = do("POST", url+"/api/events/lead", operatorKey, map[string]any{"trackingId": tid, "customer": cust})
+	st, b, _, err = do("POST", next()+"/api/events/lead", operatorKey, map[string]any{"trackingId": tid, "customer": cust})
 	must(st, b, err, "lead")
 	for _, sale := range []map[string]any{{"amount": 49.99, "currency": "usd"}, {"amount": 2000, "currency": "jpy"}, {"amount": 10, "currency": "usd"}} {
 		sale["trackingId"], sale["customer"] = tid, map[string]any{"externalId": "cus_g"}
-		st, b, _, err = do("POST", url+"/api/events/sale", operatorKey, sale)
+		st, b, _, err = do("POST", next()+"/api/events/sale", operatorKey, sale)
 		must(st, b, err, "sale")
 	}
-	st, b, _, err = do("GET", url+"/api/v1/radar/people/details?visitorId=grace&start=2000-01-01&end=2100-01-01", read, nil)
+	st, b, _, err = do("GET", urls[len(urls)-1]+"/api/v1/radar/people/details?visitorId=grace&start=2000-01-01&end=2100-01-01", read, nil)
 	var d struct {
 		Data struct{ Visitor struct{ Source string } }
 	}
