@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,4 +241,69 @@ func BenchmarkAppendSharedStreams(b *testing.B) {
 	b.ReportMetric(r1, "one-events/s")
 	b.ReportMetric(r3, "three-events/s")
 	b.ReportMetric(r3/r1, "ratio")
+}
+
+// BenchmarkFollowThreeStores: three stores on one database (three
+// instances), each followed by five subscriptions read as the in-process
+// feeders read them (a waiting Recv, then what more is there at once),
+// while 64 goroutines spread over the stores append n small events. Every
+// subscription of every store gets every event. Reported: the rate, and
+// this process's CPU (the stores, their subscriptions and the appenders;
+// not PostgreSQL's) per event appended.
+func BenchmarkFollowThreeStores(b *testing.B) {
+	dsn := benchDSN(b)
+	stores := []*Store{openT(b, dsn, Options{}), openT(b, dsn, Options{}), openT(b, dsn, Options{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done, cancelDone := context.WithCancel(ctx)
+	cancelDone()
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		for range 5 {
+			sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Go(func() {
+				defer sub.Close()
+				for {
+					if _, err := sub.Recv(ctx); err != nil {
+						return
+					}
+					n := int64(1)
+					for ; ; n++ {
+						if _, err := sub.Recv(done); err != nil {
+							break
+						}
+					}
+					got.Add(n)
+				}
+			})
+		}
+	}
+	run := func(n int) (float64, float64) {
+		want := got.Load() + int64(15*n)
+		cpu0 := cpuTime()
+		start := time.Now()
+		appendShared(b, stores, 64, 1000, n)
+		for got.Load() < want {
+			time.Sleep(time.Millisecond)
+		}
+		return float64(n) / time.Since(start).Seconds(), float64((cpuTime() - cpu0).Microseconds()) / float64(n)
+	}
+	run(2000) // warm up
+	b.ResetTimer()
+	rate, cpu := run(max(b.N, 30000))
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(cpu, "cpu-µs/event")
+	cancel()
+	wg.Wait()
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -115,6 +115,13 @@ func TestSubscriptionsShareTheirReads(t *testing.T) {
 				t.Fatalf("round %d, subscription %d: positions %v, want [%d %d]", i, k, got, ra.Position.Commit, rb.Position.Commit)
 			}
 		}
+		if i == 0 {
+			// The subscriptions read in Recv: their first began behind
+			// memory (b's commit after a's, neither read yet), which the
+			// table serves. Counted from here, when they are up to date.
+			b.fillReads.Store(0)
+			b.subReads.Store(0)
+		}
 	}
 	fills, own := b.fillReads.Load(), b.subReads.Load()
 	t.Logf("%d subscriptions, %d rounds: %d fills, %d reads by the subscriptions themselves", subs, rounds, fills, own)

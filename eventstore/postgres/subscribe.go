@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,15 +114,28 @@ func (s *Store) knownCommit(payload string) bool {
 // subPage is how many events a subscription reads at once.
 const subPage = 1000
 
-// subscription reads the log after its position in a goroutine of its
-// own, into a buffered channel that Recv takes from.
+// subscription reads the log after its position in Recv itself, in the
+// caller's goroutine: from the store's memory of recent commits when it
+// holds the next event, through the store's shared fill when the
+// subscription is up to date with memory, from the table when it is
+// behind. It hands out the events of one read one by one. There is no
+// goroutine and no channel between the read and Recv: with one goroutine
+// and one channel send per event and subscription, the handing over of
+// every event to each of an instance's five feeders took a sixth of its
+// CPU with three instances (ADR 0123).
 type subscription struct {
-	ch     chan eventstore.RecordedEvent
-	end    error         // why the goroutine stopped; set before ch is closed
-	stop   chan struct{} // closed by Close
-	once   sync.Once
-	closed atomic.Bool
-	cancel context.CancelFunc
+	s        *Store
+	ctx      context.Context // SubscribeAll's, ended by the store's closing too
+	cancel   context.CancelFunc
+	filter   eventstore.Filter
+	prefixes []string
+	last     int64                      // the position of the last event handed out or passed
+	buf      []eventstore.RecordedEvent // read, not yet handed out (a view of memory: not to be changed)
+	poll     *time.Timer
+	backoff  time.Duration
+	stop     chan struct{} // closed by Close
+	once     sync.Once
+	closed   atomic.Bool
 }
 
 // SubscribeAll implements eventstore.Store.
@@ -132,72 +144,60 @@ func (s *Store) SubscribeAll(ctx context.Context, after eventstore.Position, fil
 		return nil, err
 	}
 	defer s.exit()
-	sub := &subscription{ch: make(chan eventstore.RecordedEvent, subPage), stop: make(chan struct{})}
 	sctx, cancel := context.WithCancel(ctx)
-	sub.cancel = cancel
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer cancel()
-		sub.end = s.follow(sctx, sub, pos(after), filter)
-		close(sub.ch)
-	}()
+	unhook := context.AfterFunc(s.ctx, cancel)
+	sub := &subscription{s: s, ctx: sctx, filter: filter, last: pos(after), stop: make(chan struct{}),
+		backoff: 50 * time.Millisecond, cancel: func() { unhook(); cancel() }}
+	if len(filter.StreamPrefixes) > 0 {
+		sub.prefixes = filter.StreamPrefixes
+	}
 	return sub, nil
 }
 
-// follow delivers the events after position last that filter keeps until
-// ctx ends, the subscription or the store closes. Failed reads (a server
-// restarting) are retried from the last position delivered, so nothing is
-// lost or repeated.
-func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filter eventstore.Filter) error {
-	var prefixes []string
-	if len(filter.StreamPrefixes) > 0 {
-		prefixes = filter.StreamPrefixes
-	}
-	backoff := 50 * time.Millisecond
-	poll := time.NewTimer(s.opts.PollInterval)
-	defer poll.Stop()
+// Recv implements eventstore.Subscription. Reads of the table are bounded
+// by the subscription's context, not ctx, which bounds only the waits: a
+// feeder's short linger ending does not cancel a query under way (pgx
+// would close its connection). With a ctx already done, Recv hands out
+// what it read or what the store's memory holds, and reads no table.
+// Failed reads (a server restarting) are retried from the last position
+// handed out, so nothing is lost or repeated.
+func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, error) {
+	s := sub.s
 	for {
-		woken := s.wake.wait() // before the read: a commit after it wakes us
-		evs, mem := s.recent.after(last, subPage)
-		var err error
-		more := false
-		switch {
-		case mem:
-		case s.recent.caughtUp(last):
-			// Up to date with memory: the commits of other processes
-			// are read once for every subscription of the store (fill),
-			// when there is a sign of one. Without a sign the
-			// subscription waits for one rather than read the table
-			// itself: with many instances, every subscription reading
-			// after every wake was half of the log's reads, most of them
-			// finding nothing.
-			if more, err = s.fill(ctx, last); err == nil {
-				evs, _ = s.recent.after(last, subPage)
-			}
-		default: // behind what memory holds
-			s.subReads.Add(1)
-			evs, err = s.readAll(ctx, last, subPage, prefixes)
+		if sub.closed.Load() {
+			return eventstore.RecordedEvent{}, eventstore.ErrClosed
 		}
-		switch {
-		case ctx.Err() != nil || s.ctx.Err() != nil:
-			return s.ended(ctx, sub)
-		case err != nil:
-			s.log.Warn("postgres: subscription read failed; retrying", "err", err, "after", last, "retry_in", backoff)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-			case <-s.ctx.Done():
-			case <-sub.stop:
+		for len(sub.buf) > 0 {
+			ev := sub.buf[0]
+			sub.buf = sub.buf[1:]
+			sub.last = int64(ev.Position.Commit)
+			if sub.filter.Match(ev.Stream) {
+				return ev, nil
 			}
-			backoff = min(2*backoff, 2*time.Second)
+		}
+		if err := sub.ended(); err != nil {
+			return eventstore.RecordedEvent{}, err
+		}
+		woken := s.wake.wait() // before the read: a commit after it wakes us
+		evs, full, err := sub.read(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil && sub.ctx.Err() == nil:
+			return eventstore.RecordedEvent{}, ctx.Err() // a done ctx: no table read
+		case err != nil:
+			if err := sub.ended(); err != nil {
+				return eventstore.RecordedEvent{}, err
+			}
+			s.log.Warn("postgres: subscription read failed; retrying", "err", err, "after", sub.last, "retry_in", sub.backoff)
+			if err := sub.sleep(ctx, time.After(sub.backoff), nil); err != nil {
+				return eventstore.RecordedEvent{}, err
+			}
+			sub.backoff = min(2*sub.backoff, 2*time.Second)
 			continue
 		}
-		backoff = 50 * time.Millisecond
+		sub.backoff = 50 * time.Millisecond
 		// Read after the events: a relaxed commit they hold was counted
 		// before it could be seen (relaxed.go).
 		bound := s.readBound()
-		full := len(evs) == subPage
 		for i := range evs {
 			if int64(evs[i].Position.Commit) > bound {
 				// Not known flushed: the flusher wakes us once it is.
@@ -205,85 +205,85 @@ func (s *Store) follow(ctx context.Context, sub *subscription, last int64, filte
 				break
 			}
 		}
-		for _, ev := range evs {
-			if !filter.Match(ev.Stream) {
-				last = int64(ev.Position.Commit)
-				continue
-			}
-			select {
-			case sub.ch <- ev:
-				last = int64(ev.Position.Commit)
-			case <-ctx.Done():
-				return s.ended(ctx, sub)
-			case <-s.ctx.Done():
-				return s.ended(ctx, sub)
-			case <-sub.stop:
-				return eventstore.ErrClosed
-			}
-		}
-		if full || more {
+		sub.buf = evs
+		if len(evs) > 0 || full {
 			continue
 		}
 		// Caught up: with the store's last commit (from memory), or with
 		// the table. The next commit wakes the subscription.
-		poll.Reset(s.opts.PollInterval)
-		select {
-		case <-woken:
-		case <-poll.C:
-		case <-ctx.Done():
-			return s.ended(ctx, sub)
-		case <-s.ctx.Done():
-			return eventstore.ErrClosed
-		case <-sub.stop:
-			return eventstore.ErrClosed
+		if err := ctx.Err(); err != nil {
+			return eventstore.RecordedEvent{}, err
+		}
+		if sub.poll == nil {
+			sub.poll = time.NewTimer(s.opts.PollInterval)
+		} else {
+			sub.poll.Reset(s.opts.PollInterval)
+		}
+		if err := sub.sleep(ctx, sub.poll.C, woken); err != nil {
+			return eventstore.RecordedEvent{}, err
 		}
 	}
 }
 
-// ended says why a subscription stopped: closed (itself or the store), or
-// its context's error.
-func (s *Store) ended(ctx context.Context, sub *subscription) error {
-	if sub.closed.Load() || s.ctx.Err() != nil {
+// read returns the next events after sub.last: from memory, through the
+// store's fill, or from the table; full when more may follow at once.
+func (sub *subscription) read(ctx context.Context) ([]eventstore.RecordedEvent, bool, error) {
+	s := sub.s
+	if evs, mem := s.recent.after(sub.last, subPage); mem {
+		return evs, len(evs) == subPage, nil
+	}
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	if s.recent.caughtUp(sub.last) {
+		// Up to date with memory: the commits of other processes are
+		// read once for every subscription of the store (fill), when
+		// there is a sign of one. Without a sign the subscription waits
+		// for one rather than read the table itself: with many
+		// instances, every subscription reading after every wake was
+		// half of the log's reads, most of them finding nothing.
+		more, err := s.fill(sub.ctx, sub.last)
+		if err != nil {
+			return nil, false, err
+		}
+		evs, _ := s.recent.after(sub.last, subPage)
+		return evs, more || len(evs) == subPage, nil
+	}
+	// Behind what memory holds.
+	s.subReads.Add(1)
+	evs, err := s.readAll(sub.ctx, sub.last, subPage, sub.prefixes)
+	return evs, len(evs) == subPage, err
+}
+
+// sleep waits for tick or woken, or until ctx, the subscription or the
+// store ends.
+func (sub *subscription) sleep(ctx context.Context, tick <-chan time.Time, woken <-chan struct{}) error {
+	select {
+	case <-tick:
+	case <-woken:
+	case <-ctx.Done():
+		if err := sub.ended(); err != nil {
+			return err
+		}
+		return ctx.Err()
+	case <-sub.ctx.Done():
+		return sub.ended()
+	case <-sub.stop:
 		return eventstore.ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return eventstore.ErrClosed
+	return nil
 }
 
-// Recv implements eventstore.Subscription.
-func (sub *subscription) Recv(ctx context.Context) (eventstore.RecordedEvent, error) {
-	if sub.closed.Load() {
-		return eventstore.RecordedEvent{}, eventstore.ErrClosed
+// ended is why the subscription can deliver no more (Close, the store
+// closed, SubscribeAll's context ended), or nil.
+func (sub *subscription) ended() error {
+	switch {
+	case sub.closed.Load() || sub.s.ctx.Err() != nil:
+		return eventstore.ErrClosed
+	case sub.ctx.Err() != nil:
+		return sub.ctx.Err()
 	}
-	select {
-	case ev, ok := <-sub.ch:
-		return sub.got(ev, ok)
-	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return eventstore.RecordedEvent{}, err
-	}
-	select {
-	case ev, ok := <-sub.ch:
-		return sub.got(ev, ok)
-	case <-ctx.Done():
-		return eventstore.RecordedEvent{}, ctx.Err()
-	case <-sub.stop:
-		return eventstore.RecordedEvent{}, eventstore.ErrClosed
-	}
-}
-
-func (sub *subscription) got(ev eventstore.RecordedEvent, ok bool) (eventstore.RecordedEvent, error) {
-	if ok {
-		return ev, nil
-	}
-	err := sub.end
-	if err == nil || errors.Is(err, eventstore.ErrClosed) {
-		err = eventstore.ErrClosed
-	}
-	return eventstore.RecordedEvent{}, err
+	return nil
 }
 
 // Close implements eventstore.Subscription.
