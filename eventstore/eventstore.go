@@ -294,8 +294,9 @@ type Subscription interface {
 
 // A Drainer is a Subscription whose Recv, with a ctx that is already done,
 // hands out every event it can without waiting (every one committed, not
-// only those it buffered). A reader can then sleep while events gather and
-// take them at once rather than wake at every append.
+// only those it buffered; with a log shared by several processes, every
+// one the process has seen committed). A reader can then sleep while
+// events gather and take them at once rather than wake at every append.
 type Drainer interface {
 	Subscription
 	// DrainsCommitted marks the promise; it does nothing.

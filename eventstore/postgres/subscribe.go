@@ -286,6 +286,13 @@ func (sub *subscription) ended() error {
 	return nil
 }
 
+// DrainsCommitted implements eventstore.Drainer: with a done ctx, Recv
+// hands out every event the store holds in memory after the
+// subscription's position: every commit of this process, and those of
+// other processes that a fill has read (the next Recv that may wait reads
+// the rest).
+func (sub *subscription) DrainsCommitted() {}
+
 // Close implements eventstore.Subscription.
 func (sub *subscription) Close() error {
 	sub.once.Do(func() {
