@@ -144,9 +144,16 @@ type Store struct {
 	foreign  atomic.Uint64
 	filled   uint64    // foreign when the last fill began; fillMu
 	lastFill time.Time // when it began (zero: the first fill reads); fillMu
+	// fillsBegun counts the fills that began; freshFill is the number of
+	// the last one that read to the log's end (fillMu): a fill that began
+	// after a call to CategoryHead and reached the end has seen every
+	// commit answered before that call.
+	fillsBegun atomic.Uint64
+	freshFill  uint64
 	// fillReads counts the fills that read the table, subReads the
 	// subscriptions' own reads of it (tests).
 	fillReads, subReads atomic.Int64
+	seedReads           atomic.Int64 // reads of linkd_heads (tests)
 	// ownHead is the position of the store's last commit.
 	ownHead atomic.Int64
 	// Relaxed commits (Options.Relaxed; relaxed.go): relaxedHead is the

@@ -133,9 +133,14 @@ func (s *Store) SaveCheckpoint(ctx context.Context, name string, p eventstore.Po
 	return nil
 }
 
-// CategoryHead implements eventstore.CategoryHeads from linkd_heads, which
-// every append writes. A category is compared by its part before the
-// first "-".
+// CategoryHead implements eventstore.CategoryHeads. The first call reads
+// linkd_heads, which every append writes, and seeds the store's memory
+// with it; after that, the heads come from memory, which takes in every
+// event of the log after the seed in order and keeps each category's last
+// position, once a fill that began after the call has read the log to its
+// end. The fill brings the events the subscriptions need next, so that
+// with many instances the freshness of a read costs no query of its own
+// (ADR 0123). A category is compared by its part before the first "-".
 func (s *Store) CategoryHead(ctx context.Context, categories []string) (eventstore.Position, error) {
 	if err := s.enter(ctx); err != nil {
 		return eventstore.Start, err
@@ -145,9 +150,30 @@ func (s *Store) CategoryHead(ctx context.Context, categories []string) (eventsto
 	for i, c := range categories {
 		cats[i], _, _ = strings.Cut(c, "-")
 	}
-	var p int64
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(position), 0) FROM linkd_heads WHERE category = ANY($1)", cats).Scan(&p); err != nil {
+	if err := s.freshen(ctx); err != nil {
 		return eventstore.Start, s.dbErr(ctx, "category head", err)
 	}
-	return position(p), nil
+	return position(s.recent.head(cats)), nil
+}
+
+// seedHeads reads every category's head and the log's end in one
+// statement (one snapshot) into the store's memory, under fillMu. It
+// reports whether memory took them (recentLog.seed): if not, the caller
+// reads again.
+func (s *Store) seedHeads(ctx context.Context) (bool, error) {
+	n := s.fillsBegun.Add(1)
+	s.seedReads.Add(1)
+	var end int64
+	var cats []string
+	var heads []int64
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT coalesce(max(position), 0) FROM linkd_events),
+		coalesce(array_agg(category), '{}'), coalesce(array_agg(position), '{}') FROM linkd_heads`).Scan(&end, &cats, &heads)
+	if err != nil {
+		return false, err
+	}
+	if !s.recent.seed(end, cats, heads) {
+		return false, nil
+	}
+	s.freshFill = max(s.freshFill, n)
+	return true, nil
 }

@@ -1,6 +1,9 @@
 package postgres
 
 import (
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,5 +49,62 @@ func TestCategoryHeads(t *testing.T) {
 	}
 	if p, err := a.CategoryHead(ctx, []string{"nothing"}); err != nil || p != eventstore.Start {
 		t.Fatalf("an empty category's head %v %v", p, err)
+	}
+}
+
+// A store's category heads come from its memory after the first read
+// (ADR 0123): whatever other stores appended before the call, the head
+// passes it at once, without a notification (polling off) and without a
+// query of linkd_heads; while the reading store appends too, and from
+// concurrent callers.
+func TestCategoryHeadsFromMemoryFollowOthers(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, c := openT(t, dsn, Options{}), openT(t, dsn, Options{})
+	b := openT(t, dsn, Options{PollInterval: time.Hour})
+	ctx := t.Context()
+	// b appends before its first head read: memory holds its commit,
+	// not the others' before it.
+	if _, err := a.Append(ctx, "link-0", eventstore.Any(), ev(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, "clicks-0", eventstore.Any(), ev(1)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w, s := range []*Store{a, c, b} {
+		wg.Go(func() {
+			for i := range 150 {
+				stream := fmt.Sprintf("link-%d-%d", w, i)
+				if i%3 == 0 {
+					stream = fmt.Sprintf("clicks-%d", i%7)
+				}
+				r, err := s.Append(ctx, stream, eventstore.Any(), ev(i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cat, _, _ := strings.Cut(stream, "-")
+				p, err := b.CategoryHead(ctx, []string{cat, "domain"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if p.Commit < r.Position.Commit {
+					t.Errorf("store %d's append to %s at %d: b's head of %s is %d", w, stream, r.Position.Commit, cat, p.Commit)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var want int64
+	if err := b.pool.QueryRow(ctx, "SELECT max(position) FROM linkd_heads WHERE category = 'link'").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.CategoryHead(ctx, []string{"link"}); err != nil || int64(p.Commit) != want {
+		t.Errorf("b's head of link %v %v, linkd_heads says %d", p, err, want)
+	}
+	if n := b.seedReads.Load(); n != 1 {
+		t.Errorf("b read linkd_heads %d times; want once, then memory", n)
 	}
 }

@@ -309,9 +309,21 @@ func (sub *subscription) Close() error {
 // the events kept follow a subscription's position with nothing between is
 // plain arithmetic; anything else (another process's commit between, a
 // subscription far behind) is read from the database.
+//
+// It also keeps the last position of each category among the events it
+// took in, seeded by CategoryHead with linkd_heads: once seeded, it has
+// taken in, or will, every event after the seed's snapshot, each once and
+// in order (add refuses a gap), so its heads are the log's as far as it
+// has read.
 type recentLog struct {
 	mu     sync.Mutex
-	events []eventstore.RecordedEvent // consecutive positions
+	events []eventstore.RecordedEvent // consecutive positions, ending at last
+	// last is the position of the last event taken in (or the seed's
+	// end, before any), held whether there is one; first is the position
+	// of the first event taken in since then.
+	last, first int64
+	held        bool
+	heads       map[string]int64 // category: its last position; nil until seeded
 }
 
 // recentKeep is how many events recentLog keeps, at least.
@@ -323,8 +335,8 @@ const recentKeep = 4096
 func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := len(l.events); n > 0 {
-		end := l.events[n-1].Position.Commit
+	if l.held {
+		end := uint64(l.last)
 		for len(evs) > 0 && evs[0].Position.Commit <= end {
 			evs = evs[1:] // read from the table already (fill)
 		}
@@ -335,6 +347,9 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 	if len(evs) == 0 {
 		return true
 	}
+	if !l.held {
+		l.first, l.held = int64(evs[0].Position.Commit), true
+	}
 	if len(l.events)+len(evs) > 2*recentKeep {
 		drop := len(l.events) + len(evs) - recentKeep
 		if drop >= len(l.events) {
@@ -344,7 +359,65 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 		}
 	}
 	l.events = append(l.events, evs...)
+	l.last = int64(evs[len(evs)-1].Position.Commit)
+	if l.heads != nil {
+		for i := range evs {
+			c, _, _ := strings.Cut(evs[i].Stream, "-")
+			l.heads[c] = int64(evs[i].Position.Commit) // in order: the last is the greatest
+		}
+	}
 	return true
+}
+
+// seed takes in the categories' heads and the log's end as read in one
+// snapshot. It succeeds (true) when every event after end has been
+// taken in or will be: memory holds nothing yet (end becomes its last), or
+// its first event follows end at the latest. Otherwise (events between
+// the snapshot and memory's first were never taken in) the caller reads
+// again: a later snapshot's end is past memory's first.
+func (l *recentLog) seed(end int64, cats []string, heads []int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held && l.first > end+1 {
+		return false
+	}
+	if l.held && l.last > end && (len(l.events) == 0 || int64(l.events[0].Position.Commit) > end+1) {
+		return false // some taken in after the snapshot are no longer kept
+	}
+	if !l.held {
+		l.last, l.first, l.held = end, end+1, true
+	}
+	l.heads = make(map[string]int64, len(cats))
+	for i, c := range cats {
+		l.heads[c] = heads[i]
+	}
+	// The events taken in after the snapshot, before the seed: their
+	// heads are the greater.
+	for i := range l.events {
+		if p := int64(l.events[i].Position.Commit); p > end {
+			c, _, _ := strings.Cut(l.events[i].Stream, "-")
+			l.heads[c] = max(l.heads[c], p)
+		}
+	}
+	return true
+}
+
+// seeded reports whether the log keeps the categories' heads.
+func (l *recentLog) seeded() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.heads != nil
+}
+
+// head is the greatest last position of cats (0: none).
+func (l *recentLog) head(cats []string) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var h int64
+	for _, c := range cats {
+		h = max(h, l.heads[c])
+	}
+	return h
 }
 
 // caughtUp reports whether a subscription at last has every event the log
@@ -355,15 +428,12 @@ func (l *recentLog) caughtUp(last int64) bool {
 	return !ok || last >= end
 }
 
-// end is the position of the last event the log holds, false when it
-// holds none.
+// end is the position of the last event the log took in (or of the
+// seed's end), false when there is none.
 func (l *recentLog) end() (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.events) == 0 {
-		return 0, false
-	}
-	return int64(l.events[len(l.events)-1].Position.Commit), true
+	return l.last, l.held
 }
 
 // fill reads the events after the log's last (after last when it holds
@@ -388,11 +458,18 @@ func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 	if f == s.filled && time.Since(s.lastFill) < s.opts.PollInterval {
 		return false, nil
 	}
+	return s.fillOnce(ctx, last, f)
+}
+
+// fillOnce reads the events after memory's last (after last when it has
+// none) into memory, under fillMu; foreign is s.foreign when it began.
+func (s *Store) fillOnce(ctx context.Context, last int64, foreign uint64) (more bool, err error) {
 	from := last
 	if end, ok := s.recent.end(); ok {
 		from = end
 	}
 	began := time.Now()
+	n := s.fillsBegun.Add(1)
 	s.fillReads.Add(1)
 	evs, err := s.readAll(ctx, from, subPage, nil)
 	if err != nil {
@@ -402,7 +479,7 @@ func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 	if more {
 		s.lastFill = time.Time{} // the next fill reads on, sign or not
 	} else {
-		s.filled, s.lastFill = f, began
+		s.filled, s.lastFill, s.freshFill = foreign, began, n
 	}
 	s.recent.add(evs) // follows the log's end: no gap
 	if len(evs) > 0 {
@@ -411,6 +488,30 @@ func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 		s.wake.broadcast()
 	}
 	return more, nil
+}
+
+// freshen returns once a fill that began after the call has read the log
+// to its end: memory has taken in every commit answered before the call.
+// Callers that come while a fill is under way share the next one.
+//
+// The first call seeds memory with the categories' heads (seedHeads),
+// which is such a read too.
+func (s *Store) freshen(ctx context.Context) error {
+	called := s.fillsBegun.Load()
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	for s.freshFill <= called || !s.recent.seeded() {
+		var err error
+		if s.recent.seeded() {
+			_, err = s.fillOnce(ctx, 0, s.foreign.Load())
+		} else {
+			_, err = s.seedHeads(ctx)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // after returns up to max events that follow position last, and true, when
