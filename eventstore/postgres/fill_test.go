@@ -194,3 +194,48 @@ func TestKnownCommit(t *testing.T) {
 		}
 	}
 }
+
+// A subscription drains (eventstore.Drainer): with a done ctx, Recv hands
+// out every event in the store's memory after it, its own commits and
+// what a fill read, and reads no table: another store's commit waits for
+// a Recv that may wait. A Recv whose ctx ends does not end the
+// subscription.
+func TestSubscriptionDrainsMemory(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := openT(t, dsn, Options{PollInterval: time.Hour})
+	b := openT(t, dsn, Options{PollInterval: time.Hour})
+	sub := subscribeT(t, a)
+	if _, ok := sub.(eventstore.Drainer); !ok {
+		t.Fatal("not a Drainer")
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	var want []uint64
+	for i := range 3 {
+		r, err := a.Append(t.Context(), "drain-a", eventstore.Any(), ev(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.Position.Commit)
+	}
+	for _, p := range want {
+		e, err := sub.Recv(done)
+		if err != nil || e.Position.Commit != p {
+			t.Fatalf("drained %v %v, want position %d", e.Position, err, p)
+		}
+	}
+	rb, err := b.Append(t.Context(), "drain-b", eventstore.Any(), ev(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := a.fillReads.Load() + a.subReads.Load()
+	if e, err := sub.Recv(done); err == nil {
+		t.Fatalf("a done ctx read %v, another store's commit, from the table", e.Position)
+	}
+	if n := a.fillReads.Load() + a.subReads.Load(); n != reads {
+		t.Errorf("a Recv with a done ctx read the table %d times", n-reads)
+	}
+	if got := recvN(t, sub, 1, 5*time.Second); got[0] != rb.Position.Commit {
+		t.Fatalf("got %d, want b's commit at %d", got[0], rb.Position.Commit)
+	}
+}
