@@ -287,8 +287,10 @@ type Subscription interface {
 	// returns an error wrapping ErrClosed after Close, or ctx's error. With
 	// a ctx that is already done, an adapter may still hand out an event it
 	// has buffered: readers use that to drain a batch without waiting.
+	// A subscription has one reader: Recv is not called concurrently.
 	Recv(ctx context.Context) (RecordedEvent, error)
-	// Close stops the subscription.
+	// Close stops the subscription; it may be called from any goroutine,
+	// while Recv waits.
 	Close() error
 }
 
