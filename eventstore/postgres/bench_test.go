@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/embedded"
+	"github.com/linkd/linkd/internal/testsupport/cpu"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
@@ -284,26 +284,19 @@ func BenchmarkFollowThreeStores(b *testing.B) {
 	}
 	run := func(n int) (float64, float64) {
 		want := got.Load() + int64(15*n)
-		cpu0 := cpuTime()
+		cpu0 := cpu.Process()
 		start := time.Now()
 		appendShared(b, stores, 64, 1000, n)
 		for got.Load() < want {
 			time.Sleep(time.Millisecond)
 		}
-		return float64(n) / time.Since(start).Seconds(), float64((cpuTime() - cpu0).Microseconds()) / float64(n)
+		return float64(n) / time.Since(start).Seconds(), float64((cpu.Process() - cpu0).Microseconds()) / float64(n)
 	}
 	run(2000) // warm up
 	b.ResetTimer()
-	rate, cpu := run(max(b.N, 30000))
+	rate, perEvent := run(max(b.N, 30000))
 	b.ReportMetric(rate, "events/s")
-	b.ReportMetric(cpu, "cpu-µs/event")
+	b.ReportMetric(perEvent, "cpu-µs/event")
 	cancel()
 	wg.Wait()
-}
-
-// cpuTime is the CPU time (user and system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -124,18 +124,17 @@ const subPage = 1000
 // every event to each of an instance's five feeders took a sixth of its
 // CPU with three instances (ADR 0123).
 type subscription struct {
-	s        *Store
-	ctx      context.Context // SubscribeAll's, ended by the store's closing too
-	cancel   context.CancelFunc
-	filter   eventstore.Filter
-	prefixes []string
-	last     int64                      // the position of the last event handed out or passed
-	buf      []eventstore.RecordedEvent // read, not yet handed out (a view of memory: not to be changed)
-	poll     *time.Timer
-	backoff  time.Duration
-	stop     chan struct{} // closed by Close
-	once     sync.Once
-	closed   atomic.Bool
+	s       *Store
+	ctx     context.Context // SubscribeAll's, ended by the store's closing too
+	cancel  context.CancelFunc
+	filter  eventstore.Filter
+	last    int64                      // the position of the last event handed out or passed
+	buf     []eventstore.RecordedEvent // read, not yet handed out (a view of memory: not to be changed)
+	poll    *time.Timer
+	backoff time.Duration
+	stop    chan struct{} // closed by Close
+	once    sync.Once
+	closed  atomic.Bool
 }
 
 // SubscribeAll implements eventstore.Store.
@@ -148,9 +147,6 @@ func (s *Store) SubscribeAll(ctx context.Context, after eventstore.Position, fil
 	unhook := context.AfterFunc(s.ctx, cancel)
 	sub := &subscription{s: s, ctx: sctx, filter: filter, last: pos(after), stop: make(chan struct{}),
 		backoff: 50 * time.Millisecond, cancel: func() { unhook(); cancel() }}
-	if len(filter.StreamPrefixes) > 0 {
-		sub.prefixes = filter.StreamPrefixes
-	}
 	return sub, nil
 }
 
@@ -251,7 +247,7 @@ func (sub *subscription) read(ctx context.Context) ([]eventstore.RecordedEvent, 
 	}
 	// Behind what memory holds.
 	s.subReads.Add(1)
-	evs, err := s.readAll(sub.ctx, sub.last, subPage, sub.prefixes)
+	evs, err := s.readAll(sub.ctx, sub.last, subPage, sub.filter.StreamPrefixes)
 	return evs, len(evs) == subPage, err
 }
 
@@ -319,11 +315,10 @@ type recentLog struct {
 	mu     sync.Mutex
 	events []eventstore.RecordedEvent // consecutive positions, ending at last
 	// last is the position of the last event taken in (or the seed's
-	// end, before any), held whether there is one; first is the position
-	// of the first event taken in since then.
-	last, first int64
-	held        bool
-	heads       map[string]int64 // category: its last position; nil until seeded
+	// end, before any), held whether there is one.
+	last  int64
+	held  bool
+	heads map[string]int64 // category: its last position; nil until seeded
 }
 
 // recentKeep is how many events recentLog keeps, at least.
@@ -347,9 +342,6 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 	if len(evs) == 0 {
 		return true
 	}
-	if !l.held {
-		l.first, l.held = int64(evs[0].Position.Commit), true
-	}
 	if len(l.events)+len(evs) > 2*recentKeep {
 		drop := len(l.events) + len(evs) - recentKeep
 		if drop >= len(l.events) {
@@ -359,11 +351,10 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 		}
 	}
 	l.events = append(l.events, evs...)
-	l.last = int64(evs[len(evs)-1].Position.Commit)
+	l.last, l.held = int64(evs[len(evs)-1].Position.Commit), true
 	if l.heads != nil {
 		for i := range evs {
-			c, _, _ := strings.Cut(evs[i].Stream, "-")
-			l.heads[c] = int64(evs[i].Position.Commit) // in order: the last is the greatest
+			l.heads[eventstore.Category(evs[i].Stream)] = int64(evs[i].Position.Commit) // in order: the last is the greatest
 		}
 	}
 	return true
@@ -371,21 +362,19 @@ func (l *recentLog) add(evs []eventstore.RecordedEvent) bool {
 
 // seed takes in the categories' heads and the log's end as read in one
 // snapshot. It succeeds (true) when every event after end has been
-// taken in or will be: memory holds nothing yet (end becomes its last), or
-// its first event follows end at the latest. Otherwise (events between
-// the snapshot and memory's first were never taken in) the caller reads
-// again: a later snapshot's end is past memory's first.
+// taken in or will be, with its category known: memory holds nothing
+// after end (end becomes its last when it holds nothing), or it still
+// keeps every event after end. Otherwise (events after the snapshot were
+// never taken in, or are no longer kept) the caller reads again: a later
+// snapshot's end is past memory's last.
 func (l *recentLog) seed(end int64, cats []string, heads []int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.held && l.first > end+1 {
+	if l.held && l.last > end && (len(l.events) == 0 || int64(l.events[0].Position.Commit) > end+1) {
 		return false
 	}
-	if l.held && l.last > end && (len(l.events) == 0 || int64(l.events[0].Position.Commit) > end+1) {
-		return false // some taken in after the snapshot are no longer kept
-	}
 	if !l.held {
-		l.last, l.first, l.held = end, end+1, true
+		l.last, l.held = end, true
 	}
 	l.heads = make(map[string]int64, len(cats))
 	for i, c := range cats {
@@ -395,7 +384,7 @@ func (l *recentLog) seed(end int64, cats []string, heads []int64) bool {
 	// heads are the greater.
 	for i := range l.events {
 		if p := int64(l.events[i].Position.Commit); p > end {
-			c, _, _ := strings.Cut(l.events[i].Stream, "-")
+			c := eventstore.Category(l.events[i].Stream)
 			l.heads[c] = max(l.heads[c], p)
 		}
 	}
