@@ -581,43 +581,39 @@ func (g *groupRows) add(stream string, v int64, ev eventstore.EventData) {
 func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error {
 	hold := s.opts.beforeCommit != nil
 	began := conn.PgConn().TxStatus() != 'I'
-	b := &pgx.Batch{}
+	if _, err := conn.Prepare(ctx, appendStmt, appendSQL); err != nil {
+		return err
+	}
+	b := &pgconn.Batch{}
 	if hold && !began {
-		b.Queue("BEGIN")
+		b.ExecParams("BEGIN", nil, nil, nil, nil)
 	}
-	var versions []int64 // NULL: the database's to give
-	if !g.byDB {
-		versions = g.versions
-	}
-	b.Queue(`SELECT linkd_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		g.streams, versions, g.ids, g.types, g.datas, g.metas, g.now, g.cats, notifyChannel, s.instance, g.relaxed)
+	b.ExecPrepared(appendStmt, g.appendParams(notifyChannel, s.instance), binaryFormats, binaryFormats[:1])
 	commit := began && !hold
 	if commit {
-		b.Queue("COMMIT")
+		b.ExecParams("COMMIT", nil, nil, nil, nil)
 	}
-	br := conn.SendBatch(ctx, b)
-	err := func() error {
-		defer br.Close()
-		if hold && !began {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		var res []int64
-		if err := br.QueryRow().Scan(&res); err != nil {
-			return err
-		}
-		if err := g.setHead(res); err != nil {
-			return err
-		}
-		if commit {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}()
+	results, err := conn.PgConn().ExecBatch(ctx, b).ReadAll()
 	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	res := results[0]
+	if hold && !began {
+		res = results[1]
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return errors.New("postgres: linkd_append returned no row")
+	}
+	heads, err := parseInt8Array(res.Rows[0][0])
+	if err != nil {
+		return err
+	}
+	if err := g.setHead(heads); err != nil {
 		return err
 	}
 	if hold {
