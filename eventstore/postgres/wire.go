@@ -32,7 +32,10 @@ const (
 // its result: binary.
 var binaryFormats = []int16{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
-// appendParams lays out linkd_append's parameters for g.
+// appendParams lays out linkd_append's parameters for g. The events' data
+// and metadata are copied into them once, and g's datas and metas point
+// at those copies after: they are what the store keeps of them (the
+// caller may reuse its own once answered).
 func (g *groupRows) appendParams(channel, instance string) [][]byte {
 	var versions []byte // NULL: the database's to give
 	if !g.byDB {
@@ -87,7 +90,8 @@ func arrayText(vs []string) []byte {
 }
 
 // arrayBytes lays out vs as an array of oid; with nilIsNull a nil element
-// is NULL, otherwise it is empty.
+// is NULL, otherwise it is empty. The other elements of vs are replaced
+// by their copies in the array (its capacity is exact: they never move).
 func arrayBytes(oid uint32, vs [][]byte, nilIsNull bool) []byte {
 	size, nulls := 0, false
 	for _, v := range vs {
@@ -95,13 +99,15 @@ func arrayBytes(oid uint32, vs [][]byte, nilIsNull bool) []byte {
 		nulls = nulls || (v == nil && nilIsNull)
 	}
 	b := arrayHeader(size, len(vs), oid, nulls)
-	for _, v := range vs {
+	for i, v := range vs {
 		if v == nil && nilIsNull {
 			b = binary.BigEndian.AppendUint32(b, 0xFFFFFFFF) // -1: NULL
 			continue
 		}
 		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		start := len(b)
 		b = append(b, v...)
+		vs[i] = b[start:len(b):len(b)]
 	}
 	return b
 }

@@ -43,7 +43,19 @@ func TestAppendParamsReadByPostgres(t *testing.T) {
 		{byDB: true, now: time.Date(1999, 12, 31, 23, 59, 59, 999999000, time.UTC)},
 	}
 	for i, g := range groups {
+		callers := slices.Clone(g.datas)
 		params := g.appendParams("chan", "inst-1")
+		// The store keeps the copies in the parameters: the callers'
+		// bytes may change once answered.
+		for j, d := range callers {
+			if len(d) > 0 {
+				d[0] ^= 0xff
+				if g.datas[j][0] == d[0] {
+					t.Errorf("group %d: event %d's data is the caller's, not a copy", i, j)
+				}
+				d[0] ^= 0xff
+			}
+		}
 		// What PostgreSQL made of them, in its text format.
 		var text []string
 		row := conn.PgConn().ExecPrepared(ctx, "wire", params, binaryFormats, []int16{0}).Read()

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -165,6 +164,7 @@ func (s *Store) runWriter() {
 	var group []*appendReq
 	var carry *appendReq
 	lastReqs := 0
+	heads := map[string]streamHead{} // knownHeads', reused group after group
 	for {
 		group = group[:0]
 		if carry != nil {
@@ -216,7 +216,7 @@ func (s *Store) runWriter() {
 			timer.Stop()
 		}
 		lastReqs = len(group)
-		s.commitGroup(group)
+		s.commitGroup(group, heads)
 	}
 }
 
@@ -227,8 +227,9 @@ type streamHead struct {
 }
 
 // commitGroup writes the appends of group that pass their expected
-// versions in one transaction and answers every one.
-func (s *Store) commitGroup(group []*appendReq) {
+// versions in one transaction and answers every one. heads is the
+// writer's map for knownHeads.
+func (s *Store) commitGroup(group []*appendReq, heads map[string]streamHead) {
 	live := group[:0:0]
 	for _, r := range group {
 		if err := r.ctx.Err(); err != nil {
@@ -248,7 +249,7 @@ func (s *Store) commitGroup(group []*appendReq) {
 		// be visible to readers before.
 		s.relaxing.Add(1)
 	}
-	err := s.writeGroup(live, names, relaxed)
+	err := s.writeGroup(live, names, relaxed, heads)
 	if relaxed {
 		s.relaxing.Add(-1)
 	}
@@ -272,7 +273,7 @@ func (s *Store) commitGroup(group []*appendReq) {
 // insert breaks UNIQUE (stream, version), the transaction rolls back, and
 // the group goes the long way, reading the streams' versions under the
 // lock first.
-func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) error {
+func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool, known map[string]streamHead) error {
 	// A server that does not answer fails the group in time: its appends
 	// answer ErrUnavailable (503) rather than hang (their outcome is then
 	// unknown, as with any lost answer).
@@ -315,7 +316,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool) err
 	if anyVersion && s.sharing() {
 		return byDB()
 	}
-	heads, fast := s.knownHeads(group, names)
+	heads, fast := s.knownHeads(group, names, known)
 	if !fast && anyVersion {
 		return byDB()
 	}
@@ -431,11 +432,12 @@ func allAny(group []*appendReq) bool {
 // knownHeads returns the last versions of names as the writer knows them,
 // and whether it knows every one and every append of group passes its
 // expected version against them (an append that fails goes the long way,
-// to fail against what the database holds, not against a guess).
-func (s *Store) knownHeads(group []*appendReq, names []string) (map[string]streamHead, bool) {
+// to fail against what the database holds, not against a guess). It
+// fills and returns heads, cleared first.
+func (s *Store) knownHeads(group []*appendReq, names []string, heads map[string]streamHead) (map[string]streamHead, bool) {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
-	heads := make(map[string]streamHead, len(names))
+	clear(heads)
 	for _, n := range names {
 		v, ok := s.versions[n]
 		if !ok {
@@ -670,11 +672,12 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 	}
 	evs := make([]eventstore.RecordedEvent, len(g.streams))
 	for i := range evs {
-		// Copies: the caller may reuse Data and Metadata once answered.
+		// datas and metas are the copies in linkd_append's parameters
+		// (appendParams): the caller may reuse its own once answered.
 		evs[i] = eventstore.RecordedEvent{
 			ID: uuid.UUID(g.ids[i]), Stream: g.streams[i], Version: uint64(g.versions[i]),
 			Position: position(g.head + int64(i) + 1), Type: g.types[i],
-			Data: bytes.Clone(g.datas[i]), Metadata: bytes.Clone(g.metas[i]), Time: g.now, Value: g.values[i],
+			Data: g.datas[i], Metadata: g.metas[i], Time: g.now, Value: g.values[i],
 		}
 	}
 	if len(evs) > 0 {
