@@ -63,7 +63,8 @@ type Options struct {
 	// Writers is how many grouped transactions may be on their way at
 	// once (they take the append lock in turn). Zero means 1: two halved
 	// the appends per second of 64 writers here (smaller groups, the same
-	// commit each), see docs/adr/0100-postgres-event-store.md.
+	// commit each), see docs/adr/0100-postgres-event-store.md. One
+	// writer without Linger pipelines its groups (ADR 0124).
 	Writers int
 	// Linger is how long the writer may wait for more appends to join a
 	// group when the last group held several (as many as the last group
@@ -172,6 +173,9 @@ type Store struct {
 	// shared is when (Unix ns) an insert at the versions the writer knew
 	// last met another process's append (writer.go, sharing).
 	shared atomic.Int64
+	// overlapped counts the groups the pipelined writer sent while the
+	// group before was on its way (pipeline.go).
+	overlapped atomic.Int64
 	// vmu guards versions and inflight; flight signals the end of a
 	// group's claim.
 	vmu    sync.Mutex
@@ -258,9 +262,14 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	s.flight = sync.NewCond(&s.vmu)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.instance = newInstanceID()
-	for range opts.Writers {
+	if opts.Writers == 1 && opts.Linger == 0 {
 		s.writers.Add(1)
-		go s.runWriter()
+		go s.runPipelined()
+	} else {
+		for range opts.Writers {
+			s.writers.Add(1)
+			go s.runWriter()
+		}
 	}
 	go func() { s.writers.Wait(); close(s.writerEnd) }()
 	s.bg.Add(1)

@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
+)
+
+// Under concurrent appends the pipelined writer sends groups while the
+// one before is on its way, and none of them assumes another's versions:
+// appends that expect exact versions of their own streams and appends to
+// a few hot streams all land, each answered with the version and the
+// position its event has in the log, every stream without a gap, and a
+// subscription sees every event once, in order.
+func TestPipelinedGroupsKeepStreamsApart(t *testing.T) {
+	s := openT(t, pgtest.DSN(t), Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	const writers, each = 48, 40
+	type answer struct {
+		id     uuid.UUID
+		stream string
+		res    eventstore.AppendResult
+	}
+	answers := make([][]answer, writers)
+	owns := make([]uint64, writers) // events in own-w
+	// Rounds of concurrent appends until the writer has sent a group
+	// while another was on its way (most rounds do; it depends on how the
+	// appends arrive).
+	rounds := 0
+	for ; rounds < 50 && s.overlapped.Load() == 0; rounds++ {
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				own := fmt.Sprintf("own-%d", w)
+				for i := range each {
+					stream, exp := own, eventstore.Exact(owns[w]-1)
+					if owns[w] == 0 {
+						exp = eventstore.NoStream()
+					}
+					if i%2 == 1 {
+						stream, exp = fmt.Sprintf("hot-%d", i%3), eventstore.Any()
+					}
+					e := ev(i)
+					res, err := s.Append(ctx, stream, exp, e)
+					if err != nil {
+						t.Errorf("%s: %v", stream, err)
+						return
+					}
+					if stream == own {
+						owns[w]++
+					}
+					answers[w] = append(answers[w], answer{e.ID, stream, res})
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+	}
+	if s.overlapped.Load() == 0 {
+		t.Fatalf("in %d rounds no group was sent while another was on its way", rounds)
+	}
+	t.Logf("%d rounds, %d groups sent while another was on its way", rounds, s.overlapped.Load())
+	total := rounds * writers * each
+
+	all, err := s.ReadAll(ctx, eventstore.Start, total+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != total {
+		t.Fatalf("%d events in the log, want %d", len(all), total)
+	}
+	byID := map[uuid.UUID]eventstore.RecordedEvent{}
+	next := map[string]uint64{}
+	for i, e := range all {
+		if e.Position.Commit != uint64(i+1) {
+			t.Fatalf("event %d at position %d", i, e.Position.Commit)
+		}
+		if e.Version != next[e.Stream] {
+			t.Fatalf("%s: version %d after %d events", e.Stream, e.Version, next[e.Stream])
+		}
+		next[e.Stream]++
+		byID[e.ID] = e
+	}
+	for _, as := range answers {
+		for _, a := range as {
+			e := byID[a.id]
+			if e.Stream != a.stream || e.Version != a.res.NextExpectedVersion || e.Position != a.res.Position {
+				t.Fatalf("answered %s@%d at %v; the log has %s@%d at %v",
+					a.stream, a.res.NextExpectedVersion, a.res.Position, e.Stream, e.Version, e.Position)
+			}
+		}
+	}
+
+	sub, err := s.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := range all {
+		e, err := sub.Recv(ctx)
+		if err != nil {
+			t.Fatalf("Recv %d: %v", i, err)
+		}
+		if e.ID != all[i].ID || e.Position != all[i].Position {
+			t.Fatalf("subscription event %d: %s at %v, want %s at %v", i, e.ID, e.Position, all[i].ID, all[i].Position)
+		}
+	}
+}
