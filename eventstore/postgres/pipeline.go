@@ -116,7 +116,7 @@ func (s *Store) runPipelined() {
 		if p.flight != nil {
 			s.overlapped.Add(1)
 		}
-		f := &flight{group: group, names: s.claim(group), relaxed: s.relaxable(group)}
+		f := &flight{group: group, names: s.claim(names), relaxed: s.relaxable(group)}
 		if f.relaxed {
 			s.relaxing.Add(1)
 		}
@@ -192,7 +192,7 @@ func touches(r *appendReq, held map[string]bool) bool {
 }
 
 // live answers the appends of group whose callers have gone, and returns
-// the others.
+// the others (in group's array).
 func (s *Store) live(group []*appendReq) []*appendReq {
 	live := group[:0]
 	for _, r := range group {

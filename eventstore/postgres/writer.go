@@ -230,19 +230,11 @@ type streamHead struct {
 // versions in one transaction and answers every one. heads is the
 // writer's map for knownHeads.
 func (s *Store) commitGroup(group []*appendReq, heads map[string]streamHead) {
-	live := group[:0:0]
-	for _, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			close(r.done)
-			continue
-		}
-		live = append(live, r)
-	}
+	live := s.live(group)
 	if len(live) == 0 {
 		return
 	}
-	names := s.claim(live)
+	names := s.claim(streamNames(live))
 	relaxed := s.relaxable(live)
 	if relaxed {
 		// Counted until committed has moved relaxedHead: the commit may
@@ -693,19 +685,9 @@ func (s *Store) committed(group []*appendReq, g *groupRows) {
 	}
 }
 
-// claim waits until no other writer's group holds a stream of group, then
-// marks group's streams as held, and returns them.
-func (s *Store) claim(group []*appendReq) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, r := range group {
-		for _, p := range r.parts {
-			if !seen[p.Stream] {
-				seen[p.Stream] = true
-				names = append(names, p.Stream)
-			}
-		}
-	}
+// claim waits until no other writer's group holds one of names (a
+// group's streams), then marks them as held, and returns them.
+func (s *Store) claim(names []string) []string {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
 	for s.held(names) {
