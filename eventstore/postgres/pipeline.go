@@ -88,6 +88,11 @@ func (s *Store) runPipelined() {
 			}
 			continue
 		}
+		if p != nil && time.Now().After(p.ends) {
+			// Before knownHeads: finish may use heads (commitGroup).
+			s.finish(p, heads)
+			p = nil
+		}
 		names := streamNames(group)
 		fast := s.opts.beforeCommit == nil && !(allAny(group) && s.sharing())
 		var known map[string]streamHead
@@ -101,10 +106,6 @@ func (s *Store) runPipelined() {
 			}
 			s.commitGroup(group, heads)
 			continue
-		}
-		if p != nil && time.Now().After(p.ends) {
-			s.finish(p, heads)
-			p = nil
 		}
 		if p == nil {
 			var err error

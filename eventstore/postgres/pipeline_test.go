@@ -116,3 +116,37 @@ func TestPipelinedGroupsKeepStreamsApart(t *testing.T) {
 		}
 	}
 }
+
+// The pipeline's context ends WriteTimeout after it opened: under appends
+// that go on for several times that, the writer opens new ones in time,
+// and no append fails with the context of an old one.
+func TestPipelineOutlivesItsContext(t *testing.T) {
+	const timeout = time.Second
+	s := openT(t, pgtest.DSN(t), Options{WriteTimeout: timeout})
+	ctx := t.Context()
+	stop := time.Now().Add(3*timeout + timeout/2)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	n := 0
+	for w := range 16 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(stop); i++ {
+				if _, err := s.Append(ctx, fmt.Sprintf("w-%d", w%4), eventstore.Any(), ev(i)); err != nil {
+					t.Errorf("append after %v: %v", time.Until(stop), err)
+					return
+				}
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	all, err := s.ReadAll(ctx, eventstore.Start, n+1)
+	if err != nil || len(all) != n {
+		t.Fatalf("%d events in the log (%v), %d appended", len(all), err, n)
+	}
+	if s.overlapped.Load() == 0 {
+		t.Error("no group was sent while another was on its way")
+	}
+}
