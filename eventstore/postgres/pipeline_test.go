@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
@@ -148,5 +149,97 @@ func TestPipelineOutlivesItsContext(t *testing.T) {
 	}
 	if s.overlapped.Load() == 0 {
 		t.Error("no group was sent while another was on its way")
+	}
+}
+
+// A group whose versions another process took meanwhile (a unique
+// violation) goes again the serial way after the group sent behind it:
+// both are answered with the log's versions and positions, and a
+// subscription sees every event once, in order. With groups of one
+// event, x and y queue while the writer waits for a group z that the
+// append lock, held by the test, keeps waiting in PostgreSQL; then x is
+// sent, and y behind it.
+func TestPipelinedRetryAfterTheGroupBehind(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := openT(t, dsn, Options{MaxGroupEvents: 1}), openT(t, dsn, Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for _, step := range []struct {
+		s      *Store
+		stream string
+	}{{a, "x-1"}, {a, "y-1"}, {a, "z-1"}, {b, "x-1"}} { // a knows x-1 at 0; b takes 1
+		if _, err := step.s.Append(ctx, step.stream, eventstore.Any(), ev(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close(context.Background())
+	if _, err := lock.Exec(ctx, "SELECT pg_advisory_lock($1)", appendLock); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		res eventstore.AppendResult
+		err error
+	}
+	appendAsync := func(stream string) chan answer {
+		c := make(chan answer, 1)
+		go func() {
+			r, err := a.Append(ctx, stream, eventstore.Any(), ev(1))
+			c <- answer{r, err}
+		}()
+		return c
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if ctx.Err() != nil {
+				t.Fatal(what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	z := appendAsync("z-1")
+	until("z never waited for the append lock", func() bool {
+		var waiting int
+		if err := lock.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting > 0
+	})
+	x := appendAsync("x-1")
+	until("x never queued", func() bool { return len(a.queue) == 1 || a.overlapped.Load() > 0 })
+	y := appendAsync("y-1")
+	until("y never queued", func() bool { return len(a.queue) >= 1 })
+	if _, err := lock.Exec(ctx, "SELECT pg_advisory_unlock($1)", appendLock); err != nil {
+		t.Fatal(err)
+	}
+	az, ax, ay := <-z, <-x, <-y
+	if az.err != nil || ax.err != nil || ay.err != nil {
+		t.Fatalf("z: %v, x: %v, y: %v", az.err, ax.err, ay.err)
+	}
+	if a.overlapped.Load() == 0 {
+		t.Fatal("no group was sent behind another")
+	}
+	// y commits before x, which met b's append and went again after it.
+	if ay.res.NextExpectedVersion != 1 || ay.res.Position.Commit != 6 || ax.res.NextExpectedVersion != 2 || ax.res.Position.Commit != 7 {
+		t.Fatalf("y answered %+v, x %+v; want y-1@1 at 6, x-1@2 at 7", ay.res, ax.res)
+	}
+	sub, err := a.SubscribeAll(ctx, eventstore.Start, eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	want := []string{"x-1@0", "y-1@0", "z-1@0", "x-1@1", "z-1@1", "y-1@1", "x-1@2"}
+	for i, w := range want {
+		e, err := sub.Recv(ctx)
+		if err != nil {
+			t.Fatalf("Recv %d: %v", i, err)
+		}
+		if got := fmt.Sprintf("%s@%d", e.Stream, e.Version); got != w || e.Position.Commit != uint64(i+1) {
+			t.Fatalf("event %d: %s at %d, want %s at %d", i, got, e.Position.Commit, w, i+1)
+		}
 	}
 }
