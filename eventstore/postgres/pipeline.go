@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -47,6 +46,7 @@ func (s *Store) runPipelined() {
 		p       *pipe
 		pending []*appendReq // taken from the queue, not yet in a group
 		heads   = map[string]streamHead{}
+		inHeld  = map[string]bool{} // the streams of the group in flight
 	)
 	for {
 		if p != nil && p.flight == nil && len(pending) == 0 {
@@ -55,12 +55,13 @@ func (s *Store) runPipelined() {
 			s.endPipe(p)
 			p = nil
 		}
-		var held map[string]bool
+		var held map[string]bool // nil: nothing in flight
 		if p != nil && p.flight != nil {
-			held = make(map[string]bool, len(p.flight.names))
+			clear(inHeld)
 			for _, n := range p.flight.names {
-				held[n] = true
+				inHeld[n] = true
 			}
+			held = inHeld
 		}
 		var group []*appendReq
 		var closing bool
@@ -89,16 +90,13 @@ func (s *Store) runPipelined() {
 			continue
 		}
 		if p != nil && time.Now().After(p.ends) {
-			// Before knownHeads: finish may use heads (commitGroup).
+			// Before knownHeads fills heads: finish may use it
+			// (commitGroup).
 			s.finish(p, heads)
 			p = nil
 		}
 		names := streamNames(group)
-		fast := s.opts.beforeCommit == nil && !(allAny(group) && s.sharing())
-		var known map[string]streamHead
-		if fast {
-			known, fast = s.knownHeads(group, names, heads)
-		}
+		fast := s.opts.beforeCommit == nil && !(allAny(group) && s.sharing()) && s.knownHeads(group, names, heads)
 		if !fast {
 			if p != nil {
 				s.finish(p, heads)
@@ -121,7 +119,7 @@ func (s *Store) runPipelined() {
 		if f.relaxed {
 			s.relaxing.Add(1)
 		}
-		f.rows = s.plan(group, known, f.relaxed)
+		f.rows = s.plan(group, heads, f.relaxed)
 		p.pl.SendQueryPrepared(appendStmt, f.rows.appendParams(notifyChannel, s.instance), binaryFormats, binaryFormats[:1])
 		p.pl.SendPipelineSync()
 		err := p.pl.Flush()
@@ -149,8 +147,9 @@ func (s *Store) collect(pending []*appendReq, held map[string]bool) (group, rest
 	n, size := 0, 0
 	full := false
 	take := func(r *appendReq) {
-		if full || touches(r, held) || (len(group) > 0 && (n+r.n > s.opts.MaxGroupEvents || size+r.size > groupBytes)) {
-			full = full || !touches(r, held)
+		waits := touches(r, held)
+		if full || waits || (len(group) > 0 && (n+r.n > s.opts.MaxGroupEvents || size+r.size > groupBytes)) {
+			full = full || !waits
 			rest = append(rest, r)
 			return
 		}
@@ -297,17 +296,11 @@ func (s *Store) land(p *pipe) (again []*appendReq) {
 		return nil
 	}
 	s.release(f.names)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		s.shared.Store(time.Now().UnixNano())
-		for _, r := range f.group {
-			r.res, r.err = nil, nil
-		}
+	if uniqueViolation(err) {
+		s.metOtherProcess(f.group)
 		return f.group
 	}
-	s.vmu.Lock()
-	clear(s.versions)
-	s.vmu.Unlock()
+	s.forgetVersions()
 	s.answer(f.group, s.dbErr(p.ctx, "append", err))
 	return nil
 }
@@ -332,14 +325,7 @@ func (s *Store) readAppend(p *pipe, g *groupRows) error {
 	if r.Err != nil {
 		return r.Err
 	}
-	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
-		return errors.New("postgres: linkd_append returned no row")
-	}
-	heads, err := parseInt8Array(r.Rows[0][0])
-	if err != nil {
-		return err
-	}
-	return g.setHead(heads)
+	return g.setHeadFrom(r)
 }
 
 func events(group []*appendReq) int {

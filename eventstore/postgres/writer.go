@@ -282,9 +282,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool, kno
 			// rather than hand it back to the pool mid-transaction, and
 			// forget the versions known.
 			conn.Conn().Close(ctx) //nolint:errcheck
-			s.vmu.Lock()
-			clear(s.versions)
-			s.vmu.Unlock()
+			s.forgetVersions()
 		}
 		conn.Release()
 	}()
@@ -308,29 +306,24 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool, kno
 	if anyVersion && s.sharing() {
 		return byDB()
 	}
-	heads, fast := s.knownHeads(group, names, known)
+	fast := s.knownHeads(group, names, known)
 	if !fast && anyVersion {
 		return byDB()
 	}
 	if fast {
-		rows := s.plan(group, heads, relaxed)
+		rows := s.plan(group, known, relaxed)
 		err := s.insert(ctx, conn.Conn(), rows)
 		if err == nil {
 			ok = true
 			s.committed(group, rows)
 			return nil
 		}
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		if !uniqueViolation(err) {
 			return s.dbErr(ctx, "append", err)
 		}
-		// Another process appended to one of the streams.
-		s.shared.Store(time.Now().UnixNano())
+		s.metOtherProcess(group)
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
 			return s.dbErr(ctx, "append", err)
-		}
-		for _, r := range group {
-			r.res, r.err = nil, nil
 		}
 		if anyVersion {
 			return byDB()
@@ -344,7 +337,7 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool, kno
 	b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	b.Queue(`SELECT n, (SELECT max(version) FROM linkd_events WHERE stream = n) FROM unnest($1::text[]) AS n`, names)
 	br := conn.SendBatch(ctx, b)
-	heads = make(map[string]streamHead, len(names))
+	heads := make(map[string]streamHead, len(names))
 	err = func() error {
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {
@@ -395,6 +388,32 @@ func (s *Store) writeGroup(group []*appendReq, names []string, relaxed bool, kno
 	return nil
 }
 
+// metOtherProcess notes that group's insert at the versions the writer
+// knew met another process's append (the unique violation of
+// uniqueViolation), and clears the results planned for group, which goes
+// again with versions read or given by the database.
+func (s *Store) metOtherProcess(group []*appendReq) {
+	s.shared.Store(time.Now().UnixNano())
+	for _, r := range group {
+		r.res, r.err = nil, nil
+	}
+}
+
+// uniqueViolation reports whether err broke UNIQUE (stream, version):
+// another process took a version.
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// forgetVersions drops the streams' versions the writer knows, after a
+// transaction whose outcome it does not know.
+func (s *Store) forgetVersions() {
+	s.vmu.Lock()
+	clear(s.versions)
+	s.vmu.Unlock()
+}
+
 // sharingFor is how long, after an insert at the versions the writer
 // knew met another process's append, appends that expect any version
 // have their versions given by the database rather than tried at the
@@ -425,15 +444,15 @@ func allAny(group []*appendReq) bool {
 // and whether it knows every one and every append of group passes its
 // expected version against them (an append that fails goes the long way,
 // to fail against what the database holds, not against a guess). It
-// fills and returns heads, cleared first.
-func (s *Store) knownHeads(group []*appendReq, names []string, heads map[string]streamHead) (map[string]streamHead, bool) {
+// fills heads (cleared first) with those versions, which plan starts from.
+func (s *Store) knownHeads(group []*appendReq, names []string, heads map[string]streamHead) bool {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
 	clear(heads)
 	for _, n := range names {
 		v, ok := s.versions[n]
 		if !ok {
-			return nil, false
+			return false
 		}
 		heads[n] = streamHead{version: v, exists: true}
 	}
@@ -441,7 +460,7 @@ func (s *Store) knownHeads(group []*appendReq, names []string, heads map[string]
 		for _, p := range r.parts {
 			h := heads[p.Stream]
 			if !p.Expected.Check(h.version, h.exists) {
-				return nil, false
+				return false
 			}
 			if n := uint64(len(p.Events)); n > 0 {
 				heads[p.Stream] = streamHead{version: h.version + n, exists: true}
@@ -452,7 +471,7 @@ func (s *Store) knownHeads(group []*appendReq, names []string, heads map[string]
 	for _, n := range names {
 		heads[n] = streamHead{version: s.versions[n], exists: true}
 	}
-	return heads, true
+	return true
 }
 
 // groupRows are the columns of a group's events, in log order; positions
@@ -600,14 +619,7 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 	if hold && !began {
 		res = results[1]
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return errors.New("postgres: linkd_append returned no row")
-	}
-	heads, err := parseInt8Array(res.Rows[0][0])
-	if err != nil {
-		return err
-	}
-	if err := g.setHead(heads); err != nil {
+	if err := g.setHeadFrom(res); err != nil {
 		return err
 	}
 	if hold {
@@ -617,6 +629,19 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, g *groupRows) error 
 		}
 	}
 	return nil
+}
+
+// setHeadFrom reads linkd_append's answer, one row of one bigint[] in
+// binary format, and sets the group's head from it (setHead).
+func (g *groupRows) setHeadFrom(r *pgconn.Result) error {
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+		return errors.New("postgres: linkd_append returned no row")
+	}
+	res, err := parseInt8Array(r.Rows[0][0])
+	if err != nil {
+		return err
+	}
+	return g.setHead(res)
 }
 
 // setHead reads what linkd_append returned: the log's head before the
