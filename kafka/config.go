@@ -45,6 +45,12 @@ type Config struct {
 	// Partitions and ReplicationFactor) before it first uses them: set it
 	// when topics are managed outside linkd.
 	SkipTopicCreation bool
+	// GroupInstanceID, when set, makes a consumer a static member of its
+	// group (KIP-345): a new consumer with the same id replaces it at once,
+	// with its partitions, rather than after its session timed out, and it
+	// does not leave the group when it closes. Runner sets it per topic
+	// when RunnerOptions.Static.
+	GroupInstanceID string
 }
 
 // Defaults of Config.
@@ -179,5 +185,6 @@ func (c Config) SaramaConsumerConfig() *sarama.Config {
 	sc.Consumer.Group.Session.Timeout = c.SessionTimeout
 	sc.Consumer.Group.Rebalance.Retry.Backoff = 200 * time.Millisecond
 	sc.Consumer.Group.Rebalance.Retry.Max = 10
+	sc.Consumer.Group.InstanceId = c.GroupInstanceID
 	return sc
 }

@@ -16,27 +16,38 @@ import (
 // checkpoint in a store shared by many instances (StoreCheckpoint).
 const RelayLease = "relay"
 
+// SharedLease is the name of the lease under which one instance at a time
+// feeds the shared read models from Kafka (ADR 0125).
+const SharedLease = "shared-projections"
+
 // PipelineOptions configure a Pipeline.
 type PipelineOptions struct {
 	// Local are the instance's own read models: they follow the event store
 	// directly, in process (projections.LocalRunner).
 	Local []projections.Projector
 	// Shared are the read models every instance shares (ClickHouse): fed
-	// from Kafka, one consumer group each, whose partitions the instances
-	// split between them.
+	// from Kafka, one consumer group each, by the one instance that holds
+	// the shared lease (SharedLease) when Lease is set. ClickHouse has no
+	// transactions: their projectors keep in memory what the tables hold,
+	// which is right only while one process writes them (ADR 0125).
 	Shared []projections.Projector
 	// Checkpoint keeps the relay's checkpoint: in the event store
 	// (StoreCheckpoint) when it is shared, else in a file. Required.
 	Checkpoint CheckpointStore
-	// Lease, when set, is taken before the relay runs, so that one instance
-	// of the deployment relays at a time. Nil: this process is the store's
-	// only one.
+	// Lease, when set, is taken before the relay runs, and before the
+	// shared read models are fed, so that one instance of the deployment
+	// relays, and one writes them, at a time. Nil: this process is the
+	// store's only one.
 	Lease eventstore.Leaser
 	// OnLead, when set, is called each time this instance starts relaying,
 	// with the relay; the function it returns is called when the relay
 	// stops (metrics).
 	OnLead func(*Relay) (stopped func())
-	Logger *slog.Logger
+	// OnShared, when set, is called each time this instance starts feeding
+	// the shared read models; the function it returns is called when it
+	// stops (metrics).
+	OnShared func() (stopped func())
+	Logger   *slog.Logger
 }
 
 // Pipeline runs a deployment's share of the Kafka pipeline in this
@@ -45,7 +56,8 @@ type PipelineOptions struct {
 //   - the instance's own read models (Local) follow the event store
 //     directly, as in process;
 //   - the read models every instance shares (Shared) are fed from Kafka by
-//     a Runner, and a follower moves each one's watermark;
+//     a Runner in the one instance that holds the shared lease, and a
+//     follower moves each one's watermark in every instance;
 //   - the relay publishes the log to Kafka in the one instance that holds
 //     the relay's lease, from the checkpoint the last holder saved.
 type Pipeline struct {
@@ -65,7 +77,7 @@ func NewPipeline(cfg Config, store eventstore.Store, opts PipelineOptions) (*Pip
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	shared, err := NewRunner(cfg, opts.Shared, RunnerOptions{Logger: opts.Logger})
+	shared, err := NewRunner(cfg, opts.Shared, RunnerOptions{Logger: opts.Logger, Static: opts.Lease != nil})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +115,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	run("projections", p.local.Run)
 	if len(p.opts.Shared) > 0 {
-		run("kafka consumers", p.shared.Run)
+		if p.opts.Lease != nil {
+			run("kafka consumers", p.runShared)
+		} else {
+			run("kafka consumers", p.shared.Run)
+		}
 		for _, proj := range p.opts.Shared {
 			go p.follow(ctx, proj)
 		}
@@ -157,12 +173,61 @@ func (p *Pipeline) runRelay(ctx context.Context) error {
 	return nil
 }
 
+// reloadTimeout bounds the Reload that ends a turn: writing what is
+// pending, else stopping this process's INSERTs.
+const reloadTimeout = 10 * time.Second
+
+// runShared feeds the shared read models whenever this instance holds the
+// shared lease, until ctx ends. Each turn starts and ends with Reload of
+// the projectors, so that none trusts in memory what another instance may
+// have written meanwhile (ADR 0125); the lease is given up only after the
+// turn's last Apply returned and its INSERTs are over.
+func (p *Pipeline) runShared(ctx context.Context) error {
+	for ctx.Err() == nil {
+		held, release, err := p.opts.Lease.AcquireLease(ctx, SharedLease)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("lease: %w", err)
+		}
+		p.log.Info("kafka: this instance writes the shared read models")
+		stopped := func() {}
+		if p.opts.OnShared != nil {
+			stopped = p.opts.OnShared()
+		}
+		p.reloadShared(held)
+		err = p.shared.Run(held)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
+		p.reloadShared(rctx)
+		cancel()
+		stopped()
+		release()
+		if err != nil && ctx.Err() == nil {
+			p.log.Error("shared read models stopped; they start again under the lease", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Pipeline) reloadShared(ctx context.Context) {
+	for _, proj := range p.opts.Shared {
+		if r, ok := proj.(projections.Reloader); ok {
+			r.Reload(ctx)
+		}
+	}
+}
+
 // follow moves a shared projection's watermark: to the relay's checkpoint
 // as it was before the end of every Kafka partition was read, once the
 // projection's consumer group has committed past those ends. Every event
 // up to that checkpoint had been published and acknowledged, so it was
-// below the ends, and so it is applied: wherever in the deployment it was
-// consumed (the group's members are the instances). It asks when a read
+// below the ends, and so it is applied: by whichever instance held the
+// shared lease when it was consumed. It asks when a read
 // waits, and every second otherwise.
 func (p *Pipeline) follow(ctx context.Context, proj projections.Projector) {
 	wm := p.shared.Watermark(proj.Name())

@@ -14,14 +14,19 @@ import (
 	"github.com/linkd/linkd/projections"
 )
 
-// testLease grants the relay's lease at once, as a store with one process.
-type testLease struct{ acquired atomic.Int32 }
+// testLease grants the relay's and the shared lease at once, as a store
+// with one process.
+type testLease struct{ acquired, shared atomic.Int32 }
 
 func (l *testLease) AcquireLease(ctx context.Context, name string) (context.Context, func(), error) {
-	if name != kafka.RelayLease {
-		return nil, nil, fmt.Errorf("lease %q, want %q", name, kafka.RelayLease)
+	switch name {
+	case kafka.RelayLease:
+		l.acquired.Add(1)
+	case kafka.SharedLease:
+		l.shared.Add(1)
+	default:
+		return nil, nil, fmt.Errorf("lease %q, want %q or %q", name, kafka.RelayLease, kafka.SharedLease)
 	}
-	l.acquired.Add(1)
 	held, release := context.WithCancel(ctx)
 	return held, release, nil
 }
@@ -104,8 +109,8 @@ func TestPipeline(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if lease.acquired.Load() != 1 || leads.Load() != 1 || stops.Load() != 1 {
-		t.Errorf("lease taken %d times, OnLead called %d times, its stop %d: want 1 each",
-			lease.acquired.Load(), leads.Load(), stops.Load())
+	if lease.acquired.Load() != 1 || leads.Load() != 1 || stops.Load() != 1 || lease.shared.Load() != 1 {
+		t.Errorf("relay's lease taken %d times, OnLead called %d times, its stop %d, shared lease taken %d times: want 1 each",
+			lease.acquired.Load(), leads.Load(), stops.Load(), lease.shared.Load())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	wmkafka "github.com/ThreeDotsLabs/watermill-kafka/v3/pkg/kafka"
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/linkd/linkd/eventstore"
@@ -38,15 +39,23 @@ type RunnerOptions struct {
 	// RetryBackoff is the first pause after a failed Apply, doubled up to
 	// 5 s (default 50 ms).
 	RetryBackoff time.Duration
-	Logger       *slog.Logger
+	// Static makes each projector's member of its group, per topic, a
+	// static member (Config.GroupInstanceID: the projector's name and the
+	// topic), so that the next process to run it takes its partitions at
+	// once, even from one that was killed, rather than after a session
+	// timeout. Only for one process at a time: the Pipeline's shared lease
+	// (ADR 0125).
+	Static bool
+	Logger *slog.Logger
 }
 
 // Runner feeds projectors from Kafka. Each projector is a consumer
 // group named after it (Name()) that subscribes to the topics of its
-// categories; every instance of linkd running the same projector joins the
-// same group, and Kafka shares the partitions among them, so each event is
-// applied by the instance that owns its partition. Committed offsets say
-// where a restarted group resumes.
+// categories; processes running the same projector join the same group,
+// and Kafka shares the partitions among them. In a deployment the Pipeline
+// runs it in one instance at a time, under the shared lease (ADR 0125),
+// since the ClickHouse projectors trust what they remember of their
+// tables. Committed offsets say where the next member resumes.
 //
 // The runner collects the messages available (at most one per partition),
 // decodes their events (a message may carry several events of the
@@ -205,23 +214,41 @@ func (r *Runner) Run(ctx context.Context) error {
 
 func (r *Runner) runOne(ctx context.Context, e *groupEntry) error {
 	log := r.opts.Logger.With("projection", e.p.Name())
-	sub, err := NewSubscriber(r.cfg, e.p.Name(), r.opts.Logger)
-	if err != nil {
-		return err
-	}
-	// Subscriptions end when sub closes; consuming stops first, so that the
-	// batch in progress is applied and acknowledged before.
+	// Subscriptions end when their subscribers close; consuming stops
+	// first, so that the batch in progress is applied and acknowledged
+	// before. Each topic has a subscriber of its own: one member of the
+	// group each, whose instance id names it when the members are static.
 	subCtx, cancelSub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSub()
-	var chans []<-chan *message.Message
-	for _, topic := range Topics(e.p) {
-		msgs, err := sub.Subscribe(subCtx, topic)
-		if err != nil {
-			cancelSub()
-			_ = sub.Close()
-			return fmt.Errorf("subscribe %s: %w", topic, err)
+	var (
+		subs  []*wmkafka.Subscriber
+		chans []<-chan *message.Message
+	)
+	closeAll := func() error {
+		var errs []error
+		for _, s := range subs {
+			errs = append(errs, s.Close())
 		}
-		chans = append(chans, msgs)
+		return errors.Join(errs...)
+	}
+	for _, topic := range Topics(e.p) {
+		cfg := r.cfg
+		if r.opts.Static {
+			cfg.GroupInstanceID = e.p.Name() + "." + topic
+		}
+		sub, err := NewSubscriber(cfg, e.p.Name(), r.opts.Logger)
+		if err == nil {
+			subs = append(subs, sub)
+			var msgs <-chan *message.Message
+			if msgs, err = sub.Subscribe(subCtx, topic); err == nil {
+				chans = append(chans, msgs)
+				continue
+			}
+			err = fmt.Errorf("subscribe %s: %w", topic, err)
+		}
+		cancelSub()
+		_ = closeAll()
+		return err
 	}
 	// One topic is read directly; several are merged.
 	merged := chans[0]
@@ -246,7 +273,7 @@ func (r *Runner) runOne(ctx context.Context, e *groupEntry) error {
 	log.Debug("projection: consuming from kafka", "topics", Topics(e.p))
 	r.consume(ctx, e, merged, log)
 	cancelSub()
-	err = sub.Close()
+	err := closeAll()
 	fwd.Wait()
 	if err != nil {
 		return fmt.Errorf("close subscriber: %w", err)

@@ -110,3 +110,15 @@ func (LongBatches) LingerFor() string { return "clicks" }
 type Flusher interface {
 	Flush(ctx context.Context) error
 }
+
+// Reloader is implemented by projectors that keep in memory what their
+// tables hold (dedup marks, open visits, pending aggregates) and that the
+// instances of a deployment write one at a time (ClickHouse, ADR 0125).
+// Reload is called when this process's turn to write begins or ends:
+// another process may have written the tables in between. It writes what
+// is pending if it can, else drops it (the next writer's recovery rebuilds
+// it from what reached the tables), and forgets the rest; the next Apply
+// reads the tables again. It writes nothing else.
+type Reloader interface {
+	Reload(ctx context.Context)
+}

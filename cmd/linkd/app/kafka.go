@@ -20,7 +20,7 @@ func newKafkaRunner(cfg Config, store, raw eventstore.Store, local, shared []pro
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	o := kafka.PipelineOptions{
-		Local: local, Shared: shared, Logger: log, OnLead: m.relayLeading,
+		Local: local, Shared: shared, Logger: log, OnLead: m.relayLeading, OnShared: m.sharedWriting,
 		Checkpoint: kafka.NewFileCheckpoint(filepath.Join(cfg.DataDir, kafka.CheckpointFile)),
 	}
 	if cps, ok := raw.(eventstore.Checkpoints); ok {

@@ -32,6 +32,7 @@ type metrics struct {
 	relayPos   prometheus.Gauge
 	relayPub   prometheus.Counter
 	relayLead  prometheus.Gauge
+	sharedLead prometheus.Gauge
 	cmdDur     *prometheus.HistogramVec
 }
 
@@ -64,12 +65,15 @@ func newMetrics() *metrics {
 		relayLead: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "linkd_relay_leader", Help: "1 while this instance holds the relay's lease and publishes the log to Kafka, else 0 (Kafka mode).",
 		}),
+		sharedLead: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "linkd_shared_projections_writer", Help: "1 while this instance holds the shared lease and writes the ClickHouse read models from Kafka, else 0 (Kafka mode).",
+		}),
 		cmdDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "linkd_command_seconds", Help: "Latency of commands by name and outcome (ok, refused: the caller's error, failed: the store's or a bug).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"command", "outcome"}),
 	}
-	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub, m.relayLead, m.cmdDur,
+	m.reg.MustRegister(m.appendDur, m.appended, m.appendErr, m.requests, m.reqDur, m.relayPos, m.relayPub, m.relayLead, m.sharedLead, m.cmdDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -264,6 +268,13 @@ func (m *metrics) relayLeading(r *kafka.Relay) (stopped func()) {
 		stop()
 		m.relayLead.Set(0)
 	}
+}
+
+// sharedWriting marks this instance as the writer of the shared read
+// models until the returned function is called.
+func (m *metrics) sharedWriting() (stopped func()) {
+	m.sharedLead.Set(1)
+	return func() { m.sharedLead.Set(0) }
 }
 
 // watchRelay copies the relay's position and count into the gauges.

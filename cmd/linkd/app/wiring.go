@@ -74,14 +74,15 @@ func (d dnsChecker) Check(ctx context.Context, name, expected string) customdoma
 // openClickHouse opens the ClickHouse statistics projection.
 //
 // With Kafka the projection is shared by the instances of a deployment
-// (ADR 0106): each Apply writes the aggregates of its clicks before Kafka
-// hears it was applied, so that no instance holds another's clicks in
-// memory, and a killed one leaves nothing behind but what recovery of a
-// cut Apply covers.
+// (ADR 0106), which write it one at a time (ADR 0125): it opens on
+// standby, recovering only when this instance's turn begins, and each
+// Apply writes the aggregates of its clicks before Kafka hears it was
+// applied, so that a killed writer leaves nothing behind but what
+// recovery of a cut Apply covers.
 func openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (statsProjection, error) {
 	o := chstats.Options{Logger: log}
 	if cfg.KafkaBrokers != "" {
-		o.FlushInterval = -1
+		o.FlushInterval, o.Standby = -1, true
 	}
 	return chstats.Open(ctx, cfg.ClickHouseDSN, o)
 }

@@ -62,6 +62,10 @@ import (
 // that ended in the last SessionTimeout; a visitor's marks are read from
 // the tables before one of its events at or below that position is applied.
 // The checkpoint is written after the data.
+//
+// The instances of a deployment write these tables one at a time (ADR
+// 0125): each turn starts and ends with Reload, so that what one holds in
+// memory never predates rows another wrote.
 
 // ProjectionName is the Radar projector's name (replay --projection).
 const ProjectionName = "clickhouse_radar"
@@ -153,7 +157,10 @@ type Projection struct {
 	nextInsert    uint64 // insert_id of the next INSERT into radar_events
 }
 
-var _ projections.Projector = (*Projection)(nil)
+var (
+	_ projections.Projector = (*Projection)(nil)
+	_ projections.Reloader  = (*Projection)(nil)
+)
 
 // New returns the Radar projector on db, the statistics projection's
 // connection (stats.Projection.DB; close that projection after this one),
@@ -184,6 +191,15 @@ func (r *Projection) Checkpoint(ctx context.Context) (eventstore.Position, error
 		return eventstore.Start, err
 	}
 	return r.checkpoint, nil
+}
+
+// Reload implements projections.Reloader: what is in memory (marks,
+// visits, the highest position written) is read again from the tables
+// before the next Apply. Nothing is pending: every Apply writes its rows.
+func (r *Projection) Reload(context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loaded = false
 }
 
 // Reset empties the Radar tables.

@@ -258,3 +258,43 @@ func TestRadarSpanWeeks(t *testing.T) {
 		}
 	}
 }
+
+// Two instances write the Radar tables in turns (ADR 0125), each turn
+// begun and ended with Reload, each given again events of the last turn:
+// the reports are those of one pass. The one that writes last remembers,
+// from its first turn, visits and marks far behind the tables.
+func TestRadarInstancesTakeTurns(t *testing.T) {
+	dsn := chtest.DSN(t)
+	events := radartest.Fixture(t)
+	a := openRadarTest(t, dsn)
+	b := openRadarTest(t, dsn)
+	n := len(events)
+	turn := func(p radarPair, from, to int) {
+		ctx := chtest.Context(t, time.Minute)
+		p.Reload(ctx)
+		p.stats.Reload(ctx)
+		for i := from; i < to; i++ {
+			if err := p.Apply(ctx, projections.Envelopes(events[i:i+1])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Reload(ctx)
+		p.stats.Reload(ctx)
+	}
+	turn(a, 0, n/3)
+	turn(b, n/4, 2*n/3)
+	turn(a, n/2, n)
+	for _, p := range []radarPair{a, b} {
+		if got, want := radartest.Read(t, p), radartest.Expected(); !reflect.DeepEqual(got, want) {
+			t.Errorf("after turns:\n got %+v\nwant %+v", got, want)
+		}
+	}
+	var live uint64
+	ctx := chtest.Context(t, time.Minute)
+	if err := a.conn.QueryRow(ctx, "SELECT toUInt64(sum(sign)) FROM "+a.db.Table(tRadarSessions)+" WHERE project_id = 'p1'").Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live != 6 {
+		t.Errorf("visits of p1: %d, want 6", live)
+	}
+}

@@ -102,6 +102,11 @@ type Options struct {
 	// kept in memory (default 1<<20, about 100 MB at most). A link not in
 	// the cache is looked up in ClickHouse.
 	CachedLinks int
+	// Standby opens the projection without recovering what a crash left:
+	// another process may be writing the tables (the instances of a
+	// deployment take turns, ADR 0125). It reads until its first Apply,
+	// which recovers first; Reload starts and ends each turn.
+	Standby bool
 	// Logger receives warnings (undecodable events); default slog.Default().
 	Logger *slog.Logger
 	// Dial opens the connection pool (see projections/clickhouse.Options).
@@ -202,6 +207,7 @@ var (
 	_ projections.Projector     = (*Projection)(nil)
 	_ projections.Flusher       = (*Projection)(nil)
 	_ projections.StreamTracker = (*Projection)(nil)
+	_ projections.Reloader      = (*Projection)(nil)
 	_ queries.StatsReadModel    = (*Projection)(nil)
 )
 
@@ -250,9 +256,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Projection, error) {
 	return p, nil
 }
 
-// start recovers what a crash left and loads the days made final.
+// start recovers what a crash left (unless on standby: then the first
+// Apply does) and loads the days made final.
 func (p *Projection) start(ctx context.Context) error {
-	if err := p.recoverLocked(ctx); err != nil {
+	if p.opts.Standby {
+		p.needRecovery = true
+	} else if err := p.recoverLocked(ctx); err != nil {
 		return fmt.Errorf("clickhouse: recover: %w", err)
 	}
 	if err := p.loadDays(ctx); err != nil {
@@ -325,6 +334,39 @@ func (p *Projection) Reset(ctx context.Context) error {
 	p.nextInsertID = 1
 	p.needRecovery = false
 	return nil
+}
+
+// Reload implements projections.Reloader. The aggregates pending are
+// written with the checkpoint; if they cannot be (or an Apply failed), the
+// INSERTs of this process still running are stopped and the pending
+// aggregates dropped: the next writer's recovery rebuilds them from clicks.
+// The next Apply recovers: checkpoint, insert_id, marks and links are read
+// again from the tables.
+func (p *Projection) Reload(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	if !p.needRecovery {
+		err := p.flushLocked(ctx)
+		if err == nil {
+			err = p.saveCheckpoint(ctx)
+		}
+		if err != nil {
+			p.log.Warn("clickhouse projection: pending aggregates not written before another process writes; its recovery rebuilds them", "err", err)
+			p.needRecovery = true
+		}
+	}
+	if p.needRecovery {
+		_ = p.waitFlushLocked(ctx)
+		if err := p.killPending(ctx); err != nil {
+			p.log.Warn("clickhouse projection: INSERTs of this process may still run", "err", err)
+		}
+		p.pending = p.pending[:0]
+		p.resetPending()
+	}
+	p.needRecovery = true
 }
 
 // resetPending drops the pending aggregates, and the record of which
