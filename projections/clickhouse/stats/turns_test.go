@@ -80,18 +80,23 @@ func TestStandbyRepairsNothing(t *testing.T) {
 
 	conn := rawConn(t, p, dsn)
 	const have = "SELECT maxMerge(max_insert_id) FROM link_clicks_daily"
-	before := count(t, ctx, conn, have)
+	const finals = "SELECT count() FROM link_clicks_daily_final"
+	before, finalsBefore := count(t, ctx, conn, have), count(t, ctx, conn, finals)
 	if last := count(t, ctx, conn, "SELECT max(insert_id) FROM clicks"); last <= before {
 		t.Fatalf("the crash left nothing to repair: clicks up to insert_id %d, link_clicks_daily %d", last, before)
 	}
-	s, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: -1, Standby: true})
+	// Its background task runs every 10 ms.
+	s, err := Open(ctx, dsn, Options{Dial: chtest.Open, FlushInterval: 40 * time.Millisecond, Standby: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	time.Sleep(300 * time.Millisecond) // its background would have finalized or flushed by now
+	time.Sleep(300 * time.Millisecond)
 	if after := count(t, ctx, conn, have); after != before {
 		t.Errorf("link_clicks_daily went from insert_id %d to %d with a projection on standby", before, after)
+	}
+	if after := count(t, ctx, conn, finals); after != finalsBefore {
+		t.Errorf("link_clicks_daily_final went from %d to %d rows with a projection on standby", finalsBefore, after)
 	}
 	s.Reload(ctx)
 	if err := s.Apply(ctx, projections.Envelopes(ev[250:])); err != nil {
