@@ -88,8 +88,18 @@ type Options struct {
 	// FlushInterval is how long a relaxed commit waits for its flush at
 	// most. Zero means 100ms.
 	FlushInterval time.Duration
+	// LeaseStale is how long the session holding a lease may stay silent
+	// before a process waiting for the lease ends it (pg_terminate_backend,
+	// which needs the same role or pg_signal_backend): its holder is frozen
+	// rather than dead (SIGSTOP, a hung host), and would keep the lease
+	// forever. A holder checks its session every second. Zero means 10 s.
+	LeaseStale time.Duration
 	// Logger receives warnings (reconnects). Nil drops them.
 	Logger *slog.Logger
+
+	// leaseSilent, when set (tests only), makes held leases' sessions
+	// silent while it is true, as a frozen holder's are.
+	leaseSilent *atomic.Bool
 
 	// beforeCommit, when set (tests only), runs in every appending
 	// transaction just before its commit.
@@ -225,6 +235,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 100 * time.Millisecond
+	}
+	if opts.LeaseStale <= 0 {
+		opts.LeaseStale = 10 * time.Second
 	}
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

@@ -28,7 +28,9 @@ var (
 // lock on a connection of its own: PostgreSQL frees it when the session
 // ends, which it does at once when the holding process dies (its socket
 // closes). A holder that cannot reach the database for leaseCheck plus a
-// few seconds gives the lease up.
+// few seconds gives the lease up. A holder that is frozen, not dead, keeps
+// its session: a process waiting for the lease ends that session once it
+// has been silent for Options.LeaseStale (breakFrozen).
 func (s *Store) AcquireLease(ctx context.Context, name string) (context.Context, func(), error) {
 	for {
 		if err := s.enter(ctx); err != nil {
@@ -63,11 +65,43 @@ func (s *Store) tryLease(ctx context.Context, name string) (*pgx.Conn, bool, err
 		return nil, false, err
 	}
 	var ok bool
-	if err := conn.QueryRow(cctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", leaseClass, name).Scan(&ok); err != nil || !ok {
+	err = conn.QueryRow(cctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", leaseClass, name).Scan(&ok)
+	if err == nil && !ok {
+		err = s.breakFrozen(cctx, conn, name)
+	}
+	if err != nil || !ok {
 		conn.Close(context.Background())
 		return nil, false, err
 	}
 	return conn, true, nil
+}
+
+// breakFrozen ends the session that holds the lease name if it has been
+// idle for LeaseStale: its holder checks it every leaseCheck, so it is
+// frozen (stopped, or its host hung) and would hold the lease until it runs
+// again. When it does, its next check fails and it stops. The lock is free
+// once the session has ended: the next attempt takes it.
+func (s *Store) breakFrozen(ctx context.Context, conn *pgx.Conn, name string) error {
+	rows, err := conn.Query(ctx, `SELECT a.pid, pg_terminate_backend(a.pid)
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND l.classid = $1::int4::oid AND l.objid = hashtext($2)::oid
+			AND a.state = 'idle' AND a.state_change < now() - make_interval(secs => $3)`,
+		leaseClass, name, s.opts.LeaseStale.Seconds())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int32
+		var ended bool
+		if err := rows.Scan(&pid, &ended); err != nil {
+			return err
+		}
+		s.log.Warn("postgres: the lease's holder was silent; its session is ended", "lease", name, "pid", pid, "silent_for_more_than", s.opts.LeaseStale, "ended", ended)
+	}
+	return rows.Err()
 }
 
 // keepLease checks the lease's session until held ends or the session
@@ -89,6 +123,9 @@ func (s *Store) keepLease(held context.Context, cancel context.CancelFunc, conn 
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+			if f := s.opts.leaseSilent; f != nil && f.Load() {
+				continue
+			}
 			cctx, c := context.WithTimeout(held, 3*time.Second)
 			err := conn.Ping(cctx)
 			c()

@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,5 +108,48 @@ func TestCategoryHeadsFromMemoryFollowOthers(t *testing.T) {
 	}
 	if n := b.seedReads.Load(); n != 1 {
 		t.Errorf("b read linkd_heads %d times; want once, then memory", n)
+	}
+}
+
+// A holder that is frozen rather than dead keeps its session, so its lock:
+// another process ends that session once it has been silent for LeaseStale
+// and takes the lease; the frozen one, running again, finds its lease gone.
+func TestFrozenHolderLosesLease(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var silent atomic.Bool
+	a := openT(t, dsn, Options{LeaseStale: 2 * time.Second, leaseSilent: &silent})
+	b := openT(t, dsn, Options{LeaseStale: 2 * time.Second})
+	held, release, err := a.AcquireLease(t.Context(), "frozen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	// Alive: b waits past LeaseStale without getting it.
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	if _, _, err := b.AcquireLease(ctx, "frozen"); err == nil {
+		t.Fatal("b took the lease of a live holder")
+	}
+	cancel()
+	silent.Store(true)
+	frozenAt := time.Now()
+	ctx, cancel = context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	bHeld, bRelease, err := b.AcquireLease(ctx, "frozen")
+	if err != nil {
+		t.Fatalf("b did not take the lease of a frozen holder: %v", err)
+	}
+	defer bRelease()
+	t.Logf("the lease passed %v after its holder froze", time.Since(frozenAt).Round(10*time.Millisecond))
+	if held.Err() != nil {
+		t.Fatal("a's lease ended while it was frozen: it could not have seen it")
+	}
+	silent.Store(false)
+	select {
+	case <-held.Done():
+	case <-time.After(leaseCheck + 4*time.Second):
+		t.Fatal("a, running again, still holds its lease")
+	}
+	if bHeld.Err() != nil {
+		t.Fatal("b lost the lease")
 	}
 }

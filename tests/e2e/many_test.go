@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -421,5 +422,67 @@ func waitRadarOverview(t *testing.T, url, key string, deadline time.Time) {
 			t.Fatalf("%s: the Radar overview is %d %s, want 4 people, 3 events, 3 sales, 59.99 revenue", url, st, b)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestFrozenWriter: the instance that writes the statistics (and most
+// likely relays) is frozen, not killed (SIGSTOP: its sessions stay open).
+// Another takes its leases once their sessions have been silent for 10 s,
+// the statistics go on, and the frozen one, running again, stops writing:
+// every click counted once.
+func TestFrozenWriter(t *testing.T) {
+	d := newDeployment(t, 2)
+	writer := -1
+	for deadline := time.Now().Add(20 * time.Second); writer < 0; time.Sleep(50 * time.Millisecond) {
+		for j := 0; j < 2; j++ {
+			if sharedWriter(d.url(j)) {
+				writer = j
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no instance writes the shared read models")
+		}
+	}
+	other := 1 - writer
+	st, b, _, _ := do("POST", d.url(other)+"/v1/links", operatorKey, map[string]any{"original_url": "https://example.com/frozen"})
+	if st != 201 {
+		t.Fatalf("link: %d %s", st, b)
+	}
+	l := decode[struct{ ID, Code string }](t, b)
+	click := func(n int) {
+		t.Helper()
+		for range n {
+			if st, _, _, err := do("GET", d.url(other)+"/"+l.Code, "", nil, "User-Agent", browserUA); err != nil || st != 302 {
+				t.Fatalf("redirect: %d %v", st, err)
+			}
+		}
+	}
+	click(50)
+	waitTotalClicks(t, d.url(other), l.ID, time.Now().Add(20*time.Second), "50", func(n int64) bool { return n == 50 })
+
+	proc := d.procs[writer].cmd.Process
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Signal(syscall.SIGCONT) })
+	frozenAt := time.Now()
+	click(50)
+	waitTotalClicks(t, d.url(other), l.ID, frozenAt.Add(40*time.Second), "100 with the writer frozen", func(n int64) bool { return n == 100 })
+	t.Logf("the writer frozen: the statistics showed the clicks made meanwhile %v later", time.Since(frozenAt).Round(100*time.Millisecond))
+	if !sharedWriter(d.url(other)) {
+		t.Error("the other instance does not say it writes the shared read models")
+	}
+
+	if err := proc.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); sharedWriter(d.url(writer)); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the instance that was frozen still says it writes the shared read models 15 s after it runs again")
+		}
+	}
+	click(10)
+	for j := 0; j < 2; j++ {
+		waitTotalClicks(t, d.url(j), l.ID, time.Now().Add(20*time.Second), "exactly 110", func(n int64) bool { return n == 110 })
 	}
 }
