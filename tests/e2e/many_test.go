@@ -486,3 +486,47 @@ func TestFrozenWriter(t *testing.T) {
 		waitTotalClicks(t, d.url(j), l.ID, time.Now().Add(20*time.Second), "exactly 110", func(n int64) bool { return n == 110 })
 	}
 }
+
+// TestReplayOfSharedReadModels: `linkd replay` of the statistics in
+// ClickHouse refuses while an instance of the deployment writes them (it
+// would write them too, counting twice), and rebuilds them exactly once
+// the instances are stopped (ADR 0125).
+func TestReplayOfSharedReadModels(t *testing.T) {
+	d := newDeployment(t, 1)
+	st, b, _, _ := do("POST", d.url(0)+"/v1/links", operatorKey, map[string]any{"original_url": "https://example.com/replayed"})
+	if st != 201 {
+		t.Fatalf("link: %d %s", st, b)
+	}
+	l := decode[struct{ ID, Code string }](t, b)
+	for range 20 {
+		if st, _, _, err := do("GET", d.url(0)+"/"+l.Code, "", nil, "User-Agent", browserUA); err != nil || st != 302 {
+			t.Fatalf("redirect: %d %v", st, err)
+		}
+	}
+	waitTotalClicks(t, d.url(0), l.ID, time.Now().Add(20*time.Second), "20", func(n int64) bool { return n == 20 })
+	for deadline := time.Now().Add(10 * time.Second); !sharedWriter(d.url(0)); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the instance does not write the shared read models")
+		}
+	}
+	replay := func() ([]byte, error) {
+		cmd := exec.Command(binary, "replay", "--projection", "clickhouse")
+		cmd.Env = env(t.TempDir(), freeAddr(t), d.env...)
+		return cmd.CombinedOutput()
+	}
+	if out, err := replay(); err == nil || !strings.Contains(string(out), "stop every linkd serve") {
+		t.Fatalf("replay while an instance writes the statistics: %v\n%s", err, out)
+	}
+	d.procs[0].stop()
+	if out, err := replay(); err != nil {
+		t.Fatalf("replay with the instances stopped: %v\n%s", err, out)
+	}
+	d.procs[0] = start(t, d.dirs[0], d.addrs[0], d.env...)
+	waitTotalClicks(t, d.url(0), l.ID, time.Now().Add(20*time.Second), "exactly 20 after the replay", func(n int64) bool { return n == 20 })
+	for range 5 {
+		if st, _, _, err := do("GET", d.url(0)+"/"+l.Code, "", nil, "User-Agent", browserUA); err != nil || st != 302 {
+			t.Fatalf("redirect: %d %v", st, err)
+		}
+	}
+	waitTotalClicks(t, d.url(0), l.ID, time.Now().Add(20*time.Second), "exactly 25", func(n int64) bool { return n == 25 })
+}

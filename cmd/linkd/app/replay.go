@@ -13,6 +13,7 @@ import (
 	"github.com/linkd/linkd/api"
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/projections"
 	"github.com/linkd/linkd/projections/core"
 )
@@ -76,8 +77,7 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		sort.Strings(names)
 	}
 	for _, n := range names {
-		p, ok := all[n]
-		if !ok {
+		if _, ok := all[n]; !ok {
 			known := make([]string, 0, len(all))
 			for k := range all {
 				known = append(known, k)
@@ -85,6 +85,14 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 			sort.Strings(known)
 			return fmt.Errorf("unknown projection %q (known: %s)", n, strings.Join(known, ", "))
 		}
+	}
+	release, err := holdSharedLease(ctx, cfg, store, names, all)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, n := range names {
+		p := all[n]
 		start := time.Now()
 		applied, err := projections.Replay(ctx, store, p, projections.ReplayOptions{
 			Progress: func(reached, head eventstore.Position, events uint64) {
@@ -100,4 +108,39 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		fmt.Fprintf(out, "replayed %s: %d events in %s (%.0f events/s)\n", n, applied, el.Round(time.Millisecond), float64(applied)/max(el.Seconds(), 1e-9))
 	}
 	return nil
+}
+
+// sharedLeaseWait is how long a replay waits for the shared lease.
+var sharedLeaseWait = 5 * time.Second
+
+// holdSharedLease takes, for a replay of read models that the instances of a
+// deployment share (ClickHouse fed through Kafka), the lease under which one
+// instance at a time writes them (ADR 0125), so that no instance writes
+// them while they are rebuilt. It fails when an instance holds it: that one
+// is running, and must be stopped first. The returned function gives it
+// back.
+func holdSharedLease(ctx context.Context, cfg Config, store eventstore.Store, names []string, all map[string]projections.Projector) (func(), error) {
+	l, ok := store.(eventstore.Leaser)
+	if cfg.KafkaBrokers == "" || !ok {
+		return func() {}, nil
+	}
+	var which []string
+	for _, n := range names {
+		if _, shared := all[n].(projections.Reloader); shared {
+			which = append(which, n)
+		}
+	}
+	if len(which) == 0 {
+		return func() {}, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, sharedLeaseWait)
+	defer cancel()
+	_, release, err := l.AcquireLease(wctx, kafka.SharedLease)
+	if err != nil {
+		if ctx.Err() == nil {
+			return nil, fmt.Errorf("replay of %s: an instance of the deployment writes them (it holds the lease %q): stop every linkd serve on this store first", strings.Join(which, ", "), kafka.SharedLease)
+		}
+		return nil, err
+	}
+	return release, nil
 }
