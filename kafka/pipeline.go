@@ -115,11 +115,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	run("projections", p.local.Run)
 	if len(p.opts.Shared) > 0 {
-		if p.opts.Lease != nil {
-			run("kafka consumers", p.runShared)
-		} else {
-			run("kafka consumers", p.shared.Run)
-		}
+		run("kafka consumers", p.runShared)
 		for _, proj := range p.opts.Shared {
 			go p.follow(ctx, proj)
 		}
@@ -178,26 +174,33 @@ func (p *Pipeline) runRelay(ctx context.Context) error {
 const reloadTimeout = 10 * time.Second
 
 // runShared feeds the shared read models whenever this instance holds the
-// shared lease, until ctx ends. Each turn starts and ends with Reload of
-// the projectors, so that none trusts in memory what another instance may
-// have written meanwhile (ADR 0125); the lease is given up only after the
-// turn's last Apply returned and its INSERTs are over.
+// shared lease (always, without a Lease), until ctx ends. Each turn starts
+// and ends with Reload of the projectors, so that none trusts in memory
+// what another instance may have written meanwhile (ADR 0125); the lease
+// is given up only after the turn's last Apply returned and its INSERTs
+// are over. A turn that ends in an error (Kafka unreachable, a
+// subscription that ended) is followed by another after a second: the
+// instance's own read models go on meanwhile.
 func (p *Pipeline) runShared(ctx context.Context) error {
 	for ctx.Err() == nil {
-		held, release, err := p.opts.Lease.AcquireLease(ctx, SharedLease)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		held, release := ctx, func() {}
+		if p.opts.Lease != nil {
+			var err error
+			held, release, err = p.opts.Lease.AcquireLease(ctx, SharedLease)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("lease: %w", err)
 			}
-			return fmt.Errorf("lease: %w", err)
+			p.log.Info("kafka: this instance writes the shared read models")
 		}
-		p.log.Info("kafka: this instance writes the shared read models")
 		stopped := func() {}
 		if p.opts.OnShared != nil {
 			stopped = p.opts.OnShared()
 		}
 		p.reloadShared(held)
-		err = p.shared.Run(held)
+		err := p.shared.Run(held)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
 		p.reloadShared(rctx)
 		cancel()

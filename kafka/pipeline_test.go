@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/kafka"
 	"github.com/linkd/linkd/kafka/kafkatest"
@@ -112,5 +115,69 @@ func TestPipeline(t *testing.T) {
 	if lease.acquired.Load() != 1 || leads.Load() != 1 || stops.Load() != 1 || lease.shared.Load() != 1 {
 		t.Errorf("relay's lease taken %d times, OnLead called %d times, its stop %d, shared lease taken %d times: want 1 each",
 			lease.acquired.Load(), leads.Load(), stops.Load(), lease.shared.Load())
+	}
+}
+
+// TestPipelineRetriesTheSharedReadModels: a pipeline without a lease (one
+// process) whose Kafka refuses to make topics at first: the shared read
+// model's consumers fail, and start again a second later, rather than
+// stopping the instance's projections; every event reaches both models.
+func TestPipelineRetriesTheSharedReadModels(t *testing.T) {
+	t.Parallel()
+	kafkatest.Deadline(t, 120*time.Second)
+	cfg, cluster := kafkatest.StartCluster(t, 4)
+	var refused atomic.Int32
+	until := time.Now().Add(1500 * time.Millisecond)
+	cluster.ControlKey(int16(kmsg.CreateTopics), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		if time.Now().After(until) {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		req := kr.(*kmsg.CreateTopicsRequest)
+		resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = kerr.PolicyViolation.Code
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	store := openStore(t)
+	own, shared := kafkatest.NewModel(), kafkatest.NewModel()
+	p, err := kafka.NewPipeline(cfg, store, kafka.PipelineOptions{
+		Local:      []projections.Projector{kafkatest.NewProjector("own", own, "link")},
+		Shared:     []projections.Projector{kafkatest.NewProjector("shared", shared, "link", "clicks")},
+		Checkpoint: kafka.NewFileCheckpoint(t.TempDir() + "/relay.checkpoint"),
+		Logger:     quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := background(t, "pipeline", p.Run)
+	appendRounds(t, store, streamNames(20, "link", "clicks"), 0, 5)
+	head, err := store.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer wcancel()
+	for _, name := range []string{"own", "shared"} {
+		if err := p.Watermark(name).Wait(wctx, head); err != nil {
+			t.Fatalf("%s: watermark at %s, head %s: %v", name, p.Watermark(name).Position(), head, err)
+		}
+	}
+	if refused.Load() == 0 {
+		t.Fatal("Kafka refused no topic: the test tested nothing")
+	}
+	if a, _ := shared.Counts(); a != 100 {
+		t.Errorf("shared read model applied %d events, want 100", a)
+	}
+	if a, _ := own.Counts(); a != 50 {
+		t.Errorf("own read model applied %d events, want 50", a)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
