@@ -138,28 +138,39 @@ func (p *Pipeline) runRelay(ctx context.Context) error {
 		return fmt.Errorf("kafka publisher: %w", err)
 	}
 	defer pub.Close()
+	return p.inTurns(ctx, RelayLease, "relay", func(held context.Context) error {
+		rl := NewRelay(p.store, pub, p.opts.Checkpoint, RelayOptions{Logger: p.log})
+		stopped := func() {}
+		if p.opts.OnLead != nil {
+			stopped = p.opts.OnLead(rl)
+		}
+		defer stopped()
+		return rl.Run(held)
+	})
+}
+
+// inTurns runs turn whenever this instance holds the lease name (always,
+// without a Lease), until ctx ends. turn gets the lease's context, which
+// ends when the lease is lost; the lease is given up once turn returns. A
+// turn that fails is followed by another a second later.
+func (p *Pipeline) inTurns(ctx context.Context, name, what string, turn func(held context.Context) error) error {
 	for ctx.Err() == nil {
 		held, release := ctx, func() {}
 		if p.opts.Lease != nil {
-			held, release, err = p.opts.Lease.AcquireLease(ctx, RelayLease)
+			var err error
+			held, release, err = p.opts.Lease.AcquireLease(ctx, name)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return fmt.Errorf("lease: %w", err)
 			}
-			p.log.Info("relay: this instance holds the lease")
+			p.log.Info(what + ": this instance holds the lease")
 		}
-		rl := NewRelay(p.store, pub, p.opts.Checkpoint, RelayOptions{Logger: p.log})
-		stopped := func() {}
-		if p.opts.OnLead != nil {
-			stopped = p.opts.OnLead(rl)
-		}
-		err := rl.Run(held)
-		stopped()
+		err := turn(held)
 		release()
 		if err != nil && ctx.Err() == nil {
-			p.log.Error("relay stopped; it starts again under the lease", "err", err)
+			p.log.Error(what+" stopped; it starts again under the lease", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
@@ -182,39 +193,17 @@ const reloadTimeout = 10 * time.Second
 // subscription that ended) is followed by another after a second: the
 // instance's own read models go on meanwhile.
 func (p *Pipeline) runShared(ctx context.Context) error {
-	for ctx.Err() == nil {
-		held, release := ctx, func() {}
-		if p.opts.Lease != nil {
-			var err error
-			held, release, err = p.opts.Lease.AcquireLease(ctx, SharedLease)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("lease: %w", err)
-			}
-			p.log.Info("kafka: this instance writes the shared read models")
-		}
-		stopped := func() {}
+	return p.inTurns(ctx, SharedLease, "shared read models", func(held context.Context) error {
 		if p.opts.OnShared != nil {
-			stopped = p.opts.OnShared()
+			defer p.opts.OnShared()()
 		}
 		p.reloadShared(held)
 		err := p.shared.Run(held)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
+		defer cancel()
 		p.reloadShared(rctx)
-		cancel()
-		stopped()
-		release()
-		if err != nil && ctx.Err() == nil {
-			p.log.Error("shared read models stopped; they start again under the lease", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 func (p *Pipeline) reloadShared(ctx context.Context) {

@@ -231,24 +231,26 @@ func (r *Runner) runOne(ctx context.Context, e *groupEntry) error {
 		}
 		return errors.Join(errs...)
 	}
+	fail := func(err error) error {
+		cancelSub()
+		_ = closeAll()
+		return err
+	}
 	for _, topic := range Topics(e.p) {
 		cfg := r.cfg
 		if r.opts.Static {
 			cfg.GroupInstanceID = e.p.Name() + "." + topic
 		}
 		sub, err := NewSubscriber(cfg, e.p.Name(), r.opts.Logger)
-		if err == nil {
-			subs = append(subs, sub)
-			var msgs <-chan *message.Message
-			if msgs, err = sub.Subscribe(subCtx, topic); err == nil {
-				chans = append(chans, msgs)
-				continue
-			}
-			err = fmt.Errorf("subscribe %s: %w", topic, err)
+		if err != nil {
+			return fail(err)
 		}
-		cancelSub()
-		_ = closeAll()
-		return err
+		subs = append(subs, sub)
+		msgs, err := sub.Subscribe(subCtx, topic)
+		if err != nil {
+			return fail(fmt.Errorf("subscribe %s: %w", topic, err))
+		}
+		chans = append(chans, msgs)
 	}
 	// One topic is read directly; several are merged.
 	merged := chans[0]
