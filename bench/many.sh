@@ -11,6 +11,10 @@
 # puts the statistics in ClickHouse (shared by the instances): each round
 # then also prints how long after it every click it answered was in them.
 # LINKD_BIN=FILE runs that binary instead of building one.
+# APART=1: the three instances share nothing (a database and a Kafka each,
+# the links made on each): three deployments of one instance on the same
+# machine, the floor of what splitting the load costs here without any
+# coordination, to set beside the shared run's ratio (not with CH_DSN).
 # Needs Debian's postgresql, haproxy and wrk (apt-get install postgresql haproxy wrk), run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +22,8 @@ DUR=${1:-10}
 CONNS=${2:-64}
 LINKS=${LINKS:-1000}
 ROUNDS=${ROUNDS:-2}
+APART=${APART:-}
+[ -n "$APART" ] && [ -n "${CH_DSN:-}" ] && { echo "APART=1 and CH_DSN do not go together" >&2; exit 1; }
 source bench/lib.sh
 command -v haproxy >/dev/null || PATH=$PATH:/usr/sbin
 command -v haproxy >/dev/null || { echo "haproxy is needed: apt-get install haproxy" >&2; exit 1; }
@@ -37,14 +43,15 @@ PGOPTS="-p $PGPORT -k /tmp -c max_connections=200"
 # PGSTAT=1: pg_stat_statements on; the statements that took most of the
 # server's time in the last three-instance round are printed at the end.
 [ -n "${PGSTAT:-}" ] && PGOPTS="$PGOPTS -c shared_preload_libraries=pg_stat_statements"
+PGOPTS="$PGOPTS ${PGEXTRA:-}" # more server settings, as -c name=value
 su postgres -c "$PGBIN/pg_ctl -D $tmp/pg -l $tmp/pg/log -o '$PGOPTS' -w start" >/dev/null
-"$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -qc 'CREATE DATABASE bench' >/dev/null
+DBS=(bench); [ -n "$APART" ] && DBS=(bench bench2 bench3)
+for db in "${DBS[@]}"; do "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -qc "CREATE DATABASE $db" >/dev/null; done
 [ -n "${PGSTAT:-}" ] && "$PGBIN/psql" -h 127.0.0.1 -p $PGPORT -U postgres -d bench -qc 'CREATE EXTENSION pg_stat_statements' >/dev/null
-"$tmp/kafkaserver" >"$tmp/kafka.addr" &
-for _ in $(seq 50); do [ -s "$tmp/kafka.addr" ] && break; sleep 0.1; done
+for i in $(seq ${#DBS[@]}); do "$tmp/kafkaserver" >"$tmp/kafka$i.addr" &
+  for _ in $(seq 50); do [ -s "$tmp/kafka$i.addr" ] && break; sleep 0.1; done; done
 KEY=svc_sk_bench_operator_key_0123456789
-COMMON=(LINKD_EVENTSTORE="postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" LINKD_KAFKA_BROKERS="$(head -1 "$tmp/kafka.addr")"
-  LINKD_KAFKA_PARTITIONS=6 LINKD_SECRET=6c696e6b642d62656e63682d6d616e792d696e7374616e6365732d6b65792121
+COMMON=(LINKD_KAFKA_PARTITIONS=6 LINKD_SECRET=6c696e6b642d62656e63682d6d616e792d696e7374616e6365732d6b65792121
   LINKD_DEFAULT_DOMAIN=go.example LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn)
 [ -n "${CH_DSN:-}" ] && COMMON+=(LINKD_CLICKHOUSE_DSN="$CH_DSN")
 PIDS=()
@@ -52,7 +59,9 @@ PROFILE=${PROFILE:-} # a directory: CPU profiles of every instance in each three
 [ -n "$PROFILE" ] && mkdir -p "$PROFILE"
 start_linkd() { # N: instance N on port 18190+N (its profiler on 18290+N with PROFILE)
   dbg=""; [ -n "$PROFILE" ] && dbg=127.0.0.1:$((18290 + $1))
-  env "${COMMON[@]}" LINKD_DEBUG_ADDR=$dbg LINKD_DATA_DIR="$tmp/d$1" LINKD_ADDR=127.0.0.1:$((18190 + $1)) "$tmp/linkd" serve >"$tmp/linkd$1.log" 2>&1 &
+  local s=1; [ -n "$APART" ] && s=$1 # the deployment it belongs to
+  env "${COMMON[@]}" LINKD_EVENTSTORE="postgres://postgres@127.0.0.1:$PGPORT/${DBS[$((s - 1))]}?sslmode=disable" \
+    LINKD_KAFKA_BROKERS="$(head -1 "$tmp/kafka$s.addr")" LINKD_DEBUG_ADDR=$dbg LINKD_DATA_DIR="$tmp/d$1" LINKD_ADDR=127.0.0.1:$((18190 + $1)) "$tmp/linkd" serve >"$tmp/linkd$1.log" 2>&1 &
   PIDS[$1]=$!
   for _ in $(seq 600); do curl -sf http://127.0.0.1:$((18190 + $1))/healthz >/dev/null && return; sleep 0.1; done
   echo "linkd $1 did not start" >&2; cat "$tmp/linkd$1.log" >&2; exit 1
@@ -77,7 +86,8 @@ where() { # BEFORE AFTER REQUESTS
   awk -v l=$((l1 - l0)) -v p=$((p1 - p0)) -v o=$((o1 - o0)) -v n="$3" \
     'BEGIN{printf "CPU ms per 1,000 requests: linkd %.0f, PostgreSQL %.0f, HAProxy+wrk+Kafka %.0f", l*1000/n, p*1000/n, o*1000/n}'; }
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
-counted() { curl -sf http://127.0.0.1:18191/v1/stats/workspaces/summary -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
+count_on() { curl -sf "http://127.0.0.1:$1/v1/stats/workspaces/summary" -H "Authorization: Bearer $KEY" | sed -E 's/.*"total_clicks":([0-9]+).*/\1/'; }
+counted() { [ -z "$APART" ] && { count_on 18191; return; }; echo $(($(count_on 18191) + $(count_on 18192) + $(count_on 18193))); }
 # wait_counted: the clicks counted once the statistics stop moving (with
 # ClickHouse; without, at once).
 wait_counted() { local a b; a=$(counted); [ -n "${CH_DSN:-}" ] || { echo "$a"; return; }
@@ -98,6 +108,7 @@ echo "creating $LINKS links..."
 create_links 127.0.0.1:18191 $KEY "$LINKS"
 start_linkd 2
 start_linkd 3
+[ -z "$APART" ] || { create_links 127.0.0.1:18192 $KEY "$LINKS"; create_links 127.0.0.1:18193 $KEY "$LINKS"; }
 ANSWERED=0; RATIOS=()
 for round in $(seq "$ROUNDS"); do
   # One instance: the other two are stopped (SIGSTOP), as if absent.
@@ -144,6 +155,7 @@ echo "redirects answered: $ANSWERED, clicks counted: $(counted)"
 # time, with the rename's as the same-run baseline (a write on one
 # instance, no waiting for another).
 READS=${READS:-300}
+[ -z "$APART" ] || exit 0 # no shared deployment to read from
 H=(-H "Authorization: Bearer $KEY" -H "Content-Type: application/json")
 ID=$(curl -sf "${H[@]}" http://127.0.0.1:18191/v1/links -d '{"original_url":"https://example.com/raw"}' | sed -E 's/.*"id":"([^"]+)".*/\1/')
 : >"$tmp/raw"

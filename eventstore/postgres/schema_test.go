@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -122,5 +123,41 @@ func TestMigrateToLimits(t *testing.T) {
 	var v int
 	if err := conn.QueryRow(t.Context(), "SELECT max(version) FROM linkd_schema_version").Scan(&v); err != nil || v != SchemaVersion {
 		t.Errorf("schema version %d (%v), want %d", v, err, SchemaVersion)
+	}
+}
+
+// Every connection of a store plans a statement once (genericPlans): the
+// fill of the log, run again and again just past the log's end, is never
+// planned anew. Left to PostgreSQL's choice, its first five executions at
+// least would be custom plans.
+func TestStatementsPlannedOnce(t *testing.T) {
+	s := openT(t, pgtest.DSN(t), Options{})
+	for i := range 50 {
+		if _, err := s.Append(t.Context(), fmt.Sprintf("link-%d", i), eventstore.NoStream(), ev(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := s.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for after := int64(40); after < 50; after++ {
+		rows, err := conn.Query(t.Context(), fillSQL, after, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var generic, custom int64
+	if err := conn.QueryRow(t.Context(), "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", fillSQL).
+		Scan(&generic, &custom); err != nil {
+		t.Fatalf("the fill's prepared statement: %v", err)
+	}
+	if custom != 0 || generic != 10 {
+		t.Fatalf("the fill was planned %d times with its values and ran %d times on a generic plan; want 0 and 10", custom, generic)
 	}
 }
