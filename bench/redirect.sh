@@ -13,6 +13,9 @@
 # sends none, as wrk does by default: such requests are counted too).
 # WARMUP=0 skips the two seconds of load each server gets before the
 # first round: the first round then measures a fresh linkd.
+# With LINKD_EVENTSTORE=postgres://... and the server on this machine, the
+# CPU of every process named postgres over linkd's round is printed per
+# redirect beside linkd's (postgres_cpu_us_per_req).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
@@ -116,6 +119,11 @@ done = function(summary, latency, requests)
 end
 LUA
 
+# pgcpu: the clock ticks used so far by every process named postgres (the
+# server of LINKD_EVENTSTORE=postgres://..., when it runs on this machine;
+# 0 without one): its CPU per redirect is printed with linkd's.
+pgcpu() { local t=0 p; for p in $(pgrep -x postgres); do
+  t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
 run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/load.lua" "$1" | grep RESULT; }
 # settle waits (30 s at most) until linkd is done with the work a round
 # left it: the log segments its compactor left plain while it yielded to
@@ -153,11 +161,12 @@ for round in $(seq "$ROUNDS"); do
     curl -s -o "$PROFILE" "http://$LINKD_DEBUG_ADDR/debug/pprof/profile?seconds=$((DUR - 1))" &
     PROF_PID=$!
   fi
-  C0=$(cpu $LINKD_PID); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID)
+  C0=$(cpu $LINKD_PID); P0=$(pgcpu); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID); P1=$(pgcpu)
   [ -z "$PROF_PID" ] || wait "$PROF_PID"
   LCPU=$(cpu_per_req $((C1 - C0)) "$L")
   settle; C2=$(cpu $LINKD_PID)
-  echo "linkd /{code}: $L cpu_us_per_req=$LCPU deferred_cpu_us_per_req=$(cpu_per_req $((C2 - C1)) "$L")"
+  PGLINE=""; [ "$P1" -gt 0 ] && PGLINE=" postgres_cpu_us_per_req=$(cpu_per_req $((P1 - P0)) "$L")"
+  echo "linkd /{code}: $L cpu_us_per_req=$LCPU deferred_cpu_us_per_req=$(cpu_per_req $((C2 - C1)) "$L")$PGLINE"
   RATIOS+=("$(awk -v a="$(num "$L" rps)" -v b="$(num "$B" rps)" 'BEGIN{printf "%.2f", a/b}')")
   LREQ=$((LREQ + $(num "$L" requests))); LERR=$((LERR + $(num "$L" non3xx)))
   [ "$ROUNDS" -gt 1 ] && echo "round $round: ratio ${RATIOS[-1]}, CPU per request linkd/bare $(awk -v a="$LCPU" -v b="$BCPU" 'BEGIN{printf "%.2f", a/b}')"
