@@ -143,6 +143,13 @@ var migrations = []string{
 	// were seven statements a group. Unqualified names resolve as the
 	// caller's do (search_path), as the statements did.
 	appendFunction,
+	// 8: what the instances of a deployment must agree on, written once
+	// by the first that says it (Store.Agree): the fingerprint of the
+	// server secret (LINKD_SECRET).
+	`CREATE TABLE linkd_deployment (
+		name  text PRIMARY KEY,
+		value text NOT NULL
+	)`,
 }
 
 // appendFunction is linkd_append: the group's rows after the log's head,

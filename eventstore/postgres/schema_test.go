@@ -103,7 +103,7 @@ func TestMigrateToLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(t, dsn,
-		"DROP TABLE linkd_rate_limits, linkd_password_attempts, linkd_webhook_messages, linkd_webhook_attempts, linkd_webhook_health, linkd_webhook_pruned, linkd_webhook_deliverers, linkd_instances",
+		"DROP TABLE linkd_rate_limits, linkd_password_attempts, linkd_webhook_messages, linkd_webhook_attempts, linkd_webhook_health, linkd_webhook_pruned, linkd_webhook_deliverers, linkd_instances, linkd_deployment",
 		"DELETE FROM linkd_schema_version WHERE version > 2")
 	openT(t, dsn, Options{}).Close()
 	conn, err := pgx.Connect(t.Context(), dsn)

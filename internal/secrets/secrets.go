@@ -91,6 +91,11 @@ func (s *Secret) Derive(purpose string) []byte {
 	return m.Sum(nil)
 }
 
+// Fingerprint names the secret without revealing it (16 bytes of a key
+// derived for no other use, in hex): instances sharing an event store
+// compare fingerprints to find one started with another secret.
+func (s *Secret) Fingerprint() string { return hex.EncodeToString(s.Derive("fingerprint")[:16]) }
+
 // KeyHasher hashes API keys with HMAC-SHA256 under a derived key.
 type KeyHasher struct{ key []byte }
 

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,26 @@ func TestCipherRoundTrip(t *testing.T) {
 	other := New([]byte(strings.Repeat("z", 32))).Cipher()
 	if _, err := other.Decrypt(enc); err == nil {
 		t.Fatal("decrypted with another secret")
+	}
+}
+
+// A fingerprint is the same for the same secret, differs between secrets,
+// and is none of the keys derived for use.
+func TestFingerprint(t *testing.T) {
+	a := New([]byte(strings.Repeat("a", 32)))
+	b := New([]byte(strings.Repeat("b", 32)))
+	if a.Fingerprint() != New([]byte(strings.Repeat("a", 32))).Fingerprint() {
+		t.Error("the same secret has two fingerprints")
+	}
+	if a.Fingerprint() == b.Fingerprint() {
+		t.Error("two secrets share a fingerprint")
+	}
+	if len(a.Fingerprint()) != 32 {
+		t.Errorf("fingerprint %q: want 16 bytes in hex", a.Fingerprint())
+	}
+	for _, purpose := range []string{"apikey", "password", "visitor"} {
+		if strings.Contains(hex.EncodeToString(a.Derive(purpose)), a.Fingerprint()) {
+			t.Errorf("the fingerprint is part of the %s key", purpose)
+		}
 	}
 }

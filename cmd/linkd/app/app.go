@@ -160,6 +160,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 	if err != nil {
 		return nil, fmt.Errorf("event store: %w", err)
 	}
+	checkSecret(ctx, store, a.secret, cfg, log)
 	a.metrics = newMetrics()
 	a.store = a.metrics.instrument(store)
 	a.raw = store
