@@ -5,6 +5,11 @@ command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; ex
 # cpu PID: user+system clock ticks the process has used so far.
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# cpu_named NAME...: user+system clock ticks used so far by every running
+# process of these names (0 when there is none).
+cpu_named() { local t=0 n p; for n in "$@"; do for p in $(pgrep -x "$n"); do
+  t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; done; echo "$t"; }
+
 # cpu_per_req TICKS WRK_LINE: CPU µs per request of a server that used
 # TICKS clock ticks during a wrk run whose summary line has requests=N.
 cpu_per_req() {

@@ -75,12 +75,10 @@ haproxy_for() { # N: HAProxy on 18189 balancing instances 1..N
 stop_haproxy() { kill "$(cat "$tmp/haproxy.pid")"; sleep 0.3; }
 sed -n '/^cat >"\$tmp\/load.lua" <<LUA$/,/^LUA$/p' bench/redirect.sh | sed '1d;$d' | sed "s/\$LINKS/$LINKS/; s/\$BUSY/0/" >"$tmp/load.lua"
 run() { wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$tmp/load.lua" http://127.0.0.1:18189 | grep RESULT; }
-# cpu NAME...: CPU time (ms) used so far by the processes of these names.
-cpu() { local t=0; for n in "$@"; do for p in $(pgrep -x "$n"); do
-  t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; done
-  echo $((t * 1000 / $(getconf CLK_TCK))); }
+# cpu_ms NAME...: CPU time (ms) used so far by the processes of these names.
+cpu_ms() { echo $(($(cpu_named "$@") * 1000 / $(getconf CLK_TCK))); }
 # where: CPU ms per 1,000 requests of linkd, PostgreSQL and the rest, between two cpu snapshots.
-snap() { echo "$(cpu linkd) $(cpu postgres) $(cpu haproxy wrk kafkaserver)"; }
+snap() { echo "$(cpu_ms linkd) $(cpu_ms postgres) $(cpu_ms haproxy wrk kafkaserver)"; }
 where() { # BEFORE AFTER REQUESTS
   read -r l0 p0 o0 <<<"$1"; read -r l1 p1 o1 <<<"$2"
   awk -v l=$((l1 - l0)) -v p=$((p1 - p0)) -v o=$((o1 - o0)) -v n="$3" \

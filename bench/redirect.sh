@@ -119,11 +119,6 @@ done = function(summary, latency, requests)
 end
 LUA
 
-# pgcpu: the clock ticks used so far by every process named postgres (the
-# server of LINKD_EVENTSTORE=postgres://..., when it runs on this machine;
-# 0 without one): its CPU per redirect is printed with linkd's.
-pgcpu() { local t=0 p; for p in $(pgrep -x postgres); do
-  t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
 run() { wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" --latency "${UAH[@]}" -s "$tmp/load.lua" "$1" | grep RESULT; }
 # settle waits (30 s at most) until linkd is done with the work a round
 # left it: the log segments its compactor left plain while it yielded to
@@ -161,7 +156,7 @@ for round in $(seq "$ROUNDS"); do
     curl -s -o "$PROFILE" "http://$LINKD_DEBUG_ADDR/debug/pprof/profile?seconds=$((DUR - 1))" &
     PROF_PID=$!
   fi
-  C0=$(cpu $LINKD_PID); P0=$(pgcpu); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID); P1=$(pgcpu)
+  C0=$(cpu $LINKD_PID); P0=$(cpu_named postgres); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID); P1=$(cpu_named postgres)
   [ -z "$PROF_PID" ] || wait "$PROF_PID"
   LCPU=$(cpu_per_req $((C1 - C0)) "$L")
   settle; C2=$(cpu $LINKD_PID)
