@@ -25,8 +25,9 @@ import (
 // shared by every instance of a deployment (ADR 0108; the tables are the
 // store's migration 5). Every instance's projection queues every message,
 // by its id, once; a deliverer claims the messages it sends (FOR UPDATE
-// SKIP LOCKED) until a deadline, after which any other takes them; a
-// result ends only the round and the claim it was sent under.
+// SKIP LOCKED) until a deadline, or until it stops saying it is alive,
+// after which any other takes them; a result ends only the round and the
+// claim it was sent under.
 type pgQueue struct {
 	pool *pgxpool.Pool
 	// owner names this deliverer's claims.
@@ -34,6 +35,9 @@ type pgQueue struct {
 	// claimFor is how long a claim holds unless extended
 	// (DeliveryOptions.ClaimTimeout: NewDeliverer sets it).
 	claimFor time.Duration
+	// aliveFor is how long a deliverer that said it was alive counts as
+	// such (it says so every second): its claims end with it.
+	aliveFor time.Duration
 
 	mu sync.Mutex
 	// prunedBefore is linkd_webhook_pruned, as read at prunedRead.
@@ -59,7 +63,7 @@ func openPGQueue(dsn string) (*pgQueue, error) {
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &pgQueue{pool: pool, owner: hex.EncodeToString(b), claimFor: DefaultClaimTimeout}, nil
+	return &pgQueue{pool: pool, owner: hex.EncodeToString(b), claimFor: DefaultClaimTimeout, aliveFor: aliveFor}, nil
 }
 
 func (q *pgQueue) close() error {
@@ -159,7 +163,8 @@ func (q *pgQueue) write(ctx context.Context, _ *sqlitedb.Batch, c *changes) erro
 }
 
 // take claims due messages that no deliverer holds, or whose claim ended
-// (its deliverer died), in due order. A runner holds up to eight times its
+// or whose deliverer is not alive (it died: SIGKILL leaves its claims), in
+// due order. A runner holds up to eight times its
 // share of the concurrency (256 alone; fewer each when many share a
 // webhook, so that a burst is spread over them), its claims extended while
 // it does.
@@ -171,11 +176,12 @@ func (q *pgQueue) take(ctx context.Context, webhookID string, now time.Time, con
 	ms := now.UnixMilli()
 	rows, err := q.pool.Query(ctx, `UPDATE linkd_webhook_messages m SET claimed_until = $3, claimed_by = $4
 		FROM (SELECT id FROM linkd_webhook_messages
-			WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= $2 AND (claimed_until IS NULL OR claimed_until < $2)
+			WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= $2 AND (claimed_until IS NULL OR claimed_until < $2
+				OR NOT EXISTS (SELECT 1 FROM linkd_webhook_deliverers d WHERE d.owner = claimed_by AND d.seen > $6))
 			ORDER BY next_attempt_at, id LIMIT $5 FOR UPDATE SKIP LOCKED) AS c
 		WHERE m.id = c.id
 		RETURNING m.next_attempt_at, m.id, m.event_type, m.body, m.attempts, m.created_at, m.round`,
-		webhookID, ms, ms+q.claimFor.Milliseconds(), q.owner, limit)
+		webhookID, ms, ms+q.claimFor.Milliseconds(), q.owner, limit, ms-q.aliveFor.Milliseconds())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -306,18 +312,40 @@ func (q *pgQueue) extend(ctx context.Context, held []string, now time.Time) erro
 
 // release gives up this deliverer's claims (it stops): another takes them
 // at once rather than after the deadline; and it is no longer counted.
-func (q *pgQueue) release(ctx context.Context) error {
+func (q *pgQueue) release(ctx context.Context) error { return q.releaseOwner(ctx, q.owner) }
+
+// releaseOwner gives up owner's claims, and forgets that it was alive.
+func (q *pgQueue) releaseOwner(ctx context.Context, owner string) error {
 	_, err := q.pool.Exec(ctx, `UPDATE linkd_webhook_messages SET claimed_until = NULL, claimed_by = NULL
-		WHERE claimed_by = $1 AND status = 'pending'`, q.owner)
+		WHERE claimed_by = $1 AND status = 'pending'`, owner)
 	if err != nil {
 		return err
 	}
-	_, err = q.pool.Exec(ctx, `DELETE FROM linkd_webhook_deliverers WHERE owner = $1`, q.owner)
+	_, err = q.pool.Exec(ctx, `DELETE FROM linkd_webhook_deliverers WHERE owner = $1`, owner)
 	return err
 }
 
-// aliveFor is how long a deliverer that said it was alive counts as such
-// (it says so every second).
+// succeed makes this queue the deliverer of the read model w, after the
+// one named there before: a process of the same data directory, so dead
+// (SIGKILL, a crash), whose claims are given up at once rather than when
+// it stops counting as alive.
+func (q *pgQueue) succeed(ctx context.Context, w *sql.DB) error {
+	var prev string
+	err := w.QueryRowContext(ctx, `SELECT owner FROM deliverer WHERE id = 1`).Scan(&prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if prev != "" && prev != q.owner {
+		if err := q.releaseOwner(ctx, prev); err != nil {
+			return err
+		}
+	}
+	_, err = w.ExecContext(ctx, `INSERT INTO deliverer (id, owner) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner`, q.owner)
+	return err
+}
+
+// aliveFor is pgQueue.aliveFor's default: a deliverer says it is alive
+// every second.
 const aliveFor = 10 * time.Second
 
 func (q *pgQueue) alive(ctx context.Context, now int64) (int, error) {
@@ -331,7 +359,7 @@ func (q *pgQueue) alive(ctx context.Context, now int64) (int, error) {
 		if _, err := tx.Exec(ctx, `DELETE FROM linkd_webhook_deliverers WHERE seen < $1`, now-time.Hour.Milliseconds()); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT count(*) FROM linkd_webhook_deliverers WHERE seen > $1`, now-aliveFor.Milliseconds()).Scan(&n)
+		return tx.QueryRow(ctx, `SELECT count(*) FROM linkd_webhook_deliverers WHERE seen > $1`, now-q.aliveFor.Milliseconds()).Scan(&n)
 	})
 	return max(n, 1), err
 }

@@ -226,6 +226,10 @@ func TestClaimsOfADeadDelivererAreTakenOver(t *testing.T) {
 	ids := eventIDs(20)
 	put(t, dead, "w1", time.Now(), false, ids...)
 	dead.q.(*pgQueue).claimFor = 1500 * time.Millisecond
+	// It said it was alive (10 s ago at most, for its claims' 1.5 s).
+	if _, err := dead.q.(*pgQueue).alive(t.Context(), time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
 	held, _, err := dead.q.take(t.Context(), "w1", time.Now(), 16, 0)
 	if err != nil || len(held) != 20 {
 		t.Fatalf("the dead deliverer took %d messages (%v)", len(held), err)
@@ -254,6 +258,75 @@ func TestClaimsOfADeadDelivererAreTakenOver(t *testing.T) {
 		if l.Status == "pending" {
 			t.Errorf("a late result of a claim taken over made %s pending again", l.MessageID)
 		}
+	}
+}
+
+// The claims of a deliverer that stopped saying it is alive (SIGKILL)
+// end then, not at their deadline.
+func TestClaimsEndWithTheirDeliverer(t *testing.T) {
+	open := onPostgres(t)
+	rc := newHookReceiver(t)
+	dead, live := open(t), open(t)
+	addHook(t, dead, "w1", rc.URL+"/hook")
+	addHook(t, live, "w1", rc.URL+"/hook")
+	put(t, dead, "w1", time.Now(), false, eventIDs(20)...)
+	dead.q.(*pgQueue).claimFor = time.Hour
+	said := time.Now()
+	if _, err := dead.q.(*pgQueue).alive(t.Context(), said.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if held, _, err := dead.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 20 {
+		t.Fatalf("the dead deliverer took %d messages (%v)", len(held), err)
+	}
+	live.q.(*pgQueue).aliveFor = 1500 * time.Millisecond
+	deliver(t, live, DeliveryOptions{Concurrency: 4})
+	time.Sleep(700 * time.Millisecond)
+	if got, _ := rc.delivered(); got != 0 {
+		t.Fatalf("%d messages delivered while their deliverer was alive", got)
+	}
+	rc.waitDelivered(t, 20, 10*time.Second)
+	if wait := time.Since(said); wait < 1500*time.Millisecond {
+		t.Errorf("delivered %v after the deliverer said it was alive", wait)
+	}
+}
+
+// A process started again on the data directory of one that died (SIGKILL)
+// takes its claims over at once: not when they end, nor when the dead one
+// stops counting as alive.
+func TestRestartTakesOverTheClaimsOfTheDeadProcess(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if err := postgres.Migrate(t.Context(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "webhooks.db")
+	rc := newHookReceiver(t)
+	before, err := Open(path, Options{Postgres: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addHook(t, before, "w1", rc.URL+"/hook")
+	put(t, before, "w1", time.Now(), false, eventIDs(20)...)
+	before.q.(*pgQueue).claimFor = time.Hour
+	if _, err := before.q.(*pgQueue).alive(t.Context(), time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if held, _, err := before.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 20 {
+		t.Fatalf("took %d messages (%v)", len(held), err)
+	}
+	before.Close() // its claims stay, as a SIGKILL leaves them
+	started := time.Now()
+	after, err := Open(path, Options{Postgres: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { after.Close() })
+	deliver(t, after, DeliveryOptions{Concurrency: 4})
+	rc.waitDelivered(t, 20, 5*time.Second) // aliveFor is 10 s
+	if took := time.Since(started); took >= aliveFor {
+		t.Errorf("the dead process's claims taken over after %v", took)
+	}
+	if _, twice := rc.delivered(); twice != 0 {
+		t.Errorf("%d messages delivered twice", twice)
 	}
 }
 

@@ -106,6 +106,9 @@ CREATE TABLE IF NOT EXISTS hand_off (
 	applied_commit INTEGER NOT NULL,
 	applied_prepare INTEGER NOT NULL,
 	attempts_floor INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS deliverer (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	owner TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS queued_through (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
 	commit_pos INTEGER NOT NULL,
@@ -257,6 +260,10 @@ func Open(path string, o Options) (*Store, error) {
 			return nil, err
 		}
 		s.q = pq
+		if err := pq.succeed(context.Background(), s.w); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("webhooks: taking over the claims of this data directory's last process: %w", err)
+		}
 		if err := s.adopt(context.Background()); err != nil {
 			s.Close()
 			return nil, err

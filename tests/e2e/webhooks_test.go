@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
 // signedBy says whether r carries body signed with secret as Standard
@@ -57,6 +59,19 @@ func hooked(t *testing.T, dir, addr, url string, setSecret func(string), extra .
 	return p, code
 }
 
+// untilSome waits up to 10 s until n() is above zero: the kill comes
+// while deliveries are under way, with messages claimed.
+func untilSome(t *testing.T, n func() int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for n() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no message %s within 10 s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // waitDelivered waits up to 60 s until delivered() reaches n.
 func waitDelivered(t *testing.T, n int, delivered func() int, what string) {
 	t.Helper()
@@ -77,7 +92,16 @@ func waitDelivered(t *testing.T, n int, delivered func() int, what string) {
 // while its receiver is down, kills linkd with SIGKILL, brings the
 // receiver up and starts linkd again: every click is delivered, signed,
 // and the messages tried before the crash keep their webhook-id.
-func TestWebhookSurvivesSIGKILL(t *testing.T) {
+func TestWebhookSurvivesSIGKILL(t *testing.T) { webhookSurvivesSIGKILL(t) }
+
+// TestWebhookSurvivesSIGKILLPostgres is TestWebhookSurvivesSIGKILL with
+// the queue in PostgreSQL, whose claims outlive a SIGKILL: the process
+// started again takes them over at once (claims of ten minutes here).
+func TestWebhookSurvivesSIGKILLPostgres(t *testing.T) {
+	webhookSurvivesSIGKILL(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_WEBHOOK_CLAIM_TIMEOUT=10m")
+}
+
+func webhookSurvivesSIGKILL(t *testing.T, env ...string) {
 	var mu sync.Mutex
 	down := true
 	var secret string
@@ -101,7 +125,7 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 	defer rc.Close()
 
 	dir, addr := t.TempDir(), freeAddr(t)
-	extra := []string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_RETRY_SCHEDULE=" + strings.Repeat("200ms,", 30) + "200ms"}
+	extra := append([]string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_RETRY_SCHEDULE=" + strings.Repeat("200ms,", 30) + "200ms"}, env...)
 	p, code := hooked(t, dir, addr, rc.URL+"/hook", func(s string) { mu.Lock(); secret = s; mu.Unlock() }, extra...)
 	const n = 200
 	for i := 0; i < n; i++ {
@@ -110,7 +134,8 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("click %d: %d %v", i, st, err)
 		}
 	}
-	time.Sleep(20 * time.Millisecond) // some messages tried and failed, some perhaps not yet made
+	// Some messages tried and failed, some perhaps not yet made.
+	untilSome(t, func() int { mu.Lock(); defer mu.Unlock(); return len(failed) }, "tried")
 	p.kill()
 	mu.Lock()
 	tried := make(map[string]bool, len(failed))
@@ -140,7 +165,16 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 // receiver is up and deliveries are under way (messages handed to the
 // deliverer in memory, ADR 0111): after a restart every click arrives,
 // and the messages answered before the kill are not sent again.
-func TestWebhookSIGKILLWhileDelivering(t *testing.T) {
+func TestWebhookSIGKILLWhileDelivering(t *testing.T) { webhookSIGKILLWhileDelivering(t) }
+
+// TestWebhookSIGKILLWhileDeliveringPostgres is the same with the queue in
+// PostgreSQL: the claims the killed process held (ten minutes each here)
+// are the restarted one's at once.
+func TestWebhookSIGKILLWhileDeliveringPostgres(t *testing.T) {
+	webhookSIGKILLWhileDelivering(t, "LINKD_EVENTSTORE="+pgtest.DSN(t), "LINKD_WEBHOOK_CLAIM_TIMEOUT=10m")
+}
+
+func webhookSIGKILLWhileDelivering(t *testing.T, env ...string) {
 	var mu sync.Mutex
 	var secret string
 	byID := map[string]int{}    // 2xx answers by webhook-id
@@ -159,7 +193,7 @@ func TestWebhookSIGKILLWhileDelivering(t *testing.T) {
 	defer rc.Close()
 
 	dir, addr := t.TempDir(), freeAddr(t)
-	extra := []string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_CONCURRENCY=2"}
+	extra := append([]string{"LINKD_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8", "LINKD_WEBHOOK_CONCURRENCY=2"}, env...)
 	p, code := hooked(t, dir, addr, rc.URL+"/hook", func(s string) { mu.Lock(); secret = s; mu.Unlock() }, extra...)
 	const n, workers = 600, 8
 	var wg sync.WaitGroup
@@ -182,6 +216,7 @@ func TestWebhookSIGKILLWhileDelivering(t *testing.T) {
 		p.kill()
 		t.Fatal(err)
 	}
+	untilSome(t, func() int { mu.Lock(); defer mu.Unlock(); return len(byID) }, "delivered")
 	p.kill()
 	mu.Lock()
 	before := make(map[string]bool, len(byID))
