@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
 	"github.com/linkd/linkd/internal/testsupport/ports"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	dropDatabases()
 	chtest.Stop()
 	pgtest.Stop()
 	os.RemoveAll(dir)
@@ -90,7 +92,44 @@ func env(dataDir, addr string, extra ...string) []string {
 		// for the click limit (tested in tests/redirect), and every access
 		// must count here.
 		"LINKD_CLICK_LIMIT=0", "LINKD_CLICK_LIMIT_NETWORK=0")
-	return append(e, extra...)
+	if base := os.Getenv("LINKD_EVENTSTORE"); postgres.IsDSN(base) {
+		e = append(e, "LINKD_EVENTSTORE="+databaseFor(base, dataDir))
+	}
+	return append(e, extra...) // a later LINKD_EVENTSTORE wins
+}
+
+// With LINKD_EVENTSTORE naming a PostgreSQL server, the suite runs on it:
+// every data directory gets an empty database of its own there (as apptest
+// gives every server), the same for every process started on it; a test
+// whose processes share a log sets LINKD_EVENTSTORE itself.
+var (
+	dbMu      sync.Mutex
+	databases = map[string]string{} // by data directory
+	dbBase    string
+)
+
+func databaseFor(base, dataDir string) string {
+	dbMu.Lock()
+	defer dbMu.Unlock()
+	if dsn, ok := databases[dataDir]; ok {
+		return dsn
+	}
+	dsn, err := pgtest.CreateDatabase(base, fmt.Sprintf("linkd_e2e_%d_%d", len(databases), os.Getpid()))
+	if err != nil {
+		panic(fmt.Sprintf("LINKD_EVENTSTORE: %v", err))
+	}
+	databases[dataDir], dbBase = dsn, base
+	return dsn
+}
+
+func dropDatabases() {
+	dbMu.Lock()
+	defer dbMu.Unlock()
+	for _, dsn := range databases {
+		if err := pgtest.DropDatabase(dbBase, dsn); err != nil {
+			fmt.Fprintln(os.Stderr, "drop database:", err)
+		}
+	}
 }
 
 // start runs linkd serve and waits until it answers /healthz.
