@@ -301,6 +301,26 @@ func (d *Deliverer) run(ctx context.Context) error {
 		defer close(done)
 		d.write(ctx)
 	}()
+	// The deliverer says it is alive every second, apart from the work
+	// below (a prune may take long): on PostgreSQL its claims end when it
+	// stops (ADR 0128). It says so once before its first claim.
+	d.count(ctx)
+	beatCtx, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-beatCtx.Done():
+				return
+			case <-t.C:
+				d.count(beatCtx)
+			}
+		}
+	}()
+	defer stopBeat()
 	t := time.NewTicker(min(time.Second, d.o.ClaimTimeout/3))
 	defer t.Stop()
 	var pruned, extended time.Time
@@ -309,7 +329,6 @@ func (d *Deliverer) run(ctx context.Context) error {
 			extended = time.Now()
 			d.extend(ctx)
 		}
-		d.count(ctx)
 		d.sync(ctx)
 		d.measure(ctx)
 		if time.Since(pruned) > time.Hour {
@@ -356,7 +375,9 @@ func (d *Deliverer) run(ctx context.Context) error {
 				}
 			}
 			// What this deliverer held is another's to send now, not after
-			// its claims end.
+			// its claims end; and it is not counted once it said so.
+			stopBeat()
+			<-beating
 			if err := d.s.q.release(rctx); err != nil {
 				d.s.log.Warn("webhooks: releasing claims", "err", err)
 			}

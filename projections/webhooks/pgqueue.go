@@ -163,8 +163,9 @@ func (q *pgQueue) write(ctx context.Context, _ *sqlitedb.Batch, c *changes) erro
 }
 
 // take claims due messages that no deliverer holds, or whose claim ended
-// or whose deliverer is not alive (it died: SIGKILL leaves its claims), in
-// due order. A runner holds up to eight times its
+// or whose deliverer is not alive (it died: SIGKILL leaves its claims; not
+// this one, late to say it is alive, whose runners hold them), in due
+// order. A runner holds up to eight times its
 // share of the concurrency (256 alone; fewer each when many share a
 // webhook, so that a burst is spread over them), its claims extended while
 // it does.
@@ -177,7 +178,7 @@ func (q *pgQueue) take(ctx context.Context, webhookID string, now time.Time, con
 	rows, err := q.pool.Query(ctx, `UPDATE linkd_webhook_messages m SET claimed_until = $3, claimed_by = $4
 		FROM (SELECT id FROM linkd_webhook_messages
 			WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= $2 AND (claimed_until IS NULL OR claimed_until < $2
-				OR NOT EXISTS (SELECT 1 FROM linkd_webhook_deliverers d WHERE d.owner = claimed_by AND d.seen > $6))
+				OR (claimed_by <> $4 AND NOT EXISTS (SELECT 1 FROM linkd_webhook_deliverers d WHERE d.owner = claimed_by AND d.seen > $6)))
 			ORDER BY next_attempt_at, id LIMIT $5 FOR UPDATE SKIP LOCKED) AS c
 		WHERE m.id = c.id
 		RETURNING m.next_attempt_at, m.id, m.event_type, m.body, m.attempts, m.created_at, m.round`,

@@ -290,6 +290,28 @@ func TestClaimsEndWithTheirDeliverer(t *testing.T) {
 	}
 }
 
+// A deliverer late to say it is alive does not take its own claims again
+// (its runners hold them); another does.
+func TestLateDelivererKeepsItsOwnClaims(t *testing.T) {
+	open := onPostgres(t)
+	late, other := open(t), open(t)
+	addHook(t, late, "w1", "http://127.0.0.1:9/hook")
+	put(t, late, "w1", time.Now(), false, eventIDs(10)...)
+	late.q.(*pgQueue).claimFor = time.Hour
+	if _, err := late.q.(*pgQueue).alive(t.Context(), time.Now().Add(-time.Minute).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if held, _, err := late.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 10 {
+		t.Fatalf("took %d messages (%v)", len(held), err)
+	}
+	if again, _, err := late.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(again) != 0 {
+		t.Errorf("the late deliverer took %d of its own claims again (%v)", len(again), err)
+	}
+	if taken, _, err := other.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(taken) != 10 {
+		t.Errorf("another deliverer took %d of the late one's claims, want 10 (%v)", len(taken), err)
+	}
+}
+
 // A process started again on the data directory of one that died (SIGKILL)
 // takes its claims over at once: not when they end, nor when the dead one
 // stops counting as alive.
