@@ -84,6 +84,21 @@ func (rc *hookReceiver) waitDelivered(t *testing.T, n int, within time.Duration)
 	}
 }
 
+// takenOver checks that n messages another deliverer claimed at from are
+// delivered once its claims end, after hold: none within 700 ms, all
+// within 10 s.
+func (rc *hookReceiver) takenOver(t *testing.T, n int, from time.Time, hold time.Duration) {
+	t.Helper()
+	time.Sleep(700 * time.Millisecond)
+	if got, _ := rc.delivered(); got != 0 {
+		t.Fatalf("%d messages delivered while another deliverer held them", got)
+	}
+	rc.waitDelivered(t, n, 10*time.Second)
+	if wait := time.Since(from); wait < hold {
+		t.Errorf("delivered %v after the claims, before they ended (%v)", wait, hold)
+	}
+}
+
 // deliver runs a deliverer of s until the test ends (or stop is called).
 func deliver(t *testing.T, s *Store, o DeliveryOptions) (d *Deliverer, stop func()) {
 	t.Helper()
@@ -145,6 +160,35 @@ func eventIDs(n int) []string {
 		out[i] = fmt.Sprintf("e%04d", i)
 	}
 	return out
+}
+
+// deadAndLive opens two instances on one PostgreSQL queue, with webhook
+// w1 sending to rc, and n messages due.
+func deadAndLive(t *testing.T, n int) (dead, live *Store, rc *hookReceiver) {
+	t.Helper()
+	open := onPostgres(t)
+	rc = newHookReceiver(t)
+	dead, live = open(t), open(t)
+	addHook(t, dead, "w1", rc.URL+"/hook")
+	addHook(t, live, "w1", rc.URL+"/hook")
+	put(t, dead, "w1", time.Now(), false, eventIDs(n)...)
+	return dead, live, rc
+}
+
+// claimAll makes s's queue a deliverer that said it was alive at said,
+// and claims every due message of webhook w1 (n of them) for claimFor.
+func claimAll(t *testing.T, s *Store, n int, claimFor time.Duration, said time.Time) []message {
+	t.Helper()
+	q := s.q.(*pgQueue)
+	q.claimFor = claimFor
+	if _, err := q.alive(t.Context(), said.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	held, _, err := q.take(t.Context(), "w1", time.Now(), 16, 0)
+	if err != nil || len(held) != n {
+		t.Fatalf("the deliverer took %d messages, want %d (%v)", len(held), n, err)
+	}
+	return held
 }
 
 // Three instances on one PostgreSQL queue every message (each from its
@@ -218,32 +262,12 @@ func TestSharedQueueDeliversEachMessageOnce(t *testing.T) {
 // recorded a result) delays them until its claims end: then another
 // instance delivers every one of them, once.
 func TestClaimsOfADeadDelivererAreTakenOver(t *testing.T) {
-	open := onPostgres(t)
-	rc := newHookReceiver(t)
-	dead, live := open(t), open(t)
-	addHook(t, dead, "w1", rc.URL+"/hook")
-	addHook(t, live, "w1", rc.URL+"/hook")
-	ids := eventIDs(20)
-	put(t, dead, "w1", time.Now(), false, ids...)
-	dead.q.(*pgQueue).claimFor = 1500 * time.Millisecond
+	dead, live, rc := deadAndLive(t, 20)
 	// It said it was alive (10 s ago at most, for its claims' 1.5 s).
-	if _, err := dead.q.(*pgQueue).alive(t.Context(), time.Now().UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	held, _, err := dead.q.take(t.Context(), "w1", time.Now(), 16, 0)
-	if err != nil || len(held) != 20 {
-		t.Fatalf("the dead deliverer took %d messages (%v)", len(held), err)
-	}
+	held := claimAll(t, dead, 20, 1500*time.Millisecond, time.Now())
 	claimed := time.Now()
 	deliver(t, live, DeliveryOptions{Concurrency: 4})
-	time.Sleep(700 * time.Millisecond)
-	if got, _ := rc.delivered(); got != 0 {
-		t.Fatalf("%d messages delivered while another deliverer held them", got)
-	}
-	rc.waitDelivered(t, 20, 10*time.Second)
-	if wait := time.Since(claimed); wait < 1500*time.Millisecond {
-		t.Errorf("delivered %v after the claims, before they ended", wait)
-	}
+	rc.takenOver(t, 20, claimed, 1500*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 	if got, twice := rc.delivered(); got != 20 || twice != 0 {
 		t.Errorf("%d delivered, %d twice", got, twice)
@@ -264,30 +288,12 @@ func TestClaimsOfADeadDelivererAreTakenOver(t *testing.T) {
 // The claims of a deliverer that stopped saying it is alive (SIGKILL)
 // end then, not at their deadline.
 func TestClaimsEndWithTheirDeliverer(t *testing.T) {
-	open := onPostgres(t)
-	rc := newHookReceiver(t)
-	dead, live := open(t), open(t)
-	addHook(t, dead, "w1", rc.URL+"/hook")
-	addHook(t, live, "w1", rc.URL+"/hook")
-	put(t, dead, "w1", time.Now(), false, eventIDs(20)...)
-	dead.q.(*pgQueue).claimFor = time.Hour
+	dead, live, rc := deadAndLive(t, 20)
 	said := time.Now()
-	if _, err := dead.q.(*pgQueue).alive(t.Context(), said.UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	if held, _, err := dead.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 20 {
-		t.Fatalf("the dead deliverer took %d messages (%v)", len(held), err)
-	}
+	claimAll(t, dead, 20, time.Hour, said)
 	live.q.(*pgQueue).aliveFor = 1500 * time.Millisecond
 	deliver(t, live, DeliveryOptions{Concurrency: 4})
-	time.Sleep(700 * time.Millisecond)
-	if got, _ := rc.delivered(); got != 0 {
-		t.Fatalf("%d messages delivered while their deliverer was alive", got)
-	}
-	rc.waitDelivered(t, 20, 10*time.Second)
-	if wait := time.Since(said); wait < 1500*time.Millisecond {
-		t.Errorf("delivered %v after the deliverer said it was alive", wait)
-	}
+	rc.takenOver(t, 20, said, 1500*time.Millisecond)
 }
 
 // A deliverer late to say it is alive does not take its own claims again
@@ -297,13 +303,7 @@ func TestLateDelivererKeepsItsOwnClaims(t *testing.T) {
 	late, other := open(t), open(t)
 	addHook(t, late, "w1", "http://127.0.0.1:9/hook")
 	put(t, late, "w1", time.Now(), false, eventIDs(10)...)
-	late.q.(*pgQueue).claimFor = time.Hour
-	if _, err := late.q.(*pgQueue).alive(t.Context(), time.Now().Add(-time.Minute).UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	if held, _, err := late.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 10 {
-		t.Fatalf("took %d messages (%v)", len(held), err)
-	}
+	claimAll(t, late, 10, time.Hour, time.Now().Add(-time.Minute))
 	if again, _, err := late.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(again) != 0 {
 		t.Errorf("the late deliverer took %d of its own claims again (%v)", len(again), err)
 	}
@@ -328,13 +328,7 @@ func TestRestartTakesOverTheClaimsOfTheDeadProcess(t *testing.T) {
 	}
 	addHook(t, before, "w1", rc.URL+"/hook")
 	put(t, before, "w1", time.Now(), false, eventIDs(20)...)
-	before.q.(*pgQueue).claimFor = time.Hour
-	if _, err := before.q.(*pgQueue).alive(t.Context(), time.Now().UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	if held, _, err := before.q.take(t.Context(), "w1", time.Now(), 16, 0); err != nil || len(held) != 20 {
-		t.Fatalf("took %d messages (%v)", len(held), err)
-	}
+	claimAll(t, before, 20, time.Hour, time.Now())
 	before.Close() // its claims stay, as a SIGKILL leaves them
 	started := time.Now()
 	after, err := Open(path, Options{Postgres: dsn})
