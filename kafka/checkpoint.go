@@ -69,24 +69,7 @@ func (f *FileCheckpoint) Save(_ context.Context, p eventstore.Position) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("relay: checkpoint: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(f.path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("relay: checkpoint: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	_, err = tmp.WriteString(p.String() + "\n")
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f.path)
-	}
-	if err == nil {
-		err = fsdir.Sync(dir)
-	}
+	err := fsdir.WriteFile(f.path, []byte(p.String()+"\n"), 0o600)
 	if err != nil {
 		return fmt.Errorf("relay: checkpoint: %w", err)
 	}

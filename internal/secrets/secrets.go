@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/linkd/linkd/internal/storage/fsdir"
 )
 
 // Secret is the server's 32-byte master secret.
@@ -56,16 +58,7 @@ func Load(dir, given string) (*Secret, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(b)+"\n"), 0o600); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		_ = f.Sync()
-		f.Close()
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsdir.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	return &Secret{master: b}, nil

@@ -161,6 +161,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("event store: %w", err)
 	}
 	checkSecret(ctx, store, a.secret, cfg, log)
+	if err := checkLog(ctx, store, cfg.DataDir); err != nil {
+		store.Close()
+		return nil, err
+	}
 	a.metrics = newMetrics()
 	a.store = a.metrics.instrument(store)
 	a.raw = store
@@ -359,6 +363,12 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 		}
 	}()
 	if err := a.ensureOperatorKey(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	// A log empty at Open has its first event now (the operator key, or
+	// another instance's): the read models are this log's.
+	if err := checkLog(ctx, a.raw, a.cfg.DataDir); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -70,7 +70,8 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		all[chRadar.Name()] = chRadar
 	}
 	writeVersionsBehind(stats, clicks) // a replay applies in log order
-	if len(names) == 0 {
+	everything := len(names) == 0
+	if everything {
 		for n := range all {
 			names = append(names, n)
 		}
@@ -106,6 +107,10 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		}
 		el := time.Since(start)
 		fmt.Fprintf(out, "replayed %s: %d events in %s (%.0f events/s)\n", n, applied, el.Round(time.Millisecond), float64(applied)/max(el.Seconds(), 1e-9))
+	}
+	if everything {
+		// Every read model of the data directory is this log's now.
+		return recordLog(ctx, store, cfg.DataDir)
 	}
 	return nil
 }
