@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,11 +35,13 @@ func firstEventID(ctx context.Context, store eventstore.Store) (string, error) {
 // embedded store left for PostgreSQL, another database named). Its
 // projections would resume from positions of the other log, skipping this
 // one's first events and serving the other's. The first start on a log
-// with events records it.
-func checkLog(ctx context.Context, store eventstore.Store, dataDir string) error {
+// with events records it. A log that cannot be read now is not checked
+// (warned about): linkd starts as it did before the check.
+func checkLog(ctx context.Context, store eventstore.Store, dataDir string, log *slog.Logger) error {
 	first, err := firstEventID(ctx, store)
 	if err != nil {
-		return err
+		log.Warn("could not check that the read models are the event log's", "err", err)
+		return nil
 	}
 	path := filepath.Join(dataDir, logFile)
 	b, err := os.ReadFile(path)
@@ -46,10 +49,7 @@ func checkLog(ctx context.Context, store eventstore.Store, dataDir string) error
 		if first == "" {
 			return nil
 		}
-		if err := fsdir.WriteFile(path, []byte(first+"\n"), 0o600); err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-		return nil
+		return saveLogID(dataDir, first)
 	}
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -69,8 +69,27 @@ func checkLog(ctx context.Context, store eventstore.Store, dataDir string) error
 // recordLog records store's log as the one the read models in dataDir
 // were built from (after a replay of all of them).
 func recordLog(ctx context.Context, store eventstore.Store, dataDir string) error {
-	if err := os.Remove(filepath.Join(dataDir, logFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	first, err := firstEventID(ctx, store)
+	if err != nil {
+		return err
+	}
+	return saveLogID(dataDir, first)
+}
+
+// saveLogID records first as the first event of the read models' log; an
+// empty log leaves no record.
+func saveLogID(dataDir, first string) error {
+	path := filepath.Join(dataDir, logFile)
+	var err error
+	if first == "" {
+		if err = os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	} else {
+		err = fsdir.WriteFile(path, []byte(first+"\n"), 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	return checkLog(ctx, store, dataDir)
+	return nil
 }
