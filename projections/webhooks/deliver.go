@@ -227,18 +227,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}
 	// Every instance keeps a deliveries log (the attempts the log brings):
 	// each prunes its own, holder or not.
-	go func() {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				d.prune(ctx)
-			}
-		}
-	}()
+	every(ctx, time.Hour, d.prune)
 	for ctx.Err() == nil {
 		held, release, err := d.s.coord.AcquireLease(ctx, LeaseName)
 		if err != nil {
@@ -306,20 +295,7 @@ func (d *Deliverer) run(ctx context.Context) error {
 	// stops (ADR 0128). It says so once before its first claim.
 	d.count(ctx)
 	beatCtx, stopBeat := context.WithCancel(ctx)
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-beatCtx.Done():
-				return
-			case <-t.C:
-				d.count(beatCtx)
-			}
-		}
-	}()
+	beating := every(beatCtx, time.Second, d.count)
 	defer stopBeat()
 	t := time.NewTicker(min(time.Second, d.o.ClaimTimeout/3))
 	defer t.Stop()
@@ -385,6 +361,26 @@ func (d *Deliverer) run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// every calls f every interval, in a goroutine of its own, until ctx
+// ends; the channel it returns is closed then.
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				f(ctx)
+			}
+		}
+	}()
+	return done
 }
 
 // drain records the results waiting when the writer stopped.
