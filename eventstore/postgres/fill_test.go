@@ -239,3 +239,34 @@ func TestSubscriptionDrainsMemory(t *testing.T) {
 		t.Fatalf("got %d, want b's commit at %d", got[0], rb.Position.Commit)
 	}
 }
+
+// A subscription behind another, on a store whose memory holds nothing
+// yet (a quiet log written by another process), reads the events it is
+// behind: a fill by the one at the head read nothing, and the next was
+// skipped as if every subscription were at the head, until a fill came
+// PollInterval after the last (with five feeders polling, it could
+// starve: linkd serve after a replay waited for its Radar projection).
+func TestSubscriptionBehindOnAnEmptyMemory(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	w := openT(t, dsn, Options{})
+	for i := range 5 {
+		if _, err := w.Append(t.Context(), "behind-1", eventstore.Any(), ev(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	s := openT(t, dsn, Options{PollInterval: time.Hour})
+	head, err := s.SubscribeAll(t.Context(), position(5), eventstore.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer head.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	if e, err := head.Recv(ctx); err == nil {
+		t.Fatalf("an event after the head: %+v", e)
+	}
+	cancel()
+	if got := recvN(t, subscribeT(t, s), 5, 5*time.Second); got[4] != 5 {
+		t.Fatalf("positions %v", got)
+	}
+}

@@ -434,7 +434,7 @@ func (l *recentLog) end() (int64, bool) {
 //
 // It reads only when another process may have committed since the last
 // fill began (s.foreign moved), or PollInterval after the last read (a
-// sign lost all the same): a store alone on the database, appending, no
+// sign lost all the same), or when memory holds nothing yet: a store alone on the database, appending, no
 // longer reads the table after each of its commits (a quarter of the
 // redirect path's PostgreSQL queries).
 func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
@@ -444,7 +444,10 @@ func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 		return false, nil // another fill brought it
 	}
 	f := s.foreign.Load()
-	if f == s.filled && time.Since(s.lastFill) < s.opts.PollInterval {
+	// A fill that finds memory empty reads after its caller's position,
+	// which says nothing of a subscription further behind: only once
+	// memory holds the log's end are all callers at the same place.
+	if _, held := s.recent.end(); held && f == s.filled && time.Since(s.lastFill) < s.opts.PollInterval {
 		return false, nil
 	}
 	return s.fillOnce(ctx, last, f)
