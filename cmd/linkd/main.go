@@ -115,7 +115,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().String("addr", "127.0.0.1:8080", "listen address (LINKD_ADDR)")
 	root.PersistentFlags().String("data-dir", "./data", "where the embedded stores keep their files (LINKD_DATA_DIR)")
-	root.AddCommand(serveCmd(), replayCmd(), generateCmd())
+	root.AddCommand(serveCmd(), replayCmd(), generateCmd(), copyLogCmd())
 	return root
 }
 

@@ -161,7 +161,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("event store: %w", err)
 	}
 	checkSecret(ctx, store, a.secret, cfg, log)
-	if err := checkLog(ctx, store, cfg.DataDir, log); err != nil {
+	if err := checkLog(ctx, store, logKind(cfg), cfg.DataDir, log); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -368,7 +368,7 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 	}
 	// A log empty at Open has its first event now (the operator key, or
 	// another instance's): the read models are this log's.
-	if err := checkLog(ctx, a.raw, a.cfg.DataDir, a.log); err != nil {
+	if err := checkLog(ctx, a.raw, logKind(a.cfg), a.cfg.DataDir, a.log); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/linkd/linkd/eventstore"
 )
@@ -28,10 +31,45 @@ func TestLogUnreadableAtStartIsNotChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	if err := checkLog(context.Background(), unreadable{}, dir, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+	if err := checkLog(context.Background(), unreadable{}, "embedded", dir, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatalf("checkLog on an unreadable log: %v", err)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "connection refused") {
 		t.Errorf("nothing said of the check not made:\n%s", logs.String())
+	}
+}
+
+// oneEvent is a log whose first event is first.
+type oneEvent struct {
+	eventstore.Store
+	first uuid.UUID
+}
+
+func (s oneEvent) ReadAll(context.Context, eventstore.Position, int) ([]eventstore.RecordedEvent, error) {
+	return []eventstore.RecordedEvent{{ID: s.first, Stream: "link-1", Position: eventstore.Position{Commit: 1, Prepare: 1}}}, nil
+}
+
+// The record names the kind of store (ADR 0130): one written before it
+// did is completed by the next start on the same log; the same log in
+// another kind of store (a copy, at other positions) is refused.
+func TestLogRecordNamesTheKindOfStore(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := oneEvent{first: uuid.New()}
+	if err := os.WriteFile(filepath.Join(dir, logFile), []byte(store.first.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkLog(context.Background(), store, "embedded", dir, log); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := readLogRecord(dir); err != nil || r != (logRecord{first: store.first.String(), kind: "embedded"}) {
+		t.Fatalf("record %+v %v, want the kind added", r, err)
+	}
+	err := checkLog(context.Background(), store, "postgres", dir, log)
+	if err == nil || !strings.Contains(err.Error(), "other positions") || !strings.Contains(err.Error(), "linkd replay") {
+		t.Fatalf("read models of the embedded log on its copy in PostgreSQL: %v", err)
+	}
+	if err := checkLog(context.Background(), store, "embedded", dir, log); err != nil {
+		t.Fatalf("the same log, the same kind: %v", err)
 	}
 }

@@ -110,7 +110,7 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 	}
 	if everything {
 		// Every read model of the data directory is this log's now.
-		return recordLog(ctx, store, cfg.DataDir)
+		return recordLog(ctx, store, logKind(cfg), cfg.DataDir)
 	}
 	return nil
 }
