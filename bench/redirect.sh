@@ -147,6 +147,9 @@ BEFORE=$(counted)
 # ratio; the counts cover every round.
 LREQ=0; LERR=0; RATIOS=()
 num() { echo "$1" | sed -E "s/.*$2=([0-9.]+).*/\1/"; }
+# mallocs is how many heap objects linkd has allocated (its /metrics): per
+# redirect, a diagnostic beside the CPU.
+mallocs() { curl -s "http://$LINKD/metrics" | awk '/^go_memstats_mallocs_total/{printf "%d", $2}'; }
 for round in $(seq "$ROUNDS"); do
   C0=$(cpu $BARE_PID); B=$(run http://$BARE); C1=$(cpu $BARE_PID)
   BCPU=$(cpu_per_req $((C1 - C0)) "$B")
@@ -156,12 +159,12 @@ for round in $(seq "$ROUNDS"); do
     curl -s -o "$PROFILE" "http://$LINKD_DEBUG_ADDR/debug/pprof/profile?seconds=$((DUR - 1))" &
     PROF_PID=$!
   fi
-  C0=$(cpu $LINKD_PID); P0=$(cpu_named postgres); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID); P1=$(cpu_named postgres)
+  M0=$(mallocs); C0=$(cpu $LINKD_PID); P0=$(cpu_named postgres); L=$(run http://$LINKD); C1=$(cpu $LINKD_PID); P1=$(cpu_named postgres); M1=$(mallocs)
   [ -z "$PROF_PID" ] || wait "$PROF_PID"
   LCPU=$(cpu_per_req $((C1 - C0)) "$L")
   settle; C2=$(cpu $LINKD_PID)
   PGLINE=""; [ "$P1" -gt 0 ] && PGLINE=" postgres_cpu_us_per_req=$(cpu_per_req $((P1 - P0)) "$L")"
-  echo "linkd /{code}: $L cpu_us_per_req=$LCPU deferred_cpu_us_per_req=$(cpu_per_req $((C2 - C1)) "$L")$PGLINE"
+  echo "linkd /{code}: $L cpu_us_per_req=$LCPU deferred_cpu_us_per_req=$(cpu_per_req $((C2 - C1)) "$L")$PGLINE allocs_per_req=$(awk -v m=$((M1 - M0)) -v n="$(num "$L" requests)" 'BEGIN{printf "%.1f", m/n}')"
   RATIOS+=("$(awk -v a="$(num "$L" rps)" -v b="$(num "$B" rps)" 'BEGIN{printf "%.2f", a/b}')")
   LREQ=$((LREQ + $(num "$L" requests))); LERR=$((LERR + $(num "$L" non3xx)))
   [ "$ROUNDS" -gt 1 ] && echo "round $round: ratio ${RATIOS[-1]}, CPU per request linkd/bare $(awk -v a="$LCPU" -v b="$BCPU" 'BEGIN{printf "%.2f", a/b}')"
