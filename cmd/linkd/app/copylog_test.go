@@ -18,6 +18,7 @@ import (
 // refuses a database of another log. The data directory's read models are
 // then refused on the copy (other positions) until linkd replay, after
 // which linkd on PostgreSQL answers what it answered on the embedded store.
+// A copy from that database into another keeps positions: no replay.
 func TestCopyLogFromEmbeddedToPostgres(t *testing.T) {
 	to := pgtest.DSN(t)
 	dir := t.TempDir()
@@ -72,7 +73,6 @@ func TestCopyLogFromEmbeddedToPostgres(t *testing.T) {
 	}
 	pg.Addr = ln.Addr().String()
 	s = apptest.StartWith(t, pg, ln)
-	defer s.Stop()
 	got := s.Do("GET", "/v1/links?sort=created_at", apptest.OperatorKey, nil)
 	if got.Status != 200 || string(got.Body) != string(want.Body) {
 		t.Fatalf("links on the copy:\n%d %s\nwant, as on the embedded store:\n%d %s", got.Status, got.Body, want.Status, want.Body)
@@ -80,6 +80,26 @@ func TestCopyLogFromEmbeddedToPostgres(t *testing.T) {
 	// Writes go on after the copied history.
 	s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/third"})
 	clicks(t, s, l1, 1)
+	want = s.Do("GET", "/v1/links?sort=created_at", apptest.OperatorKey, nil)
+	s.Stop()
+
+	// From one PostgreSQL database to another the positions stay: the
+	// same data directory serves the second copy without a replay.
+	pg2 := pg
+	pg2.EventStore = pgtest.DSN(t)
+	if _, err := app.CopyLog(ctx, pg, pg2.EventStore, logger, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	pg2.Addr = ln.Addr().String()
+	s = apptest.StartWith(t, pg2, ln)
+	defer s.Stop()
+	if got := s.Do("GET", "/v1/links?sort=created_at", apptest.OperatorKey, nil); string(got.Body) != string(want.Body) {
+		t.Fatalf("links on the second copy:\n%s\nwant:\n%s", got.Body, want.Body)
+	}
+	clicks(t, s, l2, 1)
 }
 
 // clicks follows link's short URL n times and waits until its clicks are
