@@ -53,11 +53,14 @@ type App struct {
 	store eventstore.Store
 	// raw is store without its metrics: what else it is (a shared store's
 	// eventstore.Leaser, Checkpoints, CategoryHeads) is asked of it.
-	raw    eventstore.Store
-	core   *core.Store
-	stats  statsProjection
-	clicks *clickindex.Store
-	radar  *radarstore.Store
+	raw eventstore.Store
+	// logPlaces record the log the read models were built from (ADRs
+	// 0129, 0131): the data directory, then ClickHouse when it is used.
+	logPlaces []logPlace
+	core      *core.Store
+	stats     statsProjection
+	clicks    *clickindex.Store
+	radar     *radarstore.Store
 	// hooks is the webhook projection, deliver its deliveries.
 	hooks   *webhooks.Store
 	deliver *webhooks.Deliverer
@@ -161,7 +164,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("event store: %w", err)
 	}
 	checkSecret(ctx, store, a.secret, cfg, log)
-	if err := checkLog(ctx, store, logKind(cfg), cfg.DataDir, log); err != nil {
+	if err := checkLog(ctx, store, logKind(cfg), dataDirLog(cfg.DataDir), log); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -177,6 +180,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("statistics: %w", err)
 	}
 	a.closers = append(a.closers, closeOf(a.stats))
+	a.logPlaces = logPlaces(cfg, a.stats)
+	if err := checkLogs(ctx, store, logKind(cfg), a.logPlaces[1:], log); err != nil {
+		return nil, err
+	}
 	if a.clicks, err = openClickIndex(cfg, a.clock(), log); err != nil {
 		return nil, fmt.Errorf("click index: %w", err)
 	}
@@ -368,7 +375,7 @@ func (a *App) Start(ctx context.Context) (context.CancelFunc, error) {
 	}
 	// A log empty at Open has its first event now (the operator key, or
 	// another instance's): the read models are this log's.
-	if err := checkLog(ctx, a.raw, logKind(a.cfg), a.cfg.DataDir, a.log); err != nil {
+	if err := checkLogs(ctx, a.raw, logKind(a.cfg), a.logPlaces, a.log); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func nameLogKind(ctx context.Context, src eventstore.Store, cfg Config, log *slo
 	r, err := readLogRecord(cfg.DataDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && cfg.Embedded(), err == nil && r.kind == "":
-		if err := checkLog(ctx, src, logKind(cfg), cfg.DataDir, log); err != nil {
+		if err := checkLog(ctx, src, logKind(cfg), dataDirLog(cfg.DataDir), log); err != nil {
 			log.Warn("the data directory's read models are of another log", "err", err)
 		}
 		return nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/internal/storage/fsdir"
+	ch "github.com/linkd/linkd/projections/clickhouse"
+	chstats "github.com/linkd/linkd/projections/clickhouse/stats"
 )
 
 // logFile, in the data directory, names the event log its read models
@@ -44,6 +46,39 @@ func (r logRecord) String() string {
 	return r.first + " (" + r.kind + ")"
 }
 
+// logPlace is where read models record the log they were built from:
+// the data directory (its own read models, ADR 0129) or the ClickHouse
+// database (the deployment's statistics and Radar, ADR 0131).
+type logPlace interface {
+	// load returns the record; ok false when there is none.
+	load(ctx context.Context) (r logRecord, ok bool, err error)
+	// save records r; a record of an empty log (r.first "") is none.
+	save(ctx context.Context, r logRecord) error
+	// what names the read models; remedy says how to rebuild them.
+	what() string
+	remedy() string
+}
+
+// dataDirLog is the data directory's record, the file logFile.
+type dataDirLog string
+
+func (d dataDirLog) load(context.Context) (logRecord, bool, error) {
+	r, err := readLogRecord(string(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("data dir: %w", err)
+	}
+	return r, true, nil
+}
+
+func (d dataDirLog) save(_ context.Context, r logRecord) error { return saveLog(string(d), r) }
+func (d dataDirLog) what() string                              { return "the read models in " + string(d) }
+func (d dataDirLog) remedy() string {
+	return "start linkd on an empty data directory, or rebuild them from this log with linkd replay"
+}
+
 func readLogRecord(dataDir string) (logRecord, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, logFile))
 	if err != nil {
@@ -65,55 +100,63 @@ func logKind(cfg Config) string {
 	}
 }
 
-// checkLog refuses a data directory whose read models were built from
-// another event log than store's: LINKD_EVENTSTORE changed under it (the
-// embedded store left for PostgreSQL, another database named), or the
-// same log copied into another kind of store. Its projections would
-// resume from positions of the other log, skipping this one's first
-// events and serving the other's. The first start on a log with events
-// records it. A log that cannot be read now is not checked (warned
-// about): linkd starts as it did before the check.
-func checkLog(ctx context.Context, store eventstore.Store, kind, dataDir string, log *slog.Logger) error {
+// checkLog refuses read models built from another event log than
+// store's: LINKD_EVENTSTORE changed under them (the embedded store left
+// for PostgreSQL, another database named), or the same log copied into
+// another kind of store. Their projections would resume from positions
+// of the other log, skipping this one's first events and serving the
+// other's. The first start on a log with events records it. A log (or a
+// place) that cannot be read now is not checked (warned about): linkd
+// starts as it did before the check.
+func checkLog(ctx context.Context, store eventstore.Store, kind string, place logPlace, log *slog.Logger) error {
 	first, err := firstEventID(ctx, store)
 	if err != nil {
 		log.Warn("could not check that the read models are the event log's", "err", err)
 		return nil
 	}
 	now := logRecord{first: first, kind: kind}
-	recorded, err := readLogRecord(dataDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return saveLog(dataDir, now)
-	}
-	if err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
+	recorded, ok, err := place.load(ctx)
 	switch {
-	case recorded == now:
+	case err != nil:
+		log.Warn("could not check that the read models are the event log's", "err", err)
 		return nil
+	case !ok, recorded == now:
+		if ok || first == "" {
+			return nil
+		}
+		return place.save(ctx, now)
 	case recorded.first == first && recorded.kind == "":
 		// Recorded before the kind was: the read models were built here.
-		return saveLog(dataDir, now)
+		return place.save(ctx, now)
 	case recorded.first == first:
-		return fmt.Errorf("the read models in %s were built from this event log as the %s store keeps it, at other positions "+
-			"than the %s store's copy of it: rebuild them with linkd replay (docs/operations.md, \"Changing the event store\")",
-			dataDir, recorded.kind, kind)
+		return fmt.Errorf("%s were built from this event log as the %s store keeps it, at other positions "+
+			"than the %s store's copy of it: rebuild them with %s (docs/operations.md, \"Changing the event store\")",
+			place.what(), recorded.kind, kind, replayOf(place))
 	}
 	if first == "" {
 		now.first = "none, it is empty"
 	}
-	return fmt.Errorf("the read models in %s were built from another event log than LINKD_EVENTSTORE's "+
-		"(its first event %s, this log's %s): start linkd on an empty data directory, or rebuild them from this log "+
-		"with linkd replay (docs/operations.md, \"Changing the event store\")", dataDir, recorded, now)
+	return fmt.Errorf("%s were built from another event log than LINKD_EVENTSTORE's "+
+		"(its first event %s, this log's %s): %s (docs/operations.md, \"Changing the event store\")",
+		place.what(), recorded, now, place.remedy())
 }
 
-// recordLog records store's log as the one the read models in dataDir
+// replayOf is the replay that rebuilds the read models of place.
+func replayOf(place logPlace) string {
+	if _, ok := place.(dataDirLog); ok {
+		return "linkd replay"
+	}
+	return "linkd replay --projection clickhouse --projection clickhouse_radar"
+}
+
+// recordLog records store's log as the one the read models of place
 // were built from (after a replay of all of them).
-func recordLog(ctx context.Context, store eventstore.Store, kind, dataDir string) error {
+func recordLog(ctx context.Context, store eventstore.Store, kind string, place logPlace) error {
 	first, err := firstEventID(ctx, store)
 	if err != nil {
 		return err
 	}
-	return saveLog(dataDir, logRecord{first: first, kind: kind})
+	return place.save(ctx, logRecord{first: first, kind: kind})
 }
 
 // saveLog records r as the read models' log; an empty log leaves no
@@ -130,6 +173,61 @@ func saveLog(dataDir string, r logRecord) error {
 	}
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	return nil
+}
+
+// clickHouseLog is the ClickHouse database's record (table event_log),
+// shared by the instances of a deployment. viaKafka: its projections are
+// fed from Kafka's consumer groups, not from their checkpoints.
+type clickHouseLog struct {
+	db       *ch.DB
+	viaKafka bool
+}
+
+// A record of an empty log (after a replay from one) is a row without a
+// first event: none.
+func (c clickHouseLog) load(ctx context.Context) (logRecord, bool, error) {
+	first, kind, ok, err := c.db.EventLog(ctx)
+	return logRecord{first: first, kind: kind}, ok && first != "", err
+}
+
+func (c clickHouseLog) save(ctx context.Context, r logRecord) error {
+	return c.db.SetEventLog(ctx, r.first, r.kind)
+}
+
+func (c clickHouseLog) what() string {
+	return "the statistics and Radar in the ClickHouse database " + c.db.Name()
+}
+func (c clickHouseLog) remedy() string {
+	return "name another database in LINKD_CLICKHOUSE_DSN, or rebuild them from this log with " + replayOf(c)
+}
+
+// logPlaces are the places whose read models cfg's instance checks against
+// the log: its data directory, and the ClickHouse database when stats is
+// there.
+func logPlaces(cfg Config, stats statsProjection) []logPlace {
+	places := []logPlace{dataDirLog(cfg.DataDir)}
+	if p, ok := stats.(*chstats.Projection); ok {
+		places = append(places, clickHouseLog{db: p.DB(), viaKafka: cfg.KafkaBrokers != ""})
+	}
+	return places
+}
+
+// checkLogs runs checkLog for each place. ClickHouse fed from Kafka is
+// not refused, only reported: its projections resume at the consumer
+// groups' offsets and skip what they applied by stream version, so this
+// log's events are applied all the same; the other log's rows stay.
+func checkLogs(ctx context.Context, store eventstore.Store, kind string, places []logPlace, log *slog.Logger) error {
+	for _, p := range places {
+		err := checkLog(ctx, store, kind, p, log)
+		if c, ok := p.(clickHouseLog); ok && c.viaKafka && err != nil {
+			log.Error("ClickHouse, fed from Kafka, is not confirmed to be this event log's; starting all the same", "err", err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

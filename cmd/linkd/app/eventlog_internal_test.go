@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/linkd/linkd/eventstore"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 )
 
 // unreadable is an event store whose log cannot be read (down).
@@ -31,7 +33,7 @@ func TestLogUnreadableAtStartIsNotChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	if err := checkLog(context.Background(), unreadable{}, "embedded", dir, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+	if err := checkLog(context.Background(), unreadable{}, "embedded", dataDirLog(dir), slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatalf("checkLog on an unreadable log: %v", err)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "connection refused") {
@@ -59,17 +61,44 @@ func TestLogRecordNamesTheKindOfStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, logFile), []byte(store.first.String()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkLog(context.Background(), store, "embedded", dir, log); err != nil {
+	if err := checkLog(context.Background(), store, "embedded", dataDirLog(dir), log); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := readLogRecord(dir); err != nil || r != (logRecord{first: store.first.String(), kind: "embedded"}) {
 		t.Fatalf("record %+v %v, want the kind added", r, err)
 	}
-	err := checkLog(context.Background(), store, "postgres", dir, log)
+	err := checkLog(context.Background(), store, "postgres", dataDirLog(dir), log)
 	if err == nil || !strings.Contains(err.Error(), "other positions") || !strings.Contains(err.Error(), "linkd replay") {
 		t.Fatalf("read models of the embedded log on its copy in PostgreSQL: %v", err)
 	}
-	if err := checkLog(context.Background(), store, "embedded", dir, log); err != nil {
+	if err := checkLog(context.Background(), store, "embedded", dataDirLog(dir), log); err != nil {
 		t.Fatalf("the same log, the same kind: %v", err)
+	}
+}
+
+// ClickHouse of another log is refused when linkd feeds it in process
+// (its projections would resume at the other log's positions), and only
+// reported when Kafka does (they apply this log's events all the same).
+func TestClickHouseOfAnotherLogWithKafkaIsReported(t *testing.T) {
+	ctx := context.Background()
+	db, err := ch.Open(ctx, chtest.DSN(t), ch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetEventLog(ctx, uuid.NewString(), "postgres"); err != nil {
+		t.Fatal(err)
+	}
+	store := oneEvent{first: uuid.New()}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := checkLogs(ctx, store, "postgres", []logPlace{clickHouseLog{db: db}}, log); err == nil || !strings.Contains(err.Error(), "another event log") {
+		t.Fatalf("in process: %v", err)
+	}
+	if err := checkLogs(ctx, store, "postgres", []logPlace{clickHouseLog{db: db, viaKafka: true}}, log); err != nil {
+		t.Fatalf("with Kafka: %v", err)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "another event log") {
+		t.Errorf("nothing said with Kafka:\n%s", logs.String())
 	}
 }

@@ -2,16 +2,24 @@ package app_test
 
 import (
 	"net/http"
+	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain stops the PostgreSQL and ClickHouse servers the tests started.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	chtest.Stop()
+	os.Exit(code)
+}
 
 // Two instances on one PostgreSQL database are one deployment: requests
 // alternating between them meet the rate limit of spec section 8 once,

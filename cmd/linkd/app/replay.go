@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,9 +109,20 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 		el := time.Since(start)
 		fmt.Fprintf(out, "replayed %s: %d events in %s (%.0f events/s)\n", n, applied, el.Round(time.Millisecond), float64(applied)/max(el.Seconds(), 1e-9))
 	}
-	if everything {
-		// Every read model of the data directory is this log's now.
-		return recordLog(ctx, store, logKind(cfg), cfg.DataDir)
+	// The read models of a place are this log's once every one was
+	// replayed: the data directory's after all projections, ClickHouse's
+	// after both of its own.
+	places := logPlaces(cfg, stats)
+	if !everything {
+		places = places[1:]
+		if !slices.Contains(names, "clickhouse") || !slices.Contains(names, "clickhouse_radar") {
+			places = nil
+		}
+	}
+	for _, p := range places {
+		if err := recordLog(ctx, store, logKind(cfg), p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,70 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/linkd/linkd/cmd/linkd/app"
+	"github.com/linkd/linkd/cmd/linkd/app/apptest"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
+	"github.com/linkd/linkd/internal/testsupport/pgtest"
+)
+
+// A ClickHouse database whose statistics were built from one event log is
+// refused by an instance of another (ADR 0131), rather than resuming at
+// the other log's positions; a replay of its two projections makes it the
+// new log's.
+func TestClickHouseOfAnotherLogIsRefused(t *testing.T) {
+	chDSN, first, second := chtest.DSN(t), pgtest.DSN(t), pgtest.DSN(t)
+	on := func(store string) apptest.Option {
+		return func(c *app.Config) { c.EventStore, c.ClickHouseDSN = store, chDSN }
+	}
+	s := apptest.Start(t, on(first))
+	s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/first"})
+	s.Stop()
+
+	// Another log, empty, then with events of its own: refused both times.
+	cfg := app.Defaults()
+	cfg.InitialAPIKey, cfg.EventStore, cfg.ClickHouseDSN = apptest.OperatorKey, second, chDSN
+	ctx := context.Background()
+	open := func(what string) {
+		t.Helper()
+		cfg.DataDir = t.TempDir()
+		a, err := app.Open(ctx, cfg, app.NewLogger(cfg, io.Discard), io.Discard)
+		if err == nil {
+			a.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "ClickHouse database") || !strings.Contains(err.Error(), "--projection clickhouse_radar") {
+			t.Fatalf("%s: ClickHouse of another log opened: %v", what, err)
+		}
+	}
+	open("an empty log")
+	o := apptest.Start(t, func(c *app.Config) { c.EventStore = second })
+	o.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/second"})
+	o.Stop()
+	open("a log with events")
+
+	// A replay of one of the two leaves it refused; of both, accepted.
+	cfg.DataDir = t.TempDir()
+	if err := app.Replay(ctx, cfg, app.NewLogger(cfg, io.Discard), []string{"clickhouse"}, nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	open("after a replay of clickhouse alone")
+	if err := app.Replay(ctx, cfg, app.NewLogger(cfg, io.Discard), []string{"clickhouse", "clickhouse_radar"}, nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.DataDir = ln.Addr().String(), t.TempDir()
+	s = apptest.StartWith(t, cfg, ln)
+	defer s.Stop()
+	links := s.Do("GET", "/v1/links", apptest.OperatorKey, nil)
+	if links.Status != 200 || !strings.Contains(string(links.Body), "example.com/second") {
+		t.Fatalf("links on the second log: %d %s", links.Status, links.Body)
+	}
+}
