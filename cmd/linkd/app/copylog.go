@@ -11,6 +11,7 @@ import (
 
 	"github.com/linkd/linkd/eventstore"
 	"github.com/linkd/linkd/eventstore/postgres"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 )
 
 // Pages of a log copy: read this many events at a time, and import at
@@ -31,8 +32,9 @@ type CopyResult struct {
 // names, keeping every event's id, stream, version, type, data, metadata
 // and time (ADR 0130). The target must be empty or hold the start of
 // this log, from an earlier copy that stopped or from before the last
-// events: the copy goes on from there, so it can run once while linkd
-// serves and once more after it stopped. Any other content is refused.
+// events: the copy goes on from there (a copy cut short, or one made from
+// a copy of the events folder taken while linkd served). Any other
+// content is refused.
 // Read models built from the source are not the copy's (positions
 // differ): linkd replay rebuilds them from it.
 func CopyLog(ctx context.Context, cfg Config, to string, log *slog.Logger, out io.Writer) (CopyResult, error) {
@@ -129,21 +131,35 @@ func copiedBefore(ctx context.Context, src eventstore.Store, dst *postgres.Store
 	}
 }
 
-// nameLogKind makes the data directory's record of its read models' log
-// name the source's kind of store, when it was written before kinds were:
-// a start on the copy, at other positions, is then refused until a
-// replay (ADR 0130). An embedded log lives in the data directory, whose
-// read models are its: they are recorded if nothing was.
+// nameLogKind makes the records of the read models built from the source
+// name its kind of store, where they did not, so that a start on the copy
+// (at other positions) is refused until a replay (ADR 0130):
+//   - the data directory's, written before kinds were; an embedded log
+//     lives in the data directory, whose read models are its: they are
+//     recorded if nothing was;
+//   - the ClickHouse database's, when LINKD_CLICKHOUSE_DSN names one that
+//     has none (made before it had the table, ADR 0131).
 func nameLogKind(ctx context.Context, src eventstore.Store, cfg Config, log *slog.Logger) error {
+	var places []logPlace
 	r, err := readLogRecord(cfg.DataDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && cfg.Embedded(), err == nil && r.kind == "":
-		if err := checkLog(ctx, src, logKind(cfg), dataDirLog(cfg.DataDir), log); err != nil {
-			log.Warn("the data directory's read models are of another log", "err", err)
-		}
-		return nil
-	case errors.Is(err, fs.ErrNotExist), err == nil:
-		return nil
+		places = append(places, dataDirLog(cfg.DataDir))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data dir: %w", err)
 	}
-	return fmt.Errorf("data dir: %w", err)
+	if cfg.ClickHouseDSN != "" {
+		db, err := ch.Open(ctx, cfg.ClickHouseDSN, ch.Options{Logger: log})
+		if err != nil {
+			return fmt.Errorf("copy-log: %w", err)
+		}
+		defer db.Close()
+		places = append(places, clickHouseLog{db: db})
+	}
+	for _, p := range places {
+		if err := checkLog(ctx, src, logKind(cfg), p, log); err != nil {
+			log.Warn("read models of another log", "err", err)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/linkd/linkd/cmd/linkd/app/apptest"
 	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
+	ch "github.com/linkd/linkd/projections/clickhouse"
 )
 
 // A ClickHouse database whose statistics were built from one event log is
@@ -66,5 +67,38 @@ func TestClickHouseOfAnotherLogIsRefused(t *testing.T) {
 	links := s.Do("GET", "/v1/links", apptest.OperatorKey, nil)
 	if links.Status != 200 || !strings.Contains(string(links.Body), "example.com/second") {
 		t.Fatalf("links on the second log: %d %s", links.Status, links.Body)
+	}
+}
+
+// A ClickHouse database built from the embedded log, made before it
+// recorded its log, is named the embedded log's by linkd copy-log: a
+// start on the copy in PostgreSQL (other positions) is refused until
+// a replay of both ClickHouse projections.
+func TestCopyLogNamesTheLogOfClickHouse(t *testing.T) {
+	chDSN, to, dir := chtest.DSN(t), pgtest.DSN(t), t.TempDir()
+	s := apptest.Start(t, func(c *app.Config) { c.DataDir, c.ClickHouseDSN = dir, chDSN })
+	s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/embedded"})
+	s.Stop()
+	ctx := context.Background()
+	db, err := ch.Open(ctx, chDSN, ch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Conn().Exec(ctx, "TRUNCATE TABLE "+db.Table("event_log")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := app.Defaults()
+	cfg.DataDir, cfg.ClickHouseDSN, cfg.InitialAPIKey = dir, chDSN, apptest.OperatorKey
+	logger := app.NewLogger(cfg, io.Discard)
+	if _, err := app.CopyLog(ctx, cfg, to, logger, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, kind, ok, err := db.EventLog(ctx); err != nil || !ok || kind != "embedded" {
+		t.Fatalf("ClickHouse's log after the copy: %q %v %v", kind, ok, err)
+	}
+	cfg.EventStore, cfg.DataDir = to, t.TempDir()
+	if _, err := app.Open(ctx, cfg, logger, io.Discard); err == nil || !strings.Contains(err.Error(), "ClickHouse database") || !strings.Contains(err.Error(), "other positions") {
+		t.Fatalf("ClickHouse of the embedded log opened on its copy: %v", err)
 	}
 }
