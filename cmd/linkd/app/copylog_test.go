@@ -27,7 +27,7 @@ func TestCopyLogFromEmbeddedToPostgres(t *testing.T) {
 	logger := app.NewLogger(cfg, io.Discard)
 	ctx := context.Background()
 
-	onDir := func(c *app.Config) { c.DataDir, c.DefaultDomain = dir, cfg.DefaultDomain }
+	onDir := func(c *app.Config) { c.DataDir, c.DefaultDomain, c.EventStore = dir, cfg.DefaultDomain, "" }
 	// Links and clicks on the embedded store; a first copy; more later.
 	s := apptest.Start(t, onDir)
 	l1 := s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/first"})

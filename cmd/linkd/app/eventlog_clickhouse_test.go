@@ -76,7 +76,7 @@ func TestClickHouseOfAnotherLogIsRefused(t *testing.T) {
 // a replay of both ClickHouse projections.
 func TestCopyLogNamesTheLogOfClickHouse(t *testing.T) {
 	chDSN, to, dir := chtest.DSN(t), pgtest.DSN(t), t.TempDir()
-	s := apptest.Start(t, func(c *app.Config) { c.DataDir, c.ClickHouseDSN = dir, chDSN })
+	s := apptest.Start(t, func(c *app.Config) { c.DataDir, c.ClickHouseDSN, c.EventStore = dir, chDSN, "" })
 	s.MustCreate("/v1/links", apptest.OperatorKey, map[string]any{"original_url": "https://example.com/embedded"})
 	s.Stop()
 	ctx := context.Background()
