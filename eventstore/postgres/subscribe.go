@@ -434,9 +434,9 @@ func (l *recentLog) end() (int64, bool) {
 //
 // It reads only when another process may have committed since the last
 // fill began (s.foreign moved), or PollInterval after the last read (a
-// sign lost all the same), or when memory holds nothing yet: a store alone on the database, appending, no
-// longer reads the table after each of its commits (a quarter of the
-// redirect path's PostgreSQL queries).
+// sign lost all the same), or when memory holds nothing yet: a store
+// alone on the database, appending, no longer reads the table after each
+// of its commits (a quarter of the redirect path's PostgreSQL queries).
 func (s *Store) fill(ctx context.Context, last int64) (more bool, err error) {
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()

@@ -164,10 +164,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("event store: %w", err)
 	}
 	checkSecret(ctx, store, a.secret, cfg, log)
-	if err := checkLog(ctx, store, logKind(cfg), dataDirLog(cfg.DataDir), log); err != nil {
-		store.Close()
-		return nil, err
-	}
 	a.metrics = newMetrics()
 	a.store = a.metrics.instrument(store)
 	a.raw = store
@@ -180,8 +176,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Ap
 		return nil, fmt.Errorf("statistics: %w", err)
 	}
 	a.closers = append(a.closers, closeOf(a.stats))
+	// Before any projection runs: the read models of another log are
+	// refused (ADRs 0129, 0131).
 	a.logPlaces = logPlaces(cfg, a.stats)
-	if err := checkLogs(ctx, store, logKind(cfg), a.logPlaces[1:], log); err != nil {
+	if err := checkLogs(ctx, store, logKind(cfg), a.logPlaces, log); err != nil {
 		return nil, err
 	}
 	if a.clicks, err = openClickIndex(cfg, a.clock(), log); err != nil {

@@ -109,12 +109,12 @@ func logKind(cfg Config) string {
 // place) that cannot be read now is not checked (warned about): linkd
 // starts as it did before the check.
 func checkLog(ctx context.Context, store eventstore.Store, kind string, place logPlace, log *slog.Logger) error {
-	first, err := firstEventID(ctx, store)
-	if err != nil {
-		log.Warn("could not check that the read models are the event log's", "err", err)
-		return nil
-	}
-	now := logRecord{first: first, kind: kind}
+	return checkLogs(ctx, store, kind, []logPlace{place}, log)
+}
+
+// checkPlace is checkLog's finding for one place, now being store's log.
+func checkPlace(ctx context.Context, now logRecord, place logPlace, log *slog.Logger) error {
+	first, kind := now.first, now.kind
 	recorded, ok, err := place.load(ctx)
 	switch {
 	case err != nil:
@@ -149,14 +149,19 @@ func replayOf(place logPlace) string {
 	return "linkd replay --projection clickhouse --projection clickhouse_radar"
 }
 
-// recordLog records store's log as the one the read models of place
+// recordLog records store's log as the one the read models of places
 // were built from (after a replay of all of them).
-func recordLog(ctx context.Context, store eventstore.Store, kind string, place logPlace) error {
+func recordLog(ctx context.Context, store eventstore.Store, kind string, places []logPlace) error {
 	first, err := firstEventID(ctx, store)
 	if err != nil {
 		return err
 	}
-	return place.save(ctx, logRecord{first: first, kind: kind})
+	for _, p := range places {
+		if err := p.save(ctx, logRecord{first: first, kind: kind}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // saveLog records r as the read models' log; an empty log leaves no
@@ -214,13 +219,19 @@ func logPlaces(cfg Config, stats statsProjection) []logPlace {
 	return places
 }
 
-// checkLogs runs checkLog for each place. ClickHouse fed from Kafka is
-// not refused, only reported: its projections resume at the consumer
-// groups' offsets and skip what they applied by stream version, so this
-// log's events are applied all the same; the other log's rows stay.
+// checkLogs is checkLog for each place, the log's first event read once.
+// ClickHouse fed from Kafka is not refused, only reported: its
+// projections resume at the consumer groups' offsets and skip what they
+// applied by stream version, so this log's events are applied all the
+// same; the other log's rows stay.
 func checkLogs(ctx context.Context, store eventstore.Store, kind string, places []logPlace, log *slog.Logger) error {
+	first, err := firstEventID(ctx, store)
+	if err != nil {
+		log.Warn("could not check that the read models are the event log's", "err", err)
+		return nil
+	}
 	for _, p := range places {
-		err := checkLog(ctx, store, kind, p, log)
+		err := checkPlace(ctx, logRecord{first: first, kind: kind}, p, log)
 		if c, ok := p.(clickHouseLog); ok && c.viaKafka && err != nil {
 			log.Error("ClickHouse, fed from Kafka, is not confirmed to be this event log's; starting all the same", "err", err)
 			continue

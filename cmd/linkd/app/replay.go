@@ -119,12 +119,10 @@ func Replay(ctx context.Context, cfg Config, log *slog.Logger, names []string, p
 			places = nil
 		}
 	}
-	for _, p := range places {
-		if err := recordLog(ctx, store, logKind(cfg), p); err != nil {
-			return err
-		}
+	if len(places) == 0 {
+		return nil
 	}
-	return nil
+	return recordLog(ctx, store, logKind(cfg), places)
 }
 
 // sharedLeaseWait is how long a replay waits for the shared lease.
