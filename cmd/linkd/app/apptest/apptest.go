@@ -19,7 +19,9 @@ import (
 	"github.com/linkd/linkd/cmd/linkd/app"
 	"github.com/linkd/linkd/eventstore/postgres"
 	"github.com/linkd/linkd/internal/clock"
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // OperatorKey is the operator key of every test server.
@@ -64,6 +66,19 @@ func Postgres(t testing.TB) Option {
 	return func(c *app.Config) { c.EventStore = dsn }
 }
 
+// Scaled gives the server the scaled read path: a Kafka cluster of its own
+// (kfake, in process) and a ClickHouse database of its own (chtest), so
+// that its statistics and Radar reads are ClickHouse's, fed through Kafka.
+// The test is skipped when there is no ClickHouse.
+func Scaled(t testing.TB) Option {
+	t.Helper()
+	dsn := chtest.DSN(t)
+	brokers := strings.Join(kafkatest.Start(t, 6).Brokers, ",")
+	return func(c *app.Config) {
+		c.ClickHouseDSN, c.KafkaBrokers, c.KafkaPartitions = dsn, brokers, 6
+	}
+}
+
 // freshDatabase creates a database on the server of dsn for t, dropped
 // when t ends.
 func freshDatabase(t testing.TB, dsn string) string {
@@ -82,6 +97,10 @@ func freshDatabase(t testing.TB, dsn string) string {
 
 // Start runs linkd until the test ends. When LINKD_EVENTSTORE names a
 // PostgreSQL server, each server keeps its events in a new database there.
+// LINKD_TEST_SCALED=1 gives each server the scaled read path too: a Kafka
+// cluster of its own (kfake) and a ClickHouse database of its own (chtest),
+// so that a suite's statistics and Radar reads are ClickHouse's, fed
+// through Kafka, as in a deployment of many instances.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,6 +117,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if es := os.Getenv("LINKD_EVENTSTORE"); postgres.IsDSN(es) {
 		// Every server gets an empty database of its own on that server.
 		cfg.EventStore = freshDatabase(t, es)
+	}
+	if os.Getenv("LINKD_TEST_SCALED") == "1" {
+		Scaled(t)(&cfg)
 	}
 	for _, o := range opts {
 		o(&cfg)
