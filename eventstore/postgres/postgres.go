@@ -377,14 +377,15 @@ func (s *Store) dbErr(ctx context.Context, what string, err error) error {
 }
 
 // unreachable tells an error of reaching the server (refused, reset,
-// timed out, the server shutting down) from one of the statement.
+// timed out, the server shutting down, a connection pgx closed after one
+// of these) from one of the statement.
 func unreachable(err error) bool {
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &ce), errors.As(err, &ne), pgconn.Timeout(err), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, pgconn.ErrConnClosed):
 		return true
 	case errors.As(err, &pgErr):
 		// Class 08: connection exception; 57P01-57P03: the server is

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/linkd/linkd/internal/testsupport/chtest"
 	"github.com/linkd/linkd/internal/testsupport/pgtest"
+	"github.com/linkd/linkd/kafka/kafkatest"
 )
 
 // TestEventStoreDown: with its PostgreSQL event store down, linkd answers
@@ -55,4 +60,98 @@ func TestEventStoreDown(t *testing.T) {
 	if st, b, _, _ := do("GET", p.url+"/v1/links/"+id, operatorKey, nil); st != 200 {
 		t.Errorf("read after recovery: %d %s", st, b)
 	}
+}
+
+// TestEventStoreDownUnderLoad: the same outage under a load of redirects,
+// on the scaled path (the relay reads the log from PostgreSQL into Kafka,
+// the statistics are ClickHouse's). A redirect answered 302 before, during
+// or after the outage is counted once; those answered 503 are not; the
+// statistics and the link's count agree once the server is back.
+func TestEventStoreDownUnderLoad(t *testing.T) {
+	ch := chtest.DSN(t)
+	kc := kafkatest.Start(t, 6)
+	c := pgtest.Start(t, pgtest.Options{TestSettings: true})
+	dsn := c.NewDatabase(t)
+	p := start(t, t.TempDir(), freeAddr(t), "LINKD_EVENTSTORE="+dsn, "LINKD_CLICKHOUSE_DSN="+ch,
+		"LINKD_KAFKA_BROKERS="+strings.Join(kc.Brokers, ","), "LINKD_KAFKA_PARTITIONS=6",
+		"LINKD_CLICK_LIMIT=0", "LINKD_CLICK_LIMIT_NETWORK=0")
+	defer p.stop()
+	id, code, err := createLink(p.url, "https://example.com/down-under-load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found, unavailable, other atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				st, b, _, err := do("GET", p.url+"/"+code, "", nil, "User-Agent", browserUA)
+				switch st {
+				case 302:
+					found.Add(1)
+				case 503:
+					unavailable.Add(1)
+				default:
+					if other.Add(1) <= 3 {
+						t.Logf("a redirect answered %d: %v %s", st, err, b)
+					}
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	if err := c.Stop(false); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for before := unavailable.Load(); ; {
+		// Recovered once redirects are answered 302 again for a while.
+		n := found.Load()
+		time.Sleep(time.Second)
+		if found.Load()-n > 20 && unavailable.Load() == before {
+			break
+		}
+		before = unavailable.Load()
+		if time.Now().After(deadline) {
+			t.Fatalf("redirects did not recover: %d found, %d unavailable", found.Load(), unavailable.Load())
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if unavailable.Load() == 0 || other.Load() != 0 {
+		t.Errorf("during the outage: %d redirects answered 503, %d something else than 302 or 503\n%s", unavailable.Load(), other.Load(), errorLines(p.out.String()))
+	}
+	want := found.Load()
+	t.Logf("%d redirects answered 302, %d answered 503", want, unavailable.Load())
+	waitTotalClicks(t, p.url, id, time.Now().Add(30*time.Second), strconv.FormatInt(want, 10), func(n int64) bool { return n == want })
+	st, b, _, _ := do("GET", p.url+"/v1/links/"+id, operatorKey, nil)
+	l := decode[struct {
+		Clicks int64 `json:"clicks"`
+	}](t, b)
+	if st != 200 || l.Clicks != want {
+		t.Errorf("the link counts %d clicks (%d), want %d", l.Clicks, st, want)
+	}
+}
+
+// errorLines is the lines of a linkd log at level error.
+func errorLines(log string) string {
+	var b strings.Builder
+	for _, l := range lines(log) {
+		if strings.Contains(l, "level=ERROR") || strings.Contains(l, `"level":"ERROR"`) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
