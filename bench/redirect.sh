@@ -70,8 +70,10 @@ fi
 # LINKD_BIN=FILE measures that binary instead of building this tree.
 PROFILE=${PROFILE:-}
 [ -n "$PROFILE" ] && export LINKD_DEBUG_ADDR=127.0.0.1:18189
+# linkd's own durability default (interval embedded, every commit flushed on
+# PostgreSQL: ADR 0132) unless LINKD_DURABILITY is set.
 LINKD_DATA_DIR="$tmp/data" LINKD_ADDR=$LINKD LINKD_INITIAL_API_KEY=$KEY LINKD_LOG_LEVEL=warn \
-  LINKD_DURABILITY=${LINKD_DURABILITY:-interval} "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
+  "$tmp/linkd" serve >"$tmp/linkd.log" 2>&1 &
 LINKD_PID=$!
 "$tmp/bare" -addr $BARE &
 BARE_PID=$!

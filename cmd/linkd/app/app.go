@@ -115,6 +115,21 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 // page views and events, the load of the service (ADR 0115).
 var relaxedCategories = []string{strings.TrimSuffix(click.StreamPrefix, "-"), strings.TrimSuffix(radar.StreamPrefix, "-")}
 
+// postgresOptions are the PostgreSQL store's options for cfg. Every append
+// waits for the server's WAL flush unless LINKD_DURABILITY=interval is set:
+// then clicks and page views do not, and the store forces a flush every
+// FlushInterval (ADR 0115). Unset, a crash of the server loses nothing
+// acknowledged, as a crash of linkd does not with the embedded store's
+// default (ADR 0132).
+func postgresOptions(cfg Config, log *slog.Logger) postgres.Options {
+	o := postgres.Options{Logger: log}
+	if cfg.Durability == "interval" {
+		o.Relaxed = relaxedCategories
+		o.FlushInterval = cfg.FlushInterval
+	}
+	return o
+}
+
 // OpenStore opens the event store cfg names.
 func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.Store, error) {
 	if cfg.Embedded() {
@@ -127,14 +142,7 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (eventstore.St
 		})
 	}
 	if postgres.IsDSN(cfg.EventStore) {
-		o := postgres.Options{Logger: log}
-		if cfg.Durability == "interval" {
-			// Clicks and page views do not wait for the server's WAL
-			// flush; the store forces one every FlushInterval (ADR 0115).
-			o.Relaxed = relaxedCategories
-			o.FlushInterval = cfg.FlushInterval
-		}
-		return postgres.Open(ctx, cfg.EventStore, o)
+		return postgres.Open(ctx, cfg.EventStore, postgresOptions(cfg, log))
 	}
 	return esdb.Open(ctx, cfg.EventStore, esdb.Options{Logger: log})
 }

@@ -42,7 +42,7 @@ type Config struct {
 	Secret          string        // LINKD_SECRET: hex or base64; default a file in DataDir
 	GeoIPDB         string        // LINKD_GEOIP_DB: .mmdb city database
 	KeyPrefix       string        // LINKD_KEY_PREFIX (default svc_)
-	Durability      string        // LINKD_DURABILITY: "interval" (default) or "always"
+	Durability      string        // LINKD_DURABILITY: "interval" or "always"; unset: interval embedded, always on PostgreSQL (ADR 0132)
 	FlushInterval   time.Duration // LINKD_FLUSH_INTERVAL (default 100ms)
 	LogLevel        string        // LINKD_LOG_LEVEL: debug, info, warn, error
 	LogFormat       string        // LINKD_LOG_FORMAT: json (default) or text
@@ -73,7 +73,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DataDir: "./data", PublicScheme: "http", DefaultPlan: "pro", AdminEmail: "admin@localhost",
-		KeyPrefix: "svc_", Durability: "interval", FlushInterval: 100 * time.Millisecond,
+		KeyPrefix: "svc_", FlushInterval: 100 * time.Millisecond,
 		LogLevel: "info", LogFormat: "json", KafkaPartitions: 12, ClickLimit: 1000, ClickLimitNet: 10000,
 		WebhookTimeout: 15 * time.Second, WebhookConcurrency: 32, WebhookClaimTimeout: webhooks.DefaultClaimTimeout,
 	}
@@ -218,7 +218,7 @@ func (c *Config) Validate() error {
 	if c.ClickHouseDSN != "" && !strings.HasPrefix(c.ClickHouseDSN, "clickhouse://") && !strings.HasPrefix(c.ClickHouseDSN, "tcp://") {
 		errs = append(errs, fmt.Errorf("LINKD_CLICKHOUSE_DSN: want clickhouse://user:password@host:9000/database"))
 	}
-	if c.Durability != "interval" && c.Durability != "always" {
+	if c.Durability != "" && c.Durability != "interval" && c.Durability != "always" {
 		errs = append(errs, fmt.Errorf("LINKD_DURABILITY %q: want interval or always", c.Durability))
 	}
 	if c.FlushInterval <= 0 || c.FlushInterval > time.Minute {

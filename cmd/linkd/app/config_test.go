@@ -53,3 +53,30 @@ func TestConfigWebhookConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresDurabilityByDefault: on PostgreSQL every append waits for the
+// server's WAL flush unless LINKD_DURABILITY=interval says otherwise
+// (ADR 0132); the embedded store's default stays interval.
+func TestPostgresDurabilityByDefault(t *testing.T) {
+	for _, c := range []struct {
+		env     string
+		relaxed bool
+	}{{"", false}, {"always", false}, {"interval", true}} {
+		env := map[string]string{"LINKD_DURABILITY": c.env, "LINKD_EVENTSTORE": "postgres://linkd@localhost/linkd"}
+		cfg := Defaults()
+		if err := cfg.FromEnv(func(k string) string { return env[k] }); err != nil {
+			t.Fatalf("LINKD_DURABILITY=%q: %v", c.env, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("LINKD_DURABILITY=%q: %v", c.env, err)
+		}
+		o := postgresOptions(cfg, nil)
+		if got := len(o.Relaxed) > 0; got != c.relaxed {
+			t.Errorf("LINKD_DURABILITY=%q: relaxed categories %v, want relaxed %v", c.env, o.Relaxed, c.relaxed)
+		}
+	}
+	cfg := Defaults()
+	if err := cfg.FromEnv(func(k string) string { return map[string]string{"LINKD_DURABILITY": "sometimes"}[k] }); err == nil && cfg.Validate() == nil {
+		t.Error("LINKD_DURABILITY=sometimes accepted")
+	}
+}
