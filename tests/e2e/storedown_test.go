@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,6 +166,39 @@ func storeDownUnderLoad(t *testing.T, crash bool) {
 			}
 		}()
 	}
+	// Sales beside them, each with its own eventId, answered 200 or 503:
+	// those answered 503 (in doubt: perhaps stored) are sent again once the
+	// server is back, and every eventId must then be recorded once.
+	tid := trackedClick(t, p.url)
+	sales := map[string][]string{} // customer -> eventIds answered 200
+	inDoubt := map[string][]string{}
+	for k := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cust := fmt.Sprintf("down-%d", k)
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				eventID := fmt.Sprintf("%s-%d", cust, n)
+				st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
+					"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+				if st != 200 && st != 503 {
+					t.Errorf("sale %s: %d %v %s", eventID, st, err, b)
+				}
+				mu.Lock()
+				if st == 200 {
+					sales[cust] = append(sales[cust], eventID)
+				} else {
+					inDoubt[cust] = append(inDoubt[cust], eventID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	time.Sleep(time.Second)
 	if err := c.Stop(crash); err != nil {
 		t.Fatal(err)
@@ -207,6 +241,26 @@ func storeDownUnderLoad(t *testing.T, crash bool) {
 		}
 	}
 	t.Logf("%d links created, %d writes refused, the slowest in %v; the slowest read in %v", len(created), refused.Load(), time.Duration(slowest.Load()), time.Duration(slowestRead.Load()))
+	doubtful := 0
+	for cust, ids := range inDoubt {
+		for _, eventID := range ids {
+			doubtful++
+			st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
+				"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+			if err != nil || st != 200 {
+				t.Errorf("sale %s sent again after the outage: %d %v %s", eventID, st, err, b)
+			}
+		}
+	}
+	got := customers(t, p.url)
+	for k := range 2 {
+		cust := fmt.Sprintf("down-%d", k)
+		if want := int64(len(sales[cust]) + len(inDoubt[cust])); got[cust][1] != want {
+			t.Errorf("customer %s: %d sales recorded, want %d (%d answered 200, %d sent again after a failure)",
+				cust, got[cust][1], want, len(sales[cust]), len(inDoubt[cust]))
+		}
+	}
+	t.Logf("sales: %d answered 200, %d sent again after a failure", len(sales["down-0"])+len(sales["down-1"]), doubtful)
 	want := found.Load()
 	t.Logf("%d redirects answered 302, %d answered 503", want, unavailable.Load())
 	linkClicks := func() int64 {
