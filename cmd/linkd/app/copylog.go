@@ -156,8 +156,16 @@ func nameLogKind(ctx context.Context, src eventstore.Store, cfg Config, log *slo
 		defer db.Close()
 		places = append(places, clickHouseLog{db: db})
 	}
+	if len(places) == 0 {
+		return nil
+	}
+	first, err := firstEventID(ctx, src)
+	if err != nil {
+		log.Warn("could not check that the read models are the event log's", "err", err)
+		return nil
+	}
 	for _, p := range places {
-		if err := checkLog(ctx, src, logKind(cfg), p, log); err != nil {
+		if err := checkPlace(ctx, logRecord{first: first, kind: logKind(cfg)}, p, log); err != nil {
 			log.Warn("read models of another log", "err", err)
 		}
 	}

@@ -100,19 +100,8 @@ func logKind(cfg Config) string {
 	}
 }
 
-// checkLog refuses read models built from another event log than
-// store's: LINKD_EVENTSTORE changed under them (the embedded store left
-// for PostgreSQL, another database named), or the same log copied into
-// another kind of store. Their projections would resume from positions
-// of the other log, skipping this one's first events and serving the
-// other's. The first start on a log with events records it. A log (or a
-// place) that cannot be read now is not checked (warned about): linkd
-// starts as it did before the check.
-func checkLog(ctx context.Context, store eventstore.Store, kind string, place logPlace, log *slog.Logger) error {
-	return checkLogs(ctx, store, kind, []logPlace{place}, log)
-}
-
-// checkPlace is checkLog's finding for one place, now being store's log.
+// checkPlace is checkLogs' finding for one place, now being the store's
+// log.
 func checkPlace(ctx context.Context, now logRecord, place logPlace, log *slog.Logger) error {
 	first, kind := now.first, now.kind
 	recorded, ok, err := place.load(ctx)
@@ -219,7 +208,15 @@ func logPlaces(cfg Config, stats statsProjection) []logPlace {
 	return places
 }
 
-// checkLogs is checkLog for each place, the log's first event read once.
+// checkLogs refuses read models built from another event log than
+// store's: LINKD_EVENTSTORE changed under them (the embedded store left
+// for PostgreSQL, another database named), or the same log copied into
+// another kind of store. Their projections would resume from positions
+// of the other log, skipping this one's first events and serving the
+// other's. The first start on a log with events records it. A log (or a
+// place) that cannot be read now is not checked (warned about): linkd
+// starts as it did before the check. The log's first event is read once
+// for every place.
 // ClickHouse fed from Kafka is not refused, only reported: its
 // projections resume at the consumer groups' offsets and skip what they
 // applied by stream version, so this log's events are applied all the

@@ -33,8 +33,8 @@ func TestLogUnreadableAtStartIsNotChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	if err := checkLog(context.Background(), unreadable{}, "embedded", dataDirLog(dir), slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
-		t.Fatalf("checkLog on an unreadable log: %v", err)
+	if err := checkLogs(context.Background(), unreadable{}, "embedded", []logPlace{dataDirLog(dir)}, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		t.Fatalf("checkLogs on an unreadable log: %v", err)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "connection refused") {
 		t.Errorf("nothing said of the check not made:\n%s", logs.String())
@@ -61,17 +61,17 @@ func TestLogRecordNamesTheKindOfStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, logFile), []byte(store.first.String()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkLog(context.Background(), store, "embedded", dataDirLog(dir), log); err != nil {
+	if err := checkLogs(context.Background(), store, "embedded", []logPlace{dataDirLog(dir)}, log); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := readLogRecord(dir); err != nil || r != (logRecord{first: store.first.String(), kind: "embedded"}) {
 		t.Fatalf("record %+v %v, want the kind added", r, err)
 	}
-	err := checkLog(context.Background(), store, "postgres", dataDirLog(dir), log)
+	err := checkLogs(context.Background(), store, "postgres", []logPlace{dataDirLog(dir)}, log)
 	if err == nil || !strings.Contains(err.Error(), "other positions") || !strings.Contains(err.Error(), "linkd replay") {
 		t.Fatalf("read models of the embedded log on its copy in PostgreSQL: %v", err)
 	}
-	if err := checkLog(context.Background(), store, "embedded", dataDirLog(dir), log); err != nil {
+	if err := checkLogs(context.Background(), store, "embedded", []logPlace{dataDirLog(dir)}, log); err != nil {
 		t.Fatalf("the same log, the same kind: %v", err)
 	}
 }
