@@ -90,115 +90,100 @@ func storeDownUnderLoad(t *testing.T, crash bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found, unavailable, other atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				st, b, _, err := do("GET", p.url+"/"+code, "", nil, "User-Agent", browserUA)
-				switch st {
-				case 302:
-					found.Add(1)
-				case 503:
-					unavailable.Add(1)
-				default:
-					if other.Add(1) <= 3 {
-						t.Logf("a redirect answered %d: %v %s", st, err, b)
+	// load runs n clients, each calling f with its number and a count of
+	// its calls, until stop is closed.
+	load := func(n int, f func(client, i int)) {
+		for client := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
 					}
+					f(client, i)
 				}
-			}
-		}()
+			}()
+		}
 	}
+	var found, unavailable, other atomic.Int64
+	load(8, func(int, int) {
+		st, b, _, err := do("GET", p.url+"/"+code, "", nil, "User-Agent", browserUA)
+		switch st {
+		case 302:
+			found.Add(1)
+		case 503:
+			unavailable.Add(1)
+		default:
+			if other.Add(1) <= 3 {
+				t.Logf("a redirect answered %d: %v %s", st, err, b)
+			}
+		}
+	})
 	// Writes and reads of the API beside them: a link created (201) is
 	// there after the outage; one refused is answered 503; a read of a
 	// link made before is answered from the read models all along.
 	var mu sync.Mutex
 	var created []string
 	var refused, readFailed, writeOther, slowest, slowestRead atomic.Int64
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				t0 := time.Now()
-				st, b, _, err := do("POST", p.url+"/v1/links", operatorKey, map[string]any{"original_url": "https://example.com/during/" + strconv.Itoa(i)})
-				if d := int64(time.Since(t0)); d > slowest.Load() {
-					slowest.Store(d) // two writers: near enough
-				}
-				switch st {
-				case 201:
-					l := decode[struct {
-						ID string `json:"id"`
-					}](t, b)
-					mu.Lock()
-					created = append(created, l.ID)
-					mu.Unlock()
-				case 503:
-					refused.Add(1)
-				default:
-					if writeOther.Add(1) <= 3 {
-						t.Logf("a write answered %d: %v %s", st, err, b)
-					}
-				}
-				t0 = time.Now()
-				st, b, _, err = do("GET", p.url+"/v1/links/"+id, operatorKey, nil)
-				if d := int64(time.Since(t0)); d > slowestRead.Load() {
-					slowestRead.Store(d)
-				}
-				if st != 200 {
-					if readFailed.Add(1) <= 3 {
-						t.Logf("a read answered %d: %v %s", st, err, b)
-					}
-				}
+	load(2, func(_, i int) {
+		t0 := time.Now()
+		st, b, _, err := do("POST", p.url+"/v1/links", operatorKey, map[string]any{"original_url": "https://example.com/during/" + strconv.Itoa(i)})
+		if d := int64(time.Since(t0)); d > slowest.Load() {
+			slowest.Store(d) // two writers: near enough
+		}
+		switch st {
+		case 201:
+			l := decode[struct {
+				ID string `json:"id"`
+			}](t, b)
+			mu.Lock()
+			created = append(created, l.ID)
+			mu.Unlock()
+		case 503:
+			refused.Add(1)
+		default:
+			if writeOther.Add(1) <= 3 {
+				t.Logf("a write answered %d: %v %s", st, err, b)
 			}
-		}()
-	}
+		}
+		t0 = time.Now()
+		st, b, _, err = do("GET", p.url+"/v1/links/"+id, operatorKey, nil)
+		if d := int64(time.Since(t0)); d > slowestRead.Load() {
+			slowestRead.Store(d)
+		}
+		if st != 200 {
+			if readFailed.Add(1) <= 3 {
+				t.Logf("a read answered %d: %v %s", st, err, b)
+			}
+		}
+	})
 	// Sales beside them, each with its own eventId, answered 200 or 503:
 	// those answered 503 (in doubt: perhaps stored) are sent again once the
 	// server is back, and every eventId must then be recorded once.
 	tid := trackedClick(t, p.url)
 	sales := map[string][]string{} // customer -> eventIds answered 200
 	inDoubt := map[string][]string{}
-	for k := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cust := fmt.Sprintf("down-%d", k)
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				eventID := fmt.Sprintf("%s-%d", cust, n)
-				st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
-					"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
-				if st != 200 && st != 503 {
-					t.Errorf("sale %s: %d %v %s", eventID, st, err, b)
-				}
-				mu.Lock()
-				if st == 200 {
-					sales[cust] = append(sales[cust], eventID)
-				} else {
-					inDoubt[cust] = append(inDoubt[cust], eventID)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	load(2, func(k, n int) {
+		cust := fmt.Sprintf("down-%d", k)
+		eventID := fmt.Sprintf("%s-%d", cust, n)
+		st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
+			"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+		if st != 200 && st != 503 {
+			t.Errorf("sale %s: %d %v %s", eventID, st, err, b)
+		}
+		mu.Lock()
+		if st == 200 {
+			sales[cust] = append(sales[cust], eventID)
+		} else {
+			inDoubt[cust] = append(inDoubt[cust], eventID)
+		}
+		mu.Unlock()
+	})
 	time.Sleep(time.Second)
 	if err := c.Stop(crash); err != nil {
 		t.Fatal(err)
