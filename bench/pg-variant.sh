@@ -6,6 +6,7 @@
 # round starts on a fresh database, prepared by bench/pgvariant before linkd
 # starts. Usage:
 #   bench/pg-variant.sh 'postgres://postgres@/postgres?host=/tmp&port=PORT' FILE.sql [rounds] [seconds]
+# FILE may list several files, comma-separated, applied in order.
 # The connection string names any database of the server (the variant's own,
 # linkd_variant, is dropped and created from it). LINKD_BIN measures that
 # binary instead of building this tree; bench/redirect.sh's other settings

@@ -1,7 +1,7 @@
 // Command pgvariant prepares a database for bench/pg-variant.sh: it drops
 // and creates the database -db on the server -url names, creates linkd's
-// schema in it (as linkd serve would at start), applies the SQL of -sql if
-// given (one of bench/pg-variants), and prints the connection string of
+// schema in it (as linkd serve would at start), applies the SQL files -sql
+// lists, in order (bench/pg-variants), and prints the connection string of
 // the new database for LINKD_EVENTSTORE. The SQL is applied before linkd
 // starts, so that the statements linkd prepares see the altered schema.
 package main
@@ -13,6 +13,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,7 +23,7 @@ import (
 func main() {
 	server := flag.String("url", "", "connection string of a database on the server (postgres://...), used to drop and create -db")
 	db := flag.String("db", "linkd_variant", "the database to create afresh")
-	sqlFile := flag.String("sql", "", "SQL to apply after the schema (a file of bench/pg-variants)")
+	sqlFiles := flag.String("sql", "", "SQL files to apply after the schema, comma-separated, in order (bench/pg-variants)")
 	flag.Parse()
 	ctx := context.Background()
 	if *server == "" {
@@ -48,18 +49,20 @@ func main() {
 	if err := postgres.Migrate(ctx, store); err != nil {
 		log.Fatal(err)
 	}
-	if *sqlFile != "" {
-		sql, err := os.ReadFile(*sqlFile)
-		if err != nil {
-			log.Fatal(err)
-		}
+	if *sqlFiles != "" {
 		conn, err := pgx.Connect(ctx, store)
 		if err != nil {
 			log.Fatal(err)
 		}
-		// Simple protocol: the file may hold several statements.
-		if _, err := conn.PgConn().Exec(ctx, string(sql)).ReadAll(); err != nil {
-			log.Fatalf("pgvariant: %s: %v", *sqlFile, err)
+		for _, f := range strings.Split(*sqlFiles, ",") {
+			sql, err := os.ReadFile(f)
+			if err != nil {
+				log.Fatal(err)
+			}
+			// Simple protocol: a file may hold several statements.
+			if _, err := conn.PgConn().Exec(ctx, string(sql)).ReadAll(); err != nil {
+				log.Fatalf("pgvariant: %s: %v", f, err)
+			}
 		}
 		conn.Close(ctx)
 	}
