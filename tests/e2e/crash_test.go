@@ -215,8 +215,7 @@ func (c *conversions) check(t *testing.T, url string) {
 func (c *conversions) repeat(t *testing.T, url string) {
 	for cust, last := range c.last {
 		before := customers(t, url)[cust][1]
-		st, b, _, err := do("POST", url+"/api/events/sale", operatorKey, map[string]any{"trackingId": last[0],
-			"customer": map[string]any{"externalId": cust}, "eventId": last[1], "amount": 1.25, "currency": "usd"})
+		st, b, err := postSale(url, last[0], cust, last[1])
 		if err != nil || st != 200 {
 			t.Errorf("repeat of %s: %d %v %s", last[1], st, err, b)
 		}
@@ -225,6 +224,14 @@ func (c *conversions) repeat(t *testing.T, url string) {
 		}
 		return
 	}
+}
+
+// postSale sends a sale of 1.25 USD by customer with eventID, on the click
+// of tid.
+func postSale(url, tid, customer, eventID string) (int, []byte, error) {
+	st, b, _, err := do("POST", url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
+		"customer": map[string]any{"externalId": customer}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+	return st, b, err
 }
 
 // customers returns externalId -> [leads, sales] of the operator's

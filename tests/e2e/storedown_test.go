@@ -171,8 +171,7 @@ func storeDownUnderLoad(t *testing.T, crash bool) {
 	load(2, func(k, n int) {
 		cust := fmt.Sprintf("down-%d", k)
 		eventID := fmt.Sprintf("%s-%d", cust, n)
-		st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
-			"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+		st, b, err := postSale(p.url, tid, cust, eventID)
 		if st != 200 && st != 503 {
 			t.Errorf("sale %s: %d %v %s", eventID, st, err, b)
 		}
@@ -230,8 +229,7 @@ func storeDownUnderLoad(t *testing.T, crash bool) {
 	for cust, ids := range inDoubt {
 		for _, eventID := range ids {
 			doubtful++
-			st, b, _, err := do("POST", p.url+"/api/events/sale", operatorKey, map[string]any{"trackingId": tid,
-				"customer": map[string]any{"externalId": cust}, "eventId": eventID, "amount": 1.25, "currency": "usd"})
+			st, b, err := postSale(p.url, tid, cust, eventID)
 			if err != nil || st != 200 {
 				t.Errorf("sale %s sent again after the outage: %d %v %s", eventID, st, err, b)
 			}
